@@ -1,0 +1,226 @@
+"""Hand evaluation (RULES.md R23-R28, R31, R33): winning forms, readings, waits, distance to win.
+
+Cards may be given as ids, R4 tokens or one R4 string; ``meld`` is the exposed called meld (3 cards)
+or None. Batched forms take numpy ``uint64`` arrays of 53-bit card masks (bit = card id).
+
+Two backends give identical results: the C extension ``_native`` and the pure-Python twin
+``_reference``. ``BACKEND`` says which is in use; ``MELD8_BACKEND=c|python`` forces one, and
+``MELD8_REQUIRE_NATIVE=1`` makes a missing C build an import error instead of a silent fallback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable
+from types import ModuleType
+
+import numpy as np
+
+from meld8_env.cards import JOKER, CardError, card_str, from_mask, parse_cards, to_mask
+from meld8_env.hands import _reference
+from meld8_env.hands.forms import FORM_NAMES, UNREACHABLE, Reading
+
+__all__ = [
+    "BACKEND",
+    "UNREACHABLE",
+    "HandReading",
+    "decompositions",
+    "distance_batch",
+    "distance_to_win",
+    "is_win_form",
+    "is_win_form_batch",
+    "set_backend",
+    "waits",
+    "waits_batch",
+]
+
+_native: ModuleType | None
+try:
+    from meld8_env.hands import _native  # type: ignore[attr-defined]
+except ImportError as exc:  # pragma: no cover - exercised only without a C compiler
+    _native = None
+    _native_error = exc
+
+if os.environ.get("MELD8_REQUIRE_NATIVE") == "1" and _native is None:
+    raise ImportError(f"MELD8_REQUIRE_NATIVE=1 but the C extension did not build/import: {_native_error}")
+
+_choice = os.environ.get("MELD8_BACKEND", "c" if _native is not None else "python")
+if _choice not in ("c", "python"):
+    raise ValueError(f"MELD8_BACKEND must be 'c' or 'python', got {_choice!r}")
+if _choice == "c" and _native is None:
+    raise ImportError("MELD8_BACKEND=c but the C extension is not built (pip install -e . builds it)")
+BACKEND: str = _choice
+
+
+def _backend() -> ModuleType:
+    return _native if BACKEND == "c" else _reference  # type: ignore[return-value]
+
+
+def _native_module() -> ModuleType:
+    if _native is None:
+        raise RuntimeError("this function needs the C extension (meld8_env.hands._native)")
+    return _native
+
+
+def set_backend(name: str) -> None:
+    """Switch backend at run time ('c' or 'python'); tests use it to run both."""
+    global BACKEND
+    if name not in ("c", "python"):
+        raise ValueError(f"backend must be 'c' or 'python', got {name!r}")
+    if name == "c":
+        _native_module()
+    BACKEND = name
+
+
+@dataclasses.dataclass(frozen=True)
+class HandReading:
+    """One reading of a hand (R28): its form, groups (card ids; the Joker is 52) and the Joker's card."""
+
+    form: str
+    groups: tuple[tuple[int, ...], ...]
+    joker_as: int | None
+    meld: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        parts = [" ".join(card_str(c) for c in g) for g in self.groups]
+        if self.meld:
+            parts.append("[" + " ".join(card_str(c) for c in self.meld) + "]")
+        jk = f" (JK={card_str(self.joker_as)})" if self.joker_as is not None else ""
+        return f"{self.form}: " + " | ".join(parts) + jk
+
+
+# -- conversions ---------------------------------------------------------------------------
+def _cards_mask(cards: str | Iterable[int | str], what: str) -> int:
+    return to_mask(parse_cards(cards))
+
+
+def _masks(hand: str | Iterable[int | str], meld: str | Iterable[int | str] | None) -> tuple[int, int]:
+    h = _cards_mask(hand, "hand")
+    if meld is None:
+        return h, 0
+    m = to_mask(parse_cards(meld, count=3))
+    if m >> JOKER & 1:
+        raise CardError("the Joker can never be in a called meld (R12)")
+    if h & m:
+        raise CardError(f"duplicate card {card_str(from_mask(h & m)[0])} (in hand and meld)")
+    return h, m
+
+
+def _check_size(mask: int, meld: int, sizes: tuple[int, int], what: str) -> None:
+    n = mask.bit_count()
+    want = sizes[1] if meld else sizes[0]
+    if n != want:
+        extra = " beside a called meld" if meld else ""
+        raise CardError(f"{what} needs {want} concealed cards{extra}, got {n}")
+
+
+# -- mask-level API (the engine uses these) ------------------------------------------------------
+def readings_of_masks(mask: int, meld: int = 0) -> list[Reading]:
+    """Readings in canonical order: by form, then groups, then the Joker's card."""
+    return sorted(_backend().readings(mask, meld), key=lambda r: (r[0], tuple(sorted(r[1])), r[2]))
+
+
+def waits_of_masks(mask: int, meld: int = 0) -> int:
+    return _backend().waits(mask, meld)
+
+
+# -- public single-hand API --------------------------------------------------------------------
+def is_win_form(concealed: str | Iterable[int | str], meld: str | Iterable[int | str] | None = None) -> bool:
+    """True if the 8 cards (concealed + meld) make a winning form (R26, R27); yaku are not checked."""
+    h, m = _masks(concealed, meld)
+    _check_size(h, m, (8, 5), "is_win_form")
+    return bool(_backend().is_win_form(h, m))
+
+
+def decompositions(
+    concealed: str | Iterable[int | str], meld: str | Iterable[int | str] | None = None
+) -> list[HandReading]:
+    """Every reading of a winning hand, with the Joker's stand-in (R26-R28); [] if none."""
+    h, m = _masks(concealed, meld)
+    _check_size(h, m, (8, 5), "decompositions")
+    meld_cards = tuple(from_mask(m))
+    return [
+        HandReading(FORM_NAMES[f], tuple(tuple(from_mask(g)) for g in sorted(gs)), s if s >= 0 else None, meld_cards)
+        for f, gs, s in readings_of_masks(h, m)
+    ]
+
+
+def waits(hand: str | Iterable[int | str], meld: str | Iterable[int | str] | None = None) -> list[int]:
+    """Card ids that complete a winning form (R33 furiten set; yaku ignored). Includes the Joker
+    (52) when drawing it would win."""
+    h, m = _masks(hand, meld)
+    _check_size(h, m, (7, 4), "waits")
+    return from_mask(_backend().waits(h, m))
+
+
+def distance_to_win(
+    hand: str | Iterable[int | str],
+    meld: str | Iterable[int | str] | None = None,
+    unseen: str | Iterable[int | str] | None = None,
+) -> int:
+    """Exact fewest further cards to a winning hand, drawing only ``unseen`` cards (default: every
+    card not in hand or meld). 0: the 8 cards win; 1: a 7-card hand is tenpai. ``UNREACHABLE`` (99)
+    if no winning hand can be reached."""
+    h, m = _masks(hand, meld)
+    n = h.bit_count()
+    want = (4, 5) if m else (7, 8)
+    if n not in want:
+        raise CardError(f"distance_to_win needs {want[0]} or {want[1]} concealed cards, got {n}")
+    u = ((1 << 53) - 1) & ~(h | m) if unseen is None else _cards_mask(unseen, "unseen") & ~(h | m)
+    return int(_backend().distance(h, m, u))
+
+
+# -- batched API ---------------------------------------------------------------------------
+def _as_masks(a: np.ndarray | None, n: int | None, what: str) -> np.ndarray | None:
+    if a is None:
+        return None
+    arr = np.ascontiguousarray(a, dtype=np.uint64)
+    if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
+        raise ValueError(f"{what} must be a 1-D array of {n if n is not None else 'B'} uint64 masks")
+    return arr
+
+
+def is_win_form_batch(masks: np.ndarray, meld_masks: np.ndarray | None = None) -> np.ndarray:
+    """bool[B]: is_win_form for each mask (8 concealed cards, or 5 beside the meld mask)."""
+    h = _as_masks(masks, None, "masks")
+    m = _as_masks(meld_masks, h.shape[0], "meld_masks")
+    out = np.zeros(h.shape[0], np.uint8)
+    if BACKEND == "c":
+        _native_module().is_win_form_batch(h, m, out)
+    else:
+        for i, x in enumerate(h):
+            out[i] = _reference.is_win_form(int(x), int(m[i]) if m is not None else 0)
+    return out.view(bool)
+
+
+def waits_batch(masks: np.ndarray, meld_masks: np.ndarray | None = None) -> np.ndarray:
+    """uint64[B]: wait masks (R33) of 7-card hands (4 beside a meld)."""
+    h = _as_masks(masks, None, "masks")
+    m = _as_masks(meld_masks, h.shape[0], "meld_masks")
+    out = np.zeros(h.shape[0], np.uint64)
+    if BACKEND == "c":
+        _native_module().waits_batch(h, m, out)
+    else:
+        for i, x in enumerate(h):
+            out[i] = _reference.waits(int(x), int(m[i]) if m is not None else 0)
+    return out
+
+
+def distance_batch(
+    masks: np.ndarray, meld_masks: np.ndarray | None = None, unseen_masks: np.ndarray | None = None
+) -> np.ndarray:
+    """int8[B]: distance_to_win per hand; ``unseen_masks`` default to every card not held."""
+    h = _as_masks(masks, None, "masks")
+    m = _as_masks(meld_masks, h.shape[0], "meld_masks")
+    u = _as_masks(unseen_masks, h.shape[0], "unseen_masks")
+    out = np.zeros(h.shape[0], np.int8)
+    if BACKEND == "c":
+        _native_module().distance_batch(h, m, u, out)
+    else:
+        full = (1 << 53) - 1
+        for i, x in enumerate(h):
+            mm = int(m[i]) if m is not None else 0
+            uu = int(u[i]) if u is not None else full & ~(int(x) | mm)
+            out[i] = _reference.distance(int(x), mm, uu)
+    return out

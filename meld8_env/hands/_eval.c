@@ -1,0 +1,506 @@
+/* Meld8 hand evaluator: win check, readings, waits, exact distance to win. See _eval.h. */
+#include "_eval.h"
+
+u64 RANKM[13];
+u64 NOT_K, NOT_QK;
+static u64 SUITM[4];
+static u64 CROWN_RED[4], CROWN_BLACK[4]; /* pair masks of A J Q K in red / black */
+
+void eval_init(void) {
+    for (int r = 0; r < 13; r++) {
+        RANKM[r] = 0;
+        for (int s = 0; s < 4; s++) RANKM[r] |= 1ULL << (s * 13 + r);
+    }
+    NOT_K = NOT_QK = 0;
+    for (int s = 0; s < 4; s++) {
+        SUITM[s] = ROW << (13 * s);
+        NOT_K |= 0x0FFFULL << (13 * s);
+        NOT_QK |= 0x07FFULL << (13 * s);
+    }
+    static const int crowns[4] = {0, 10, 11, 12};
+    for (int i = 0; i < 4; i++) {
+        int r = crowns[i];
+        CROWN_RED[i] = (1ULL << (13 + r)) | (1ULL << (26 + r));
+        CROWN_BLACK[i] = (1ULL << r) | (1ULL << (39 + r));
+    }
+}
+
+/* ---------------------------------------------------------------- standard form: existence */
+/* m: real cards still to place; jk: Joker still to place; held: every real card of the final
+ * hand and the exposed meld (a Joker stand-in must avoid them, R27). */
+static int std_exists(u64 m, int jk, int melds, int pair, u64 held) {
+    if (!m) return !jk && !melds && !pair;
+    int c = ctz64(m);
+    u64 rest = m & (m - 1);
+    int r = c % 13, base = c - r;
+    u64 mates = rest & RANKM[r];
+    if (pair) {
+        for (u64 t = mates; t; t &= t - 1)
+            if (std_exists(rest ^ (t & -t), jk, melds, 0, held)) return 1;
+    }
+    if (!melds) return 0;
+    for (u64 t = mates; t; t &= t - 1) {
+        u64 b = t & -t;
+        for (u64 t2 = t & (t - 1); t2; t2 &= t2 - 1)
+            if (std_exists(rest ^ b ^ (t2 & -t2), jk, melds - 1, pair, held)) return 1;
+        if (jk && (RANKM[r] & ~held) && std_exists(rest ^ b, 0, melds - 1, pair, held)) return 1;
+    }
+    for (int st = r - 2; st <= r; st++) {
+        if (st < 0 || st > 10) continue;
+        int use = 0, ok = 1;
+        u64 take = 0;
+        for (int p = st; p < st + 3 && ok; p++) {
+            if (p == r) continue;
+            u64 b = 1ULL << (base + p);
+            if (p > r && (rest & b)) take |= b;
+            else if (jk && !use && !(held & b)) use = 1;
+            else ok = 0;
+        }
+        if (ok && std_exists(rest ^ take, jk - use, melds - 1, pair, held)) return 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- special forms (R26.2-5) */
+static inline u64 row_of(u64 h, int s) { return (h >> (13 * s)) & ROW; }
+
+static int special_exists(u64 h) {
+    u64 real = h & REAL;
+    int jk = (h & JK_BIT) != 0;
+    u64 r0 = row_of(real, 0), r1 = row_of(real, 1), r2 = row_of(real, 2), r3 = row_of(real, 3);
+    u64 all4 = r0 & r1 & r2 & r3, col = r0 | r1 | r2 | r3;
+    if (!jk && !(r0 ^ r1 ^ r2 ^ r3) && !all4) return 1; /* four pairs (crown pairs are four pairs) */
+    if (pc64(col) == 2 && all4 && (jk ? pc64(all4) == 1 : pc64(all4) == 2)) return 1; /* two quads */
+    for (int s = 0; s < 4; s++) {
+        if (real & ~SUITM[s]) continue;
+        u64 row = row_of(real, s);
+        if (!jk && row == 0x1FC1ULL) return 1; /* royal: A 7 8 9 T J Q K */
+        for (int st = 0; st <= 5; st++) {
+            u64 run = 0xFFULL << st;
+            if (!(row & ~run) && pc64(run & ~row) == jk) return 1;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+int eval_is_win(u64 hand, u64 meld) {
+    u64 real = hand & REAL;
+    int jk = (hand & JK_BIT) != 0;
+    if ((real & ~neighbours(real)) != 0) return 0; /* a card with no partner is in no group */
+    if (meld) return std_exists(real, jk, 1, 1, real | meld);
+    return std_exists(real, jk, 2, 1, real) || special_exists(hand);
+}
+
+/* ---------------------------------------------------------------- readings (R28) */
+typedef struct {
+    reading_t *out;
+    int n, cap;
+    u64 held;
+    u64 stack[4];
+    int depth;
+} lister_t;
+
+static void emit(lister_t *L, int form, int joker_as, const u64 *groups, int ng) {
+    if (L->n >= L->cap) return;
+    reading_t *rd = &L->out[L->n++];
+    rd->form = form;
+    rd->joker_as = joker_as;
+    rd->ngroups = ng;
+    for (int i = 0; i < ng; i++) rd->groups[i] = groups[i];
+}
+
+static void std_list(lister_t *L, u64 m, int jk, int melds, int pair, int joker_as) {
+    if (!m) {
+        if (!jk && !melds && !pair) emit(L, F_STANDARD, joker_as, L->stack, L->depth);
+        return;
+    }
+    int c = ctz64(m);
+    u64 cb = 1ULL << c, rest = m & (m - 1);
+    int r = c % 13, base = c - r;
+    u64 mates = rest & RANKM[r];
+    u64 held = L->held;
+#define PUSH(g, call)                  \
+    do {                               \
+        L->stack[L->depth++] = (g);    \
+        call;                          \
+        L->depth--;                    \
+    } while (0)
+    if (pair)
+        for (u64 t = mates; t; t &= t - 1) PUSH(cb | (t & -t), std_list(L, rest ^ (t & -t), jk, melds, 0, joker_as));
+    if (!melds) return;
+    for (u64 t = mates; t; t &= t - 1) {
+        u64 b = t & -t;
+        for (u64 t2 = t & (t - 1); t2; t2 &= t2 - 1)
+            PUSH(cb | b | (t2 & -t2), std_list(L, rest ^ b ^ (t2 & -t2), jk, melds - 1, pair, joker_as));
+        if (jk)
+            for (u64 f = RANKM[r] & ~held; f; f &= f - 1)
+                PUSH(cb | b | JK_BIT, std_list(L, rest ^ b, 0, melds - 1, pair, ctz64(f)));
+    }
+    for (int st = r - 2; st <= r; st++) {
+        if (st < 0 || st > 10) continue;
+        int use = -1, ok = 1;
+        u64 take = 0;
+        for (int p = st; p < st + 3 && ok; p++) {
+            if (p == r) continue;
+            u64 b = 1ULL << (base + p);
+            if (p > r && (rest & b)) take |= b;
+            else if (jk && use < 0 && !(held & b)) use = base + p;
+            else ok = 0;
+        }
+        if (ok)
+            PUSH(cb | take | (use >= 0 ? JK_BIT : 0),
+                 std_list(L, rest ^ take, use >= 0 ? 0 : jk, melds - 1, pair, use >= 0 ? use : joker_as));
+    }
+#undef PUSH
+}
+
+static void special_list(lister_t *L, u64 h) {
+    u64 real = h & REAL;
+    int jk = (h & JK_BIT) != 0;
+    u64 r0 = row_of(real, 0), r1 = row_of(real, 1), r2 = row_of(real, 2), r3 = row_of(real, 3);
+    u64 all4 = r0 & r1 & r2 & r3, col = r0 | r1 | r2 | r3;
+    u64 g[4];
+    if (!jk && !(r0 ^ r1 ^ r2 ^ r3) && !all4) {
+        int n = 0;
+        for (u64 t = col; t; t &= t - 1) g[n++] = real & RANKM[ctz64(t)];
+        emit(L, F_FOUR_PAIRS, -1, g, 4);
+        int red = 0, black = 0;
+        for (int i = 0; i < 4; i++) {
+            if ((real & (CROWN_RED[i] | CROWN_BLACK[i])) == CROWN_RED[i]) red++;
+            else if ((real & (CROWN_RED[i] | CROWN_BLACK[i])) == CROWN_BLACK[i]) black++;
+        }
+        if (red + black == 4) emit(L, F_CROWN, -1, g, 4);
+    }
+    if (pc64(col) == 2 && all4 && (jk ? pc64(all4) == 1 : pc64(all4) == 2)) {
+        int ra = ctz64(col), rb = ctz64(col & (col - 1)), standin = -1;
+        g[0] = real & RANKM[ra];
+        g[1] = real & RANKM[rb];
+        for (int i = 0; i < 2; i++)
+            if (pc64(g[i]) == 3) {
+                standin = ctz64(RANKM[i ? rb : ra] & ~g[i]);
+                g[i] |= JK_BIT;
+            }
+        if (g[0] > g[1]) { u64 x = g[0]; g[0] = g[1]; g[1] = x; }
+        emit(L, F_TWO_QUADS, standin, g, 2);
+    }
+    for (int s = 0; s < 4; s++) {
+        if (real & ~SUITM[s]) continue;
+        u64 row = row_of(real, s);
+        g[0] = h;
+        if (!jk && row == 0x1FC1ULL) emit(L, F_ROYAL, -1, g, 1);
+        for (int st = 0; st <= 5; st++) {
+            u64 run = 0xFFULL << st;
+            if (!(row & ~run) && pc64(run & ~row) == jk)
+                emit(L, F_PURE_STRAIGHT, jk ? 13 * s + ctz64(run & ~row) : -1, g, 1);
+        }
+        break;
+    }
+}
+
+int eval_readings(u64 hand, u64 meld, reading_t *out, int cap) {
+    lister_t L = {out, 0, cap, (hand | meld) & REAL, {0}, 0};
+    u64 real = hand & REAL;
+    int jk = (hand & JK_BIT) != 0;
+    if ((real & ~neighbours(real)) != 0) return 0;
+    if (meld) {
+        std_list(&L, real, jk, 1, 1, -1);
+    } else {
+        std_list(&L, real, jk, 2, 1, -1);
+        special_list(&L, hand);
+    }
+    return L.n;
+}
+
+/* ---------------------------------------------------------------- waits (R33) */
+u64 eval_waits(u64 hand, u64 meld) {
+    u64 real = hand & REAL, held = real | (meld & REAL);
+    u64 isolated = real & ~neighbours(real);
+    /* every card of a winning hand has a partner, and one new card can rescue one lone card */
+    if (pc64(isolated) > 1) return 0;
+    u64 cand = neighbours(isolated ? isolated : real) & ~held;
+    u64 out = 0;
+    for (u64 t = cand; t; t &= t - 1) {
+        u64 b = t & -t;
+        if (eval_is_win(hand | b, meld)) out |= b;
+    }
+    if (!(hand & JK_BIT) && eval_is_win(hand | JK_BIT, meld)) out |= JK_BIT;
+    return out;
+}
+
+/* ---------------------------------------------------------------- distance to win */
+/* Exact branch and bound (HAND_EVAL_NOTES.md): maximise |W & H| over winning concealed W whose other
+ * cards are unseen. Each held card, lowest first, is dropped or covered by a group containing it;
+ * draws for pairs/triplets are counted per rank (suits are interchangeable there) and checked for
+ * supply at the leaves, sequence draws are concrete cards. Slots left open at a leaf are filled
+ * with groups made only of drawn cards. */
+typedef struct {
+    u64 H, av, E;
+    int jk_held, jk_unseen, best;
+    u64 wm;      /* real cards of W so far */
+    u64 blocked; /* stand-in of a Joker in a sequence: not in W */
+    int dem[13]; /* drawn cards per rank for pairs / triplets */
+    int jk_rank; /* rank of the triplet holding the Joker, or -1 */
+    int jk_used;
+} dist_t;
+
+static inline int supply(const dist_t *d, int r) { return pc64(d->av & RANKM[r] & ~d->wm & ~d->blocked); }
+
+static int leaf_ok(const dist_t *d) {
+    if (d->jk_held && !d->jk_used) return 0;
+    for (int r = 0; r < 13; r++)
+        if (d->dem[r] && supply(d, r) < d->dem[r]) return 0;
+    if (d->jk_rank >= 0 && pc64((d->wm | d->E) & RANKM[d->jk_rank]) + d->dem[d->jk_rank] > 3) return 0;
+    return 1;
+}
+
+/* Fill open slots with groups of drawn cards only (exact, tiny search). */
+static int fill(dist_t *d, int melds, int pair) {
+    if (!melds && !pair) return leaf_ok(d);
+    if (pair) {
+        for (int r = 0; r < 13; r++) {
+            if (supply(d, r) - d->dem[r] < 2) continue;
+            d->dem[r] += 2;
+            int ok = fill(d, melds, 0);
+            d->dem[r] -= 2;
+            if (ok) return 1;
+        }
+        return 0;
+    }
+    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
+    for (int r = 0; r < 13; r++) {
+        int spare = supply(d, r) - d->dem[r];
+        for (int k = 3; k >= 2; k--) {
+            if (spare < k || (k == 2 && !jkok)) continue;
+            d->dem[r] += k;
+            if (k == 2) { d->jk_used = 1; d->jk_rank = r; }
+            int ok = fill(d, melds - 1, 0);
+            if (k == 2) { d->jk_used = 0; d->jk_rank = -1; }
+            d->dem[r] -= k;
+            if (ok) return 1;
+        }
+    }
+    u64 free = d->av & ~d->wm & ~d->blocked;
+    for (int s = 0; s < 4; s++)
+        for (int st = 0; st <= 10; st++) {
+            u64 run = 7ULL << (13 * s + st);
+            u64 have = run & free;
+            int n = pc64(have);
+            if (n == 3 || (n == 2 && jkok)) {
+                u64 miss = run & ~have;
+                if (n == 2 && (miss & (d->wm | d->E))) continue;
+                u64 wm0 = d->wm, bl0 = d->blocked;
+                d->wm |= have;
+                if (n == 2) { d->blocked = miss; d->jk_used = 1; }
+                int ok = fill(d, melds - 1, 0);
+                if (n == 2) d->jk_used = 0;
+                d->wm = wm0;
+                d->blocked = bl0;
+                if (ok) return 1;
+            }
+        }
+    return 0;
+}
+
+static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov);
+
+/* Place a sequence containing lowest card c (rank r) starting at st; pos = chosen option per slot. */
+static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair, int ov) {
+    int r = c % 13, base = c - r;
+    int slots[2], ns = 0;
+    for (int p = st; p < st + 3; p++)
+        if (p != r) slots[ns++] = base + p;
+    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
+    /* option codes per slot: 0 real held, 1 draw, 2 joker */
+    for (int o0 = 0; o0 < 3; o0++)
+        for (int o1 = 0; o1 < 3; o1++) {
+            int opts[2] = {o0, o1};
+            if (o0 == 2 && o1 == 2) continue;
+            int usejk = (o0 == 2 || o1 == 2);
+            if (usejk && !jkok) continue;
+            u64 reals = 0, draws = 0, forced_drop = 0, standin = 0;
+            int ok = 1;
+            for (int i = 0; i < 2 && ok; i++) {
+                u64 b = 1ULL << slots[i];
+                int rk = slots[i] % 13;
+                switch (opts[i]) {
+                case 0:
+                    if (rest & b) reals |= b; else ok = 0;
+                    break;
+                case 1:
+                    if (!(d->av & b & ~d->wm & ~d->blocked) || supply(d, rk) - 1 < d->dem[rk]) ok = 0;
+                    else draws |= b;
+                    break;
+                default:
+                    if ((d->wm | d->E) & b) ok = 0;
+                    else {
+                        standin = b;
+                        if (rest & b) forced_drop = b; /* a held card the Joker replaces leaves W */
+                    }
+                }
+            }
+            if (!ok) continue;
+            u64 wm0 = d->wm, bl0 = d->blocked;
+            d->wm |= (1ULL << c) | reals | draws;
+            if (usejk) { d->blocked = standin; d->jk_used = 1; }
+            dfs(d, rest & ~reals & ~forced_drop, melds - 1, pair, ov + 1 + pc64(reals));
+            if (usejk) d->jk_used = 0;
+            d->wm = wm0;
+            d->blocked = bl0;
+        }
+}
+
+static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
+    int jk_pending = d->jk_held && !d->jk_used;
+    if (jk_pending && !melds) return;
+    int cap = 3 * melds + 2 * pair - jk_pending;
+    int n = pc64(rem);
+    if (ov + (n < cap ? n : cap) <= d->best) return;
+    if (!rem || (!melds && !pair)) {
+        if (fill(d, melds, pair)) d->best = ov;
+        return;
+    }
+    int c = ctz64(rem);
+    u64 cb = 1ULL << c, rest = rem & (rem - 1);
+    int r = c % 13;
+    u64 mates = rest & RANKM[r];
+    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
+    if (melds) {
+        for (u64 t = mates; t; t &= t - 1) {
+            u64 b = t & -t;
+            for (u64 t2 = t & (t - 1); t2; t2 &= t2 - 1) {
+                u64 b2 = t2 & -t2;
+                d->wm |= cb | b | b2;
+                dfs(d, rest ^ b ^ b2, melds - 1, pair, ov + 3);
+                d->wm &= ~(cb | b | b2);
+            }
+        }
+        for (int st = r - 2; st <= r; st++)
+            if (st >= 0 && st <= 10) seq_variants(d, rest, c, st, melds, pair, ov);
+        for (u64 t = mates; t; t &= t - 1) {
+            u64 b = t & -t;
+            d->wm |= cb | b;
+            if (supply(d, r) > d->dem[r]) {
+                d->dem[r]++;
+                dfs(d, rest ^ b, melds - 1, pair, ov + 2);
+                d->dem[r]--;
+            }
+            if (jkok) {
+                d->jk_used = 1; d->jk_rank = r;
+                dfs(d, rest ^ b, melds - 1, pair, ov + 2);
+                d->jk_used = 0; d->jk_rank = -1;
+            }
+            d->wm &= ~(cb | b);
+        }
+        d->wm |= cb;
+        int spare = supply(d, r) - d->dem[r];
+        if (spare >= 2) {
+            d->dem[r] += 2;
+            dfs(d, rest, melds - 1, pair, ov + 1);
+            d->dem[r] -= 2;
+        }
+        if (jkok && spare >= 1) {
+            d->dem[r]++;
+            d->jk_used = 1; d->jk_rank = r;
+            dfs(d, rest, melds - 1, pair, ov + 1);
+            d->jk_used = 0; d->jk_rank = -1;
+            d->dem[r]--;
+        }
+        d->wm &= ~cb;
+    }
+    if (pair) {
+        for (u64 t = mates; t; t &= t - 1) {
+            u64 b = t & -t;
+            d->wm |= cb | b;
+            dfs(d, rest ^ b, melds, 0, ov + 2);
+            d->wm &= ~(cb | b);
+        }
+        if (supply(d, r) > d->dem[r]) {
+            d->wm |= cb;
+            d->dem[r]++;
+            dfs(d, rest, melds, 0, ov + 1);
+            d->dem[r]--;
+            d->wm &= ~cb;
+        }
+    }
+    dfs(d, rest, melds, pair, ov); /* c is not in W */
+}
+
+/* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
+static int special_overlap(const dist_t *d) {
+    u64 H = d->H, av = d->av;
+    int jkh = d->jk_held, jku = d->jk_unseen;
+    int best = -1;
+    int held[13], can[13];
+    for (int r = 0; r < 13; r++) {
+        held[r] = pc64(H & RANKM[r]);
+        can[r] = held[r] + pc64(av & RANKM[r]);
+    }
+    if (!jkh) {
+        /* four pairs: the four best ranks that can still make a pair */
+        int g[13], n = 0;
+        for (int r = 0; r < 13; r++)
+            if (can[r] >= 2) g[n++] = held[r] < 2 ? held[r] : 2;
+        if (n >= 4) {
+            for (int i = 0; i < 4; i++)
+                for (int j = i + 1; j < n; j++)
+                    if (g[j] > g[i]) { int x = g[i]; g[i] = g[j]; g[j] = x; }
+            int s = g[0] + g[1] + g[2] + g[3];
+            if (s > best) best = s;
+        }
+        /* crown pairs and royal straights: fixed card sets */
+        for (int k = 0; k < 16; k++) {
+            u64 w = 0;
+            for (int i = 0; i < 4; i++) w |= (k >> i & 1) ? CROWN_RED[i] : CROWN_BLACK[i];
+            if (!(w & ~H & ~av) && pc64(w & H) > best) best = pc64(w & H);
+        }
+        for (int s = 0; s < 4; s++) {
+            u64 w = 0x1FC1ULL << (13 * s);
+            if (!(w & ~H & ~av) && pc64(w & H) > best) best = pc64(w & H);
+        }
+    }
+    /* two quads: ranks a < b; with a Joker one of them may be 3 real cards */
+    for (int a = 0; a < 13; a++)
+        for (int b = a + 1; b < 13; b++) {
+            int full_a = can[a] == 4, full_b = can[b] == 4;
+            if (!jkh && full_a && full_b && held[a] + held[b] > best) best = held[a] + held[b];
+            if (jkh || jku) {
+                for (int k = 0; k < 2; k++) {
+                    int q = k ? b : a, t = k ? a : b; /* q full quad, t three real + Joker */
+                    if (can[q] != 4 || can[t] < 3) continue;
+                    int ov = held[q] + (held[t] < 3 ? held[t] : 3) + jkh;
+                    if (ov > best) best = ov;
+                }
+            }
+        }
+    /* pure straights */
+    for (int s = 0; s < 4; s++)
+        for (int st = 0; st <= 5; st++) {
+            u64 run = 0xFFULL << (13 * s + st);
+            u64 missing_unavail = run & ~H & ~av;
+            int h = pc64(run & H);
+            if (!jkh && !missing_unavail && h > best) best = h;
+            if ((jkh || jku) && pc64(missing_unavail) <= 1) {
+                int ov = (h == 8 ? 7 : h) + jkh;
+                if (ov > best) best = ov;
+            }
+        }
+    return best;
+}
+
+int eval_distance(u64 hand, u64 meld, u64 unseen) {
+    dist_t d;
+    memset(&d, 0, sizeof d);
+    u64 held = hand | meld;
+    d.H = hand & REAL;
+    d.E = meld & REAL;
+    d.av = unseen & REAL & ~held;
+    d.jk_held = (hand & JK_BIT) != 0;
+    d.jk_unseen = !d.jk_held && (unseen & JK_BIT) && !(meld & JK_BIT);
+    d.jk_rank = -1;
+    d.best = -1;
+    int size = meld ? 5 : 8;
+    if (!meld) d.best = special_overlap(&d);
+    dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
+    return d.best < 0 ? UNREACHABLE : size - d.best;
+}

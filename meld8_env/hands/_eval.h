@@ -1,0 +1,55 @@
+/* Meld8 hand evaluator core (RULES.md R23-R28, R31, R33), shared by _native.c.
+ *
+ * A hand is a 53-bit mask in a uint64: bit = card id (R5: suit * 13 + rank - 1, Joker = 52).
+ * Suit rows are contiguous 13-bit lanes, so a sequence is three adjacent bits that do not cross a
+ * lane (start rank A..J), and rank-mates are the same bit in the other lanes (shifts of 13).
+ *
+ * Standard form: depth-first search that always places the lowest remaining real card (in a pair,
+ * a triplet, or a sequence, with the Joker as one specific missing card), so every reading is
+ * produced exactly once. Special forms are O(1) bit tests.
+ */
+#ifndef MELD8_EVAL_H
+#define MELD8_EVAL_H
+
+#include <stdint.h>
+#include <string.h>
+
+typedef uint64_t u64;
+
+#define JK_BIT (1ULL << 52)
+#define REAL ((1ULL << 52) - 1)
+#define ROW 0x1FFFULL
+#define UNREACHABLE 99
+
+enum { F_STANDARD = 0, F_FOUR_PAIRS, F_TWO_QUADS, F_PURE_STRAIGHT, F_ROYAL, F_CROWN };
+
+typedef struct {
+    int form;
+    int joker_as; /* card id or -1 */
+    int ngroups;
+    u64 groups[4];
+} reading_t;
+
+#define MAX_READINGS 32
+
+extern u64 RANKM[13];
+extern u64 NOT_K, NOT_QK;
+
+void eval_init(void);
+int eval_is_win(u64 hand, u64 meld);
+int eval_readings(u64 hand, u64 meld, reading_t *out, int cap);
+u64 eval_waits(u64 hand, u64 meld);
+int eval_distance(u64 hand, u64 meld, u64 unseen);
+
+static inline int pc64(u64 x) { return __builtin_popcountll(x); }
+static inline int ctz64(u64 x) { return __builtin_ctzll(x); }
+
+/* Cards of a set that are rank-mates of, or within two ranks in the same suit of, a card of s. */
+static inline u64 neighbours(u64 s) {
+    s &= REAL;
+    u64 mates = ((s << 13) | (s >> 13) | (s << 26) | (s >> 26) | (s << 39) | (s >> 39)) & REAL;
+    u64 nb = ((s & NOT_K) << 1) | ((s >> 1) & NOT_K) | ((s & NOT_QK) << 2) | ((s >> 2) & NOT_QK);
+    return (mates | nb) & REAL;
+}
+
+#endif

@@ -1,0 +1,268 @@
+/* CPython face of the C hand evaluator (_eval.c) and the batched scorer (_score.c).
+ * Single-hand functions take and return Python ints (53-bit masks); batch functions take objects
+ * with the buffer protocol (C-contiguous numpy arrays) and write into a caller-supplied output, with
+ * the GIL released so callers may use threads. The pure-Python twin is _reference.py. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include "_eval.h"
+#include "_score.h"
+
+static int get_u64(PyObject *o, u64 *out) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return 0;
+    *out = (u64)v;
+    return 1;
+}
+
+static PyObject *py_is_win_form(PyObject *self, PyObject *args) {
+    PyObject *ho, *mo;
+    u64 h, m;
+    if (!PyArg_ParseTuple(args, "OO", &ho, &mo) || !get_u64(ho, &h) || !get_u64(mo, &m)) return NULL;
+    return PyBool_FromLong(eval_is_win(h, m));
+}
+
+static PyObject *py_readings(PyObject *self, PyObject *args) {
+    PyObject *ho, *mo;
+    u64 h, m;
+    if (!PyArg_ParseTuple(args, "OO", &ho, &mo) || !get_u64(ho, &h) || !get_u64(mo, &m)) return NULL;
+    reading_t rd[MAX_READINGS];
+    int n = eval_readings(h, m, rd, MAX_READINGS);
+    PyObject *lst = PyList_New(n);
+    if (!lst) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *groups = PyTuple_New(rd[i].ngroups);
+        if (!groups) { Py_DECREF(lst); return NULL; }
+        for (int g = 0; g < rd[i].ngroups; g++)
+            PyTuple_SET_ITEM(groups, g, PyLong_FromUnsignedLongLong(rd[i].groups[g]));
+        PyObject *t = Py_BuildValue("(iNi)", rd[i].form, groups, rd[i].joker_as);
+        if (!t) { Py_DECREF(lst); return NULL; }
+        PyList_SET_ITEM(lst, i, t);
+    }
+    return lst;
+}
+
+static PyObject *py_waits(PyObject *self, PyObject *args) {
+    PyObject *ho, *mo;
+    u64 h, m;
+    if (!PyArg_ParseTuple(args, "OO", &ho, &mo) || !get_u64(ho, &h) || !get_u64(mo, &m)) return NULL;
+    return PyLong_FromUnsignedLongLong(eval_waits(h, m));
+}
+
+static PyObject *py_distance(PyObject *self, PyObject *args) {
+    PyObject *ho, *mo, *uo;
+    u64 h, m, u;
+    if (!PyArg_ParseTuple(args, "OOO", &ho, &mo, &uo) || !get_u64(ho, &h) || !get_u64(mo, &m) ||
+        !get_u64(uo, &u))
+        return NULL;
+    return PyLong_FromLong(eval_distance(h, m, u));
+}
+
+/* ---- buffers ---------------------------------------------------------------------------- */
+typedef struct {
+    Py_buffer view;
+    int held;
+} buf_t;
+
+static int take_buf(PyObject *o, buf_t *b, Py_ssize_t itemsize, Py_ssize_t n, int writable, const char *what) {
+    b->held = 0;
+    if (o == Py_None) return 1;
+    if (PyObject_GetBuffer(o, &b->view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) return 0;
+    b->held = 1;
+    if (n >= 0 && b->view.len != n * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes", what, n, itemsize,
+                     b->view.len);
+        return 0;
+    }
+    if (b->view.len % itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: buffer size is not a multiple of %zd", what, itemsize);
+        return 0;
+    }
+    return 1;
+}
+
+static void drop_buf(buf_t *b) {
+    if (b->held) PyBuffer_Release(&b->view);
+    b->held = 0;
+}
+
+#define BATCH_HEAD(NARGS_FMT, ...)                                                            \
+    buf_t bh = {0}, bm = {0}, bu = {0}, bo = {0};                                             \
+    PyObject *ho, *mo, *uo = Py_None, *oo;                                                    \
+    if (!PyArg_ParseTuple(args, NARGS_FMT, __VA_ARGS__)) return NULL;                         \
+    if (!take_buf(ho, &bh, 8, -1, 0, "hands")) goto fail;                                      \
+    Py_ssize_t n = bh.view.len / 8;                                                           \
+    if (!take_buf(mo, &bm, 8, n, 0, "melds")) goto fail;                                      \
+    if (!take_buf(uo, &bu, 8, n, 0, "unseen")) goto fail;
+
+static PyObject *py_is_win_form_batch(PyObject *self, PyObject *args) {
+    BATCH_HEAD("OOO", &ho, &mo, &oo)
+    if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
+    {
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL;
+        uint8_t *o = bo.view.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = (uint8_t)eval_is_win(h[i], m ? m[i] : 0);
+        Py_END_ALLOW_THREADS
+    }
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bo);
+    Py_RETURN_NONE;
+fail:
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo);
+    return NULL;
+}
+
+static PyObject *py_waits_batch(PyObject *self, PyObject *args) {
+    BATCH_HEAD("OOO", &ho, &mo, &oo)
+    if (!take_buf(oo, &bo, 8, n, 1, "out")) goto fail;
+    {
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL;
+        u64 *o = bo.view.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = eval_waits(h[i], m ? m[i] : 0);
+        Py_END_ALLOW_THREADS
+    }
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bo);
+    Py_RETURN_NONE;
+fail:
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo);
+    return NULL;
+}
+
+static PyObject *py_distance_batch(PyObject *self, PyObject *args) {
+    BATCH_HEAD("OOOO", &ho, &mo, &uo, &oo)
+    if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
+    {
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.held ? bu.view.buf : NULL;
+        int8_t *o = bo.view.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            u64 mm = m ? m[i] : 0;
+            u64 uu = u ? u[i] : ((1ULL << 53) - 1) & ~(h[i] | mm);
+            o[i] = (int8_t)eval_distance(h[i], mm, uu);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo);
+    Py_RETURN_NONE;
+fail:
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo);
+    return NULL;
+}
+
+/* score_batch(hands, melds, win_cards(int8), flags(uint8), min_han(int8), dora(int8), furiten(u64|None),
+ *             params(tuple of 7 ints), out_reason(int8), out_han(int16), out_yakuman(int8),
+ *             out_points(int32), out_yaku_han(int16)) */
+static PyObject *py_score_batch(PyObject *self, PyObject *args) {
+    PyObject *ho, *mo, *wo, *fo, *no, *doo, *fuo, *po, *o1, *o2, *o3, *o4, *o5;
+    buf_t bh = {0}, bm = {0}, bw = {0}, bf = {0}, bn = {0}, bd = {0}, bfu = {0}, r1 = {0}, r2 = {0}, r3 = {0},
+          r4 = {0}, r5 = {0};
+    score_params_t P;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO", &ho, &mo, &wo, &fo, &no, &doo, &fuo, &po, &o1, &o2, &o3, &o4,
+                          &o5))
+        return NULL;
+    if (!PyArg_ParseTuple(po, "iiiiiii", &P.value_triplet_han, &P.haitei_han, &P.points_per_han,
+                          &P.counted_yakuman_han, &P.yakuman_value, &P.sequence_bonus_max, &P.tiebreak_yaku))
+        return NULL;
+    if (!take_buf(ho, &bh, 8, -1, 0, "hands")) goto fail;
+    Py_ssize_t n = bh.view.len / 8;
+    if (!take_buf(mo, &bm, 8, n, 0, "melds") || !take_buf(wo, &bw, 1, n, 0, "win_cards") ||
+        !take_buf(fo, &bf, 1, n, 0, "flags") || !take_buf(no, &bn, 1, n, 0, "min_han") ||
+        !take_buf(doo, &bd, 1, n, 0, "dora") || !take_buf(fuo, &bfu, 8, n, 0, "furiten") ||
+        !take_buf(o1, &r1, 1, n, 1, "reason") || !take_buf(o2, &r2, 2, n, 1, "han") ||
+        !take_buf(o3, &r3, 1, n, 1, "yakuman") || !take_buf(o4, &r4, 4, n, 1, "points") ||
+        !take_buf(o5, &r5, 2, n, 1, "yaku_han"))
+        goto fail;
+    {
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *fu = bfu.held ? bfu.view.buf : NULL;
+        const int8_t *w = bw.view.buf, *mn = bn.view.buf, *dr = bd.view.buf;
+        const uint8_t *fl = bf.view.buf;
+        int8_t *reason = r1.view.buf, *yakuman = r3.view.buf;
+        int16_t *han = r2.view.buf, *yh = r5.view.buf;
+        int32_t *pts = r4.view.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            score_out_t so;
+            score_hand_c(&P, h[i], m ? m[i] : 0, w[i], fl[i], mn[i], dr[i], fu ? fu[i] : 0, &so);
+            reason[i] = (int8_t)so.reason;
+            han[i] = (int16_t)so.han;
+            yakuman[i] = (int8_t)so.yakuman;
+            pts[i] = so.points;
+            yh[i] = (int16_t)so.yaku_han;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bw); drop_buf(&bf); drop_buf(&bn); drop_buf(&bd); drop_buf(&bfu);
+    drop_buf(&r1); drop_buf(&r2); drop_buf(&r3); drop_buf(&r4); drop_buf(&r5);
+    Py_RETURN_NONE;
+fail:
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bw); drop_buf(&bf); drop_buf(&bn); drop_buf(&bd); drop_buf(&bfu);
+    drop_buf(&r1); drop_buf(&r2); drop_buf(&r3); drop_buf(&r4); drop_buf(&r5);
+    return NULL;
+}
+
+/* count_all(k): exhaustive counts over every k-card concealed hand (k = 8: winning hands and
+ * hands with several forms; k = 7: tenpai hands, with waits). Used as an oracle in tests. */
+typedef struct {
+    long long hands, with_joker, multi_form, total_waits, max_waits, max_readings;
+} counts_t;
+
+static void count_rec(int k, int start, u64 h, int left, counts_t *c) {
+    if (!left) {
+        if (k == 8) {
+            if (!eval_is_win(h, 0)) return;
+            c->hands++;
+            if (h & JK_BIT) c->with_joker++;
+            reading_t rd[MAX_READINGS];
+            int n = eval_readings(h, 0, rd, MAX_READINGS), forms = 0;
+            for (int i = 0; i < n; i++) forms |= 1 << rd[i].form;
+            if (pc64((u64)forms) > 1) c->multi_form++;
+            if (n > c->max_readings) c->max_readings = n;
+        } else {
+            u64 w = eval_waits(h, 0);
+            if (!w) return;
+            c->hands++;
+            if (h & JK_BIT) c->with_joker++;
+            int nw = pc64(w);
+            c->total_waits += nw;
+            if (nw > c->max_waits) c->max_waits = nw;
+        }
+        return;
+    }
+    for (int i = start; i <= 53 - left; i++) count_rec(k, i + 1, h | (1ULL << i), left - 1, c);
+}
+
+static PyObject *py_count_all(PyObject *self, PyObject *args) {
+    int k;
+    if (!PyArg_ParseTuple(args, "i", &k)) return NULL;
+    if (k != 7 && k != 8) {
+        PyErr_SetString(PyExc_ValueError, "count_all: k must be 7 or 8");
+        return NULL;
+    }
+    counts_t c = {0};
+    Py_BEGIN_ALLOW_THREADS
+    count_rec(k, 0, 0, k, &c);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("{sLsLsLsLsLsL}", "hands", c.hands, "with_joker", c.with_joker, "multi_form",
+                         c.multi_form, "total_waits", c.total_waits, "max_waits", c.max_waits, "max_readings",
+                         c.max_readings);
+}
+
+static PyMethodDef methods[] = {
+    {"is_win_form", py_is_win_form, METH_VARARGS, "is_win_form(hand, meld) -> bool"},
+    {"readings", py_readings, METH_VARARGS, "readings(hand, meld) -> list of (form, groups, joker_as)"},
+    {"waits", py_waits, METH_VARARGS, "waits(hand, meld) -> mask"},
+    {"distance", py_distance, METH_VARARGS, "distance(hand, meld, unseen) -> int"},
+    {"is_win_form_batch", py_is_win_form_batch, METH_VARARGS, "is_win_form_batch(hands, melds, out)"},
+    {"waits_batch", py_waits_batch, METH_VARARGS, "waits_batch(hands, melds, out)"},
+    {"distance_batch", py_distance_batch, METH_VARARGS, "distance_batch(hands, melds, unseen, out)"},
+    {"score_batch", py_score_batch, METH_VARARGS, "batched scorer, see scoring.py"},
+    {"count_all", py_count_all, METH_VARARGS, "count_all(k) -> dict of exhaustive counts"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_native", "Meld8 C hand evaluator", -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    eval_init();
+    return PyModule_Create(&moddef);
+}

@@ -1,0 +1,230 @@
+"""The rule config (RULES.md §12): every [decision] of RULES.md as a named, validated option.
+
+``RuleConfig()`` is the 3-player default of RULES.md; ``RuleConfig.two_player()`` is R44.
+The object is frozen; ``replace(**changes)`` returns a validated copy. ``rules_hash`` is a stable
+digest of all options (same options -> same hash) that replay files carry. Unknown keys and bad
+values raise :class:`RuleConfigError` naming the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+STARTING_DEALER_CHOICES = ("draw",)
+KUIKAE_CHOICES = ("other_end", "off")
+PLACEMENT_TIE_CHOICES = ("chiicha_order", "share")
+READING_TIEBREAK_CHOICES = ("yaku_han", "canonical")
+DEALER_DRAW_SUIT_ORDERS = ("shdc",)
+
+
+class RuleConfigError(ValueError):
+    """A bad rule option: unknown key, wrong type or value, or an inconsistent combination."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RuleConfig:
+    """Rule options with RULES.md defaults (rule ids in brackets)."""
+
+    num_players: int = 3
+    """Players, 3 or 2 (R44)."""
+    rounds: int = 6
+    """Rounds per game; each player deals rounds / num_players times (R8)."""
+    starting_score: int = 30_000
+    """Starting score of every player (R9)."""
+    starting_dealer: str | int = "draw"
+    """'draw' (R7: strongest drawn card deals) or a fixed seat number."""
+    dealer_draw_suit_order: str = "shdc"
+    """Suit strength for the dealer draw, strongest first (R7 [decision])."""
+    wall_limit: int = 0
+    """Cards left undrawn at the end of the wall (R44 [decision]: 7 for two players)."""
+    min_yaku_han: tuple[int, ...] = (1, 1, 1, 2, 2, 2)
+    """Minimum han of standard yaku for each round (R30); one entry per round."""
+    value_triplet_han: int = 1
+    """Han of each value triplet (§7 [decision])."""
+    haitei_han: int = 1
+    """Han of Haitei (§7 [decision])."""
+    points_per_han: int = 2_000
+    """Points per han (R37)."""
+    counted_yakuman_han: int = 10
+    """Total han from which a hand is a counted yakuman (R37)."""
+    yakuman_value: int = 20_000
+    """Points of a single yakuman; a double is twice this (R37 [decision])."""
+    sequence_bonus_max: int = 2
+    """Largest sequence bonus in han (R34)."""
+    kuikae: str = "other_end"
+    """Swap-calling ban after a call (R20 [decision]); 'off' allows swap calls."""
+    reading_tiebreak: str = "yaku_han"
+    """Tie rule between equally scored readings (R28 [decision])."""
+    placement_points: tuple[int, ...] = (20_000, 0, -20_000)
+    """Placement points for 1st, 2nd, ... (R40 [decision]); must sum to 0."""
+    placement_tie: str = "chiicha_order"
+    """Equal raw scores: 'chiicha_order' (nearer the chiicha places higher, R40) or 'share'."""
+    penalty_mode: bool = False
+    """Apply chombo / dead-hand penalties instead of rejecting illegal actions (R41-R43)."""
+    chombo_payment: int = 5_000
+    """What a chombo costs, paid to each other player (R41)."""
+    max_replays: int | None = None
+    """Cap on consecutive replays of a drawn round (None: no cap, R8)."""
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def two_player(cls, **changes: Any) -> RuleConfig:
+        """The R44 variant: 2 players, 4 rounds, wall limit 7."""
+        base: dict[str, Any] = {
+            "num_players": 2,
+            "rounds": 4,
+            "wall_limit": 7,
+            "min_yaku_han": (1, 1, 2, 2),
+            "placement_points": (20_000, -20_000),
+        }
+        base.update(changes)
+        return cls.from_dict(base)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RuleConfig:
+        """Build from a mapping; unknown keys are an error listing the known ones."""
+        if not isinstance(data, dict):
+            raise RuleConfigError(f"rule config must be a mapping, got {type(data).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RuleConfigError(
+                f"unknown rule option {unknown[0]!r}; known options: {', '.join(sorted(known))}"
+            )
+        clean = dict(data)
+        for key in ("min_yaku_han", "placement_points"):
+            if isinstance(clean.get(key), list):
+                clean[key] = tuple(clean[key])
+        return cls(**clean)
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> RuleConfig:
+        """Load a YAML file of options (missing keys take the defaults)."""
+        import yaml
+
+        p = Path(path)
+        if not p.is_file():
+            raise RuleConfigError(f"rule config file not found: {p}")
+        try:
+            data = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise RuleConfigError(f"{p}: not valid YAML ({exc.__class__.__name__})") from None
+        if "base" in data:  # 'base: two_player' starts from the R44 defaults
+            base = data.pop("base")
+            if base not in ("default", "two_player"):
+                raise RuleConfigError(f"{p}: base must be 'default' or 'two_player', got {base!r}")
+            return cls.two_player(**data) if base == "two_player" else cls.from_dict(data)
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, spec: RuleConfig | str | Path | dict[str, Any] | None) -> RuleConfig:
+        """Accept a config, None (defaults), a dict, a YAML path, or 'default'/'two_player'."""
+        if spec is None or spec == "default":
+            return cls()
+        if isinstance(spec, RuleConfig):
+            return spec
+        if isinstance(spec, dict):
+            return cls.from_dict(spec)
+        if spec == "two_player":
+            return cls.two_player()
+        return cls.from_yaml(spec)
+
+    def replace(self, **changes: Any) -> RuleConfig:
+        return RuleConfig.from_dict({**self.to_dict(), **changes})
+
+    # -- views --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        for key in ("min_yaku_han", "placement_points"):
+            out[key] = list(out[key])
+        return out
+
+    @property
+    def rules_hash(self) -> str:
+        """Stable 16-hex-digit digest of every option (for replay files)."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
+    def hand_size(self) -> int:
+        return 7
+
+    @property
+    def wall_size(self) -> int:
+        """Cards left after the deal (R10: 32 with 3 players; R44: 39 with 2)."""
+        return 53 - self.num_players * self.hand_size
+
+    def min_han(self, round_index: int) -> int:
+        """Minimum standard-yaku han in round ``round_index`` (1-based, R30)."""
+        if not 1 <= round_index <= self.rounds:
+            raise RuleConfigError(f"round must be 1..{self.rounds}, got {round_index}")
+        return self.min_yaku_han[round_index - 1]
+
+
+def _fail(key: str, value: Any, allowed: str) -> None:
+    raise RuleConfigError(f"bad value for rule option {key!r}: {value!r} (allowed: {allowed})")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _validate(c: RuleConfig) -> None:
+    if c.num_players not in (2, 3):
+        _fail("num_players", c.num_players, "2 or 3")
+    if not _is_int(c.rounds) or c.rounds < 1:
+        _fail("rounds", c.rounds, "an integer >= 1")
+    for key in ("starting_score", "points_per_han", "yakuman_value", "chombo_payment"):
+        v = getattr(c, key)
+        if not _is_int(v) or v < 0:
+            _fail(key, v, "an integer >= 0")
+    for key in ("value_triplet_han", "haitei_han", "counted_yakuman_han"):
+        v = getattr(c, key)
+        if not _is_int(v) or v < 1:
+            _fail(key, v, "an integer >= 1")
+    if not _is_int(c.sequence_bonus_max) or c.sequence_bonus_max < 0:
+        _fail("sequence_bonus_max", c.sequence_bonus_max, "an integer >= 0")
+    sd = c.starting_dealer
+    if not (sd in STARTING_DEALER_CHOICES or (_is_int(sd) and 0 <= sd < c.num_players)):
+        _fail("starting_dealer", sd, f"'draw' or a seat 0..{c.num_players - 1}")
+    if c.dealer_draw_suit_order not in DEALER_DRAW_SUIT_ORDERS and not (
+        isinstance(c.dealer_draw_suit_order, str) and sorted(c.dealer_draw_suit_order) == sorted("shdc")
+    ):
+        _fail("dealer_draw_suit_order", c.dealer_draw_suit_order, "a permutation of 'shdc'")
+    if not _is_int(c.wall_limit) or not 0 <= c.wall_limit < c.wall_size:
+        _fail("wall_limit", c.wall_limit, f"an integer 0..{c.wall_size - 1}")
+    if not isinstance(c.min_yaku_han, tuple) or not all(_is_int(v) and v >= 1 for v in c.min_yaku_han):
+        _fail("min_yaku_han", c.min_yaku_han, "a list of integers >= 1, one per round")
+    if len(c.min_yaku_han) != c.rounds:
+        raise RuleConfigError(
+            f"rule option 'min_yaku_han' has {len(c.min_yaku_han)} entries but 'rounds' is {c.rounds}"
+        )
+    if c.kuikae not in KUIKAE_CHOICES:
+        _fail("kuikae", c.kuikae, " | ".join(KUIKAE_CHOICES))
+    if c.reading_tiebreak not in READING_TIEBREAK_CHOICES:
+        _fail("reading_tiebreak", c.reading_tiebreak, " | ".join(READING_TIEBREAK_CHOICES))
+    pp = c.placement_points
+    if not isinstance(pp, tuple) or not all(_is_int(v) for v in pp):
+        _fail("placement_points", pp, "a list of integers, one per player")
+    if len(pp) != c.num_players:
+        raise RuleConfigError(
+            f"rule option 'placement_points' has {len(pp)} entries but 'num_players' is {c.num_players}"
+        )
+    if sum(pp) != 0:
+        raise RuleConfigError(f"rule option 'placement_points' must sum to 0 (zero-sum), got {sum(pp)}")
+    if c.placement_tie not in PLACEMENT_TIE_CHOICES:
+        _fail("placement_tie", c.placement_tie, " | ".join(PLACEMENT_TIE_CHOICES))
+    if not isinstance(c.penalty_mode, bool):
+        _fail("penalty_mode", c.penalty_mode, "true or false")
+    if c.max_replays is not None and (not _is_int(c.max_replays) or c.max_replays < 0):
+        _fail("max_replays", c.max_replays, "null or an integer >= 0")
+
+
+DEFAULT_RULES = RuleConfig()

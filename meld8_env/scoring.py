@@ -1,0 +1,437 @@
+"""Scoring a winning hand (RULES.md R26-R38): yaku, reductions, bonuses, points, payments.
+
+``score_hand(concealed, win_card, ...)`` returns a :class:`ScoreResult`. The best reading is chosen
+over every decomposition and Joker stand-in (R28): highest yakuman multiplier, then total han,
+then standard-yaku han (rule ``reading_tiebreak``), then the first reading in canonical order.
+Only readings that satisfy the win conditions (standard yaku >= 1 and >= the round minimum, R30)
+compete. ``score_batch`` is the C scorer over arrays; it gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from meld8_env.cards import JOKER, CardError, card_str, parse_card, parse_cards, rank_of, suit_of, to_mask
+from meld8_env.hands import _backend, readings_of_masks, waits_of_masks
+from meld8_env.hands.forms import (
+    FORM_CROWN_PAIRS,
+    FORM_FOUR_PAIRS,
+    FORM_NAMES,
+    FORM_PURE_STRAIGHT,
+    FORM_ROYAL_STRAIGHT,
+    FORM_STANDARD,
+    FORM_TWO_QUADS,
+    Reading,
+)
+from meld8_env.rules import DEFAULT_RULES, RuleConfig
+
+YAKU_IDS = (
+    "closed_tsumo",
+    "value_triplet",
+    "tanyao",
+    "four_pairs",
+    "haitei",
+    "all_red",
+    "all_black",
+    "toitoi",
+    "chanta",
+    "identical_sequences",
+    "pinfu",
+    "jun_chanta",
+    "tenhou",
+    "chiihou",
+    "two_quads",
+    "pure_straight",
+    "royal_straight",
+    "four_crown_pairs",
+    "counted_yakuman",
+)
+REASONS = ("", "no_form", "illegal_joker", "furiten", "no_yaku", "below_minimum")
+# Yaku that lose 1 han with a call or with the Joker (R32, §7 table).
+REDUCIBLE = frozenset(
+    ("all_red", "all_black", "toitoi", "chanta", "identical_sequences", "pinfu", "jun_chanta", "two_quads", "pure_straight")
+)
+BASE_HAN = {
+    "closed_tsumo": 1, "tanyao": 1, "four_pairs": 1, "all_red": 2, "all_black": 2, "toitoi": 2, "chanta": 2,
+    "identical_sequences": 2, "pinfu": 2, "jun_chanta": 3, "tenhou": 4, "chiihou": 4, "two_quads": 6,
+    "pure_straight": 6,
+}  # fmt: skip
+CROWN = {1, 11, 12, 13}
+FLAG_TSUMO, FLAG_DEALER, FLAG_FIRST_DRAW, FLAG_LAST_CARD = 1, 2, 4, 8
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreResult:
+    """Outcome of a win declaration. ``win`` False carries ``reason`` (see REASONS)."""
+
+    win: bool
+    reason: str = ""
+    form: str = ""
+    groups: tuple[tuple[int, ...], ...] = ()
+    meld: tuple[int, ...] = ()
+    joker_as: int | None = None
+    yaku: tuple[tuple[str, int], ...] = ()
+    reductions: tuple[str, ...] = ()
+    bonuses: dict[str, int] = dataclasses.field(default_factory=dict)
+    yaku_han: int = 0
+    han: int = 0
+    yakuman: int = 0
+    points: int = 0
+    payments: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "win": self.win,
+            "reason": self.reason or None,
+            "form": self.form or None,
+            "groups": [[card_str(c) for c in g] for g in self.groups],
+            "meld": [card_str(c) for c in self.meld] or None,
+            "joker_as": card_str(self.joker_as) if self.joker_as is not None else None,
+            "yaku": [{"id": y, "han": h, "reduced": y in self.reductions} for y, h in self.yaku],
+            "bonuses": dict(self.bonuses),
+            "yaku_han": self.yaku_han,
+            "han": self.han,
+            "yakuman": self.yakuman,
+            "points": self.points,
+            "payments": dict(self.payments),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    tsumo: bool
+    dealer: bool
+    first_draw: bool
+    last_card: bool
+    dora: int  # the dora card id (R35), -1 without an indicator
+    rules: RuleConfig
+
+
+def dora_of(indicator: int) -> int:
+    """R35: the next rank of the indicator's suit, K wrapping to A."""
+    return suit_of(indicator) * 13 + rank_of(indicator) % 13
+
+
+def _resolve(group: int, joker_as: int) -> list[int]:
+    cards = [c for c in range(52) if group >> c & 1]
+    if group >> JOKER & 1:
+        cards.append(joker_as)
+    return sorted(cards)
+
+
+def _is_triplet(cards: Sequence[int]) -> bool:
+    return len(cards) == 3 and len({rank_of(c) for c in cards}) == 1
+
+
+def _is_sequence(cards: Sequence[int]) -> bool:
+    return len(cards) == 3 and len({rank_of(c) for c in cards}) == 3
+
+
+def _evaluate(reading: Reading, meld: int, win_card: int, ctx: _Context) -> dict[str, Any]:
+    """Yaku, bonuses and han of one reading (§7, R31, R32, R34-R37)."""
+    form, groups, joker_as = reading
+    rules = ctx.rules
+    called = meld != 0
+    has_joker = joker_as >= 0
+    resolved = [_resolve(g, joker_as) for g in groups]
+    raw = list(groups)
+    if called:
+        resolved.append(_resolve(meld, -1))
+        raw.append(meld)
+    cards8 = [c for g in resolved for c in g]
+    if form == FORM_ROYAL_STRAIGHT:  # yakuman (ignore every other yaku and bonus)
+        mult = 2 if suit_of(cards8[0]) == 0 else 1
+        return _yakuman("royal_straight", mult, rules)
+    if form == FORM_CROWN_PAIRS:
+        one_colour = len({suit_of(c) in (1, 2) for c in cards8}) == 1
+        mult = 2 if one_colour else 1
+        return _yakuman("four_crown_pairs", mult, rules)
+
+    triplets = [g for g, rg in zip(raw, resolved) if _is_triplet(rg)]
+    sequences = [(g, rg) for g, rg in zip(raw, resolved) if _is_sequence(rg)]
+    ranks_of = [{rank_of(c) for c in rg} for rg in resolved]
+    yaku: list[tuple[str, int]] = []
+    if ctx.tsumo and not called:
+        yaku.append(("closed_tsumo", 1))
+    value = sum(1 for g in triplets if rank_of(_resolve(g, joker_as)[0]) in CROWN and not g >> JOKER & 1)
+    if value:
+        yaku.append(("value_triplet", value * rules.value_triplet_han))
+    if not called and all(2 <= rank_of(c) <= 10 for c in cards8):
+        yaku.append(("tanyao", 1))
+    if form == FORM_FOUR_PAIRS:
+        yaku.append(("four_pairs", 1))
+    if ctx.last_card:
+        yaku.append(("haitei", rules.haitei_han))
+    if form != FORM_PURE_STRAIGHT:  # Pure Straight replaces All Red / All Black
+        if all(suit_of(c) in (1, 2) for c in cards8):
+            yaku.append(("all_red", 2))
+        elif all(suit_of(c) in (0, 3) for c in cards8):
+            yaku.append(("all_black", 2))
+    if form == FORM_STANDARD and len(triplets) == 2:
+        yaku.append(("toitoi", 2))
+    if form in (FORM_STANDARD, FORM_FOUR_PAIRS, FORM_TWO_QUADS):
+        if all(rs <= CROWN for rs in ranks_of):
+            yaku.append(("jun_chanta", 3))
+        elif all(rs & CROWN for rs in ranks_of):
+            yaku.append(("chanta", 2))
+    if len(sequences) == 2:
+        (_, a), (_, b) = sequences
+        if [rank_of(c) for c in a] == [rank_of(c) for c in b] and suit_of(a[0]) != suit_of(b[0]):
+            yaku.append(("identical_sequences", 2))
+        if _two_sided(groups, joker_as, win_card):
+            yaku.append(("pinfu", 2))
+    if ctx.tsumo and ctx.first_draw and not called:
+        yaku.append(("tenhou", 4) if ctx.dealer else ("chiihou", 4))
+    if form == FORM_TWO_QUADS:
+        yaku.append(("two_quads", 6))
+    if form == FORM_PURE_STRAIGHT:
+        yaku.append(("pure_straight", 6))
+
+    reductions = []
+    if called or has_joker:  # R32: -1 per reducible yaku, call and Joker do not stack
+        for i, (name, han) in enumerate(yaku):
+            if name in REDUCIBLE:
+                yaku[i] = (name, han - 1)
+                reductions.append(name)
+    bonuses = {}
+    n_seq = sum(1 for g, _ in sequences if not g >> JOKER & 1)
+    if n_seq:
+        bonuses["sequence"] = min(n_seq, rules.sequence_bonus_max)
+    real = meld | sum(g & ~(1 << JOKER) for g in groups)
+    if ctx.dora >= 0 and real >> ctx.dora & 1:
+        bonuses["dora"] = 1  # only the real card: the Joker is never dora, whatever it stands for (R35)
+    if ctx.dealer:
+        bonuses["dealer"] = 1
+    yaku_han = sum(h for _, h in yaku)
+    total = yaku_han + sum(bonuses.values())
+    counted = 1 if total >= rules.counted_yakuman_han else 0
+    if counted:
+        yaku.append(("counted_yakuman", 0))
+    return {
+        "yakuman": counted,
+        "counted": bool(counted),
+        "yaku": yaku,
+        "reductions": reductions,
+        "bonuses": bonuses,
+        "yaku_han": yaku_han,
+        "total": total,
+    }
+
+
+def _yakuman(name: str, mult: int, rules: RuleConfig) -> dict[str, Any]:
+    """Yakuman ignore every other yaku, dora and bonus (§7); valued as counted_yakuman_han x mult."""
+    han = rules.counted_yakuman_han * mult
+    return {"yakuman": mult, "yaku": [(name, han)], "bonuses": {}, "yaku_han": 0, "total": han}
+
+
+def _two_sided(groups: tuple[int, ...], joker_as: int, win_card: int) -> bool:
+    """R31: the winning card's group is a sequence whose other two cards x, x+1 wait on both ends."""
+    bit = 1 << win_card
+    for g in groups:
+        if g & bit:
+            rg = _resolve(g, joker_as)
+            if not _is_sequence(rg):
+                return False
+            target = joker_as if win_card == JOKER else win_card
+            others = sorted(rank_of(c) for c in rg if c != target)
+            x = others[0]
+            return others[1] == x + 1 and x >= 2 and x + 1 <= 12
+    return False
+
+
+def _sort_key(ev: dict[str, Any], index: int, tiebreak: str) -> tuple:
+    yaku_key = ev["yaku_han"] if tiebreak == "yaku_han" else 0
+    return (-ev["yakuman"], -ev["total"], -yaku_key, index)
+
+
+def _finish(ev: dict[str, Any], reading: Reading, meld: int, tsumo: bool, rules: RuleConfig) -> ScoreResult:
+    form, groups, joker_as = reading
+    if ev["yakuman"] and not ev.get("counted"):
+        points, han = rules.yakuman_value * ev["yakuman"], rules.counted_yakuman_han * ev["yakuman"]
+    elif ev.get("counted"):
+        points, han = rules.yakuman_value, ev["total"]
+    else:
+        points, han = ev["total"] * rules.points_per_han, ev["total"]
+    payments = {"each": points // 2} if tsumo else {"discarder": points}
+    return ScoreResult(
+        win=True,
+        form=FORM_NAMES[form],
+        groups=tuple(tuple(_resolve_display(g)) for g in groups),
+        meld=tuple(_resolve_display(meld)) if meld else (),
+        joker_as=joker_as if joker_as >= 0 else None,
+        yaku=tuple(ev["yaku"]),
+        reductions=tuple(ev.get("reductions", ())),
+        bonuses=dict(ev["bonuses"]),
+        yaku_han=ev["yaku_han"] if not (ev["yakuman"] and not ev.get("counted")) else 0,
+        han=han,
+        yakuman=ev["yakuman"],
+        points=points,
+        payments=payments,
+    )
+
+
+def _resolve_display(group: int) -> list[int]:
+    return [c for c in range(53) if group >> c & 1]
+
+
+def _fail(reason: str) -> ScoreResult:
+    return ScoreResult(win=False, reason=reason)
+
+
+def _illegal_joker(hand: int, meld: int) -> bool:
+    """R27: the hand would win if the Joker could stand for any card, in any group."""
+    if not hand >> JOKER & 1:
+        return False
+    from meld8_env.hands import _reference as ref
+
+    base = hand & ~(1 << JOKER)
+    held = (hand | meld) & ((1 << 52) - 1)
+    if any(not held >> c & 1 and _backend().is_win_form(base | 1 << c, meld) for c in range(52)):
+        return True
+    return bool(ref.relaxed_joker_standard(hand, meld))
+
+
+def score_masks(
+    hand: int,
+    meld: int,
+    win_card: int,
+    *,
+    tsumo: bool,
+    min_han: int,
+    dealer: bool = False,
+    dora: int = -1,
+    first_draw: bool = False,
+    last_card: bool = False,
+    discards: int = 0,
+    rules: RuleConfig = DEFAULT_RULES,
+) -> ScoreResult:
+    """Score on masks (the engine's entry point); see :func:`score_hand`."""
+    reads = readings_of_masks(hand, meld)
+    if not reads:
+        return _fail("illegal_joker" if _illegal_joker(hand, meld) else "no_form")
+    if not tsumo and discards and waits_of_masks(hand & ~(1 << win_card), meld) & discards:
+        return _fail("furiten")  # R33
+    ctx = _Context(tsumo, dealer, first_draw, last_card, dora, rules)
+    evs = [(_evaluate(r, meld, win_card, ctx), i) for i, r in enumerate(reads)]
+    valid = [
+        (ev, i) for ev, i in evs if (ev["yakuman"] and not ev.get("counted")) or ev["yaku_han"] >= max(1, min_han)
+    ]
+    if not valid:
+        has_yaku = any(ev["yaku_han"] >= 1 for ev, _ in evs)
+        return _fail("below_minimum" if has_yaku else "no_yaku")
+    ev, i = min(valid, key=lambda t: _sort_key(t[0], t[1], rules.reading_tiebreak))
+    return _finish(ev, reads[i], meld, tsumo, rules)
+
+
+def score_hand(
+    concealed: str | Iterable[int | str],
+    win_card: int | str,
+    *,
+    meld: str | Iterable[int | str] | None = None,
+    tsumo: bool,
+    round: int = 1,
+    dealer: bool = False,
+    dora_indicator: int | str | None = None,
+    first_draw: bool = False,
+    last_card: bool = False,
+    discards: str | Iterable[int | str] = (),
+    rules: RuleConfig = DEFAULT_RULES,
+) -> ScoreResult:
+    """Score a win declaration.
+
+    ``concealed``: the concealed cards including the winning card (8, or 5 with ``meld``);
+    ``meld``: the exposed called meld (3 cards); ``discards``: the winner's own discard history
+    still in front of them (R33, only matters for Ron); ``round``: 1-based (R30 minimum).
+    """
+    cards = parse_cards(concealed)
+    meld_cards = parse_cards(meld, count=3) if meld is not None else []
+    expected = 5 if meld_cards else 8
+    if len(cards) != expected:
+        raise CardError(f"expected {expected} concealed cards including the winning card, got {len(cards)}")
+    if JOKER in meld_cards:
+        raise CardError("the Joker can never be in a called meld (R12)")
+    clash = set(cards) & set(meld_cards)
+    if clash:
+        raise CardError(f"duplicate card {card_str(min(clash))} (in hand and meld)")
+    win = win_card if isinstance(win_card, int) else parse_card(win_card)
+    if win not in cards:
+        raise CardError(f"winning card {card_str(win)} is not among the concealed cards")
+    dora = -1
+    if dora_indicator is not None:
+        ind = dora_indicator if isinstance(dora_indicator, int) else parse_card(dora_indicator)
+        if ind == JOKER:
+            raise CardError("the Joker cannot be the dora indicator (R35)")
+        dora = dora_of(ind)
+    disc = parse_cards(discards)
+    if JOKER in disc:
+        raise CardError("the Joker can never be discarded (R12)")
+    min_han = rules.min_han(round)
+    return score_masks(
+        to_mask(cards),
+        to_mask(meld_cards),
+        win,
+        tsumo=tsumo,
+        min_han=min_han,
+        dealer=dealer,
+        dora=dora,
+        first_draw=first_draw,
+        last_card=last_card,
+        discards=to_mask(disc),
+        rules=rules,
+    )
+
+
+def score_params(rules: RuleConfig) -> tuple[int, ...]:
+    return (
+        rules.value_triplet_han,
+        rules.haitei_han,
+        rules.points_per_han,
+        rules.counted_yakuman_han,
+        rules.yakuman_value,
+        rules.sequence_bonus_max,
+        1 if rules.reading_tiebreak == "yaku_han" else 0,
+    )
+
+
+def score_batch(
+    hands: np.ndarray,
+    melds: np.ndarray | None,
+    win_cards: np.ndarray,
+    flags: np.ndarray,
+    min_han: np.ndarray,
+    dora: np.ndarray,
+    furiten: np.ndarray | None = None,
+    rules: RuleConfig = DEFAULT_RULES,
+) -> dict[str, np.ndarray]:
+    """C scorer over a batch: masks (B,) uint64, win_cards/min_han/dora (B,) int8 (dora -1 = none),
+    flags (B,) uint8 of FLAG_* bits, furiten (B,) uint64 discard masks (Ron only).
+
+    Returns arrays ``reason`` (index into REASONS; 0 = win), ``han``, ``yakuman``, ``points``,
+    ``yaku_han``. Needs the C backend.
+    """
+    from meld8_env.hands import _native_module
+
+    native = _native_module()
+    hands = np.ascontiguousarray(hands, dtype=np.uint64)
+    n = hands.shape[0]
+
+    def arr(x, dt):
+        return None if x is None else np.ascontiguousarray(x, dtype=dt)
+
+    out = {
+        "reason": np.zeros(n, np.int8),
+        "han": np.zeros(n, np.int16),
+        "yakuman": np.zeros(n, np.int8),
+        "points": np.zeros(n, np.int32),
+        "yaku_han": np.zeros(n, np.int16),
+    }
+    native.score_batch(
+        hands, arr(melds, np.uint64), arr(win_cards, np.int8), arr(flags, np.uint8), arr(min_han, np.int8),
+        arr(dora, np.int8), arr(furiten, np.uint64), score_params(rules),
+        out["reason"], out["han"], out["yakuman"], out["points"], out["yaku_han"],
+    )  # fmt: skip
+    return out
