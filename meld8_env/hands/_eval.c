@@ -84,10 +84,17 @@ static int special_exists(u64 h) {
     return 0;
 }
 
+/* The royal straight is the one form where a card (its A) may have no neighbour. */
+static inline int is_royal(u64 hand) {
+    for (int s = 0; s < 4; s++)
+        if (hand == 0x1FC1ULL << (13 * s)) return 1;
+    return 0;
+}
+
 int eval_is_win(u64 hand, u64 meld) {
     u64 real = hand & REAL;
     int jk = (hand & JK_BIT) != 0;
-    if ((real & ~neighbours(real)) != 0) return 0; /* a card with no partner is in no group */
+    if ((real & ~neighbours(real)) != 0) return !meld && is_royal(hand); /* a lone card is in no group */
     if (meld) return std_exists(real, jk, 1, 1, real | meld);
     return std_exists(real, jk, 2, 1, real) || special_exists(hand);
 }
@@ -202,7 +209,10 @@ int eval_readings(u64 hand, u64 meld, reading_t *out, int cap) {
     lister_t L = {out, 0, cap, (hand | meld) & REAL, {0}, 0};
     u64 real = hand & REAL;
     int jk = (hand & JK_BIT) != 0;
-    if ((real & ~neighbours(real)) != 0) return 0;
+    if ((real & ~neighbours(real)) != 0) {
+        if (!meld && is_royal(hand)) special_list(&L, hand);
+        return L.n;
+    }
     if (meld) {
         std_list(&L, real, jk, 1, 1, -1);
     } else {
@@ -217,8 +227,14 @@ u64 eval_waits(u64 hand, u64 meld) {
     u64 real = hand & REAL, held = real | (meld & REAL);
     u64 isolated = real & ~neighbours(real);
     /* every card of a winning hand has a partner, and one new card can rescue one lone card */
-    if (pc64(isolated) > 1) return 0;
-    u64 cand = neighbours(isolated ? isolated : real) & ~held;
+    u64 cand = pc64(isolated) > 1 ? 0 : neighbours(isolated ? isolated : real) & ~held;
+    if (!meld)
+        for (int s = 0; s < 4; s++) { /* a royal straight waiting on one card: A 7 8 9 T J Q K */
+            u64 royal = 0x1FC1ULL << (13 * s);
+            if (!(hand & ~royal) && pc64(hand) == 7) {
+                cand |= royal & ~hand;
+            }
+        }
     u64 out = 0;
     for (u64 t = cand; t; t &= t - 1) {
         u64 b = t & -t;

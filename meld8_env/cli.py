@@ -1,0 +1,139 @@
+"""The ``meld8`` command line: ``score`` (the calculator), ``waits``, ``distance``.
+
+Bad input exits with code 2 and one line on stderr naming the problem; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from meld8_env.cards import CardError, card_str, format_cards, parse_cards
+from meld8_env.rules import RuleConfig, RuleConfigError
+
+
+def _rules(path: str | None) -> RuleConfig:
+    return RuleConfig.load(path) if path else RuleConfig()
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from meld8_env.scoring import score_hand
+
+    rules = _rules(args.rules)
+    res = score_hand(
+        args.cards,
+        args.win,
+        meld=args.meld,
+        tsumo=args.tsumo,
+        round=args.round,
+        dealer=args.dealer,
+        dora_indicator=args.dora_indicator,
+        first_draw=args.first_draw,
+        last_card=args.last_card,
+        discards=args.discards or (),
+        rules=rules,
+    )
+    if args.json:
+        print(json.dumps(res.to_json()))
+        return 0 if res.win else 1
+    if not res.win:
+        print(f"no win: {res.reason.replace('_', ' ')}")
+        return 1
+    print(f"form    {res.form}")
+    groups = ["  ".join(format_cards(g) for g in res.groups)]
+    if res.meld:
+        groups.append(f"[{format_cards(res.meld)}] (called)")
+    print("groups  " + "   ".join(groups))
+    if res.joker_as is not None:
+        print(f"joker   stands for {card_str(res.joker_as)}")
+    for name, han in res.yaku:
+        note = " (reduced by 1: call or Joker, R32)" if name in res.reductions else ""
+        print(f"  {name:<22}{han:>3} han{note}")
+    for name, han in res.bonuses.items():
+        print(f"  {name + ' bonus':<22}{han:>3} han")
+    kind = {0: "", 1: " (yakuman)", 2: " (double yakuman)"}[res.yakuman]
+    if res.yakuman and any(y == "counted_yakuman" for y, _ in res.yaku):
+        kind = " (counted yakuman)"
+    print(f"total   {res.han} han{kind} = {res.points} points")
+    if "discarder" in res.payments:
+        print(f"pays    discarder pays {res.payments['discarder']}")
+    else:
+        print(f"pays    each other player pays {res.payments['each']}")
+    return 0
+
+
+def _cmd_waits(args: argparse.Namespace) -> int:
+    from meld8_env.hands import waits
+
+    ws = waits(args.cards, args.meld)
+    if args.json:
+        print(json.dumps({"waits": [card_str(c) for c in ws]}))
+    else:
+        print(format_cards(ws) if ws else "not tenpai (no waits)")
+    return 0
+
+
+def _cmd_distance(args: argparse.Namespace) -> int:
+    from meld8_env.hands import UNREACHABLE, distance_to_win
+
+    unseen = None
+    if args.seen:
+        held = set(parse_cards(args.cards)) | set(parse_cards(args.meld or ""))
+        seen = set(parse_cards(args.seen))
+        unseen = [c for c in range(53) if c not in seen and c not in held]
+    d = distance_to_win(args.cards, args.meld, unseen)
+    if args.json:
+        print(json.dumps({"distance": d if d != UNREACHABLE else None}))
+    else:
+        print(d if d != UNREACHABLE else "unreachable: no winning hand can be made from the unseen cards")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="meld8", description="Meld8 rules engine tools (cards in R4 notation).")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("score", help="score a winning hand (the calculator)")
+    s.add_argument("cards", help='concealed cards including the winning card, e.g. "2s 3s 4s 6h 7h 8h 9d 9c"')
+    s.add_argument("--win", required=True, help="the winning card")
+    s.add_argument("--tsumo", action="store_true", help="won on own draw (default: Ron)")
+    s.add_argument("--meld", help="the exposed called meld, 3 cards")
+    s.add_argument("--round", type=int, default=1, help="round number 1..6 (R30 minimum)")
+    s.add_argument("--dealer", action="store_true", help="the winner is the dealer")
+    s.add_argument("--dora-indicator", help="the dealer's first discard (R35)")
+    s.add_argument("--first-draw", action="store_true", help="won on the first draw (Tenhou/Chiihou)")
+    s.add_argument("--last-card", action="store_true", help="Tsumo on the last card / Ron on the final discard")
+    s.add_argument("--discards", help="the winner's own discards, for furiten (R33)")
+    s.add_argument("--rules", help="rule config YAML (default: RULES.md defaults)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=_cmd_score)
+
+    w = sub.add_parser("waits", help="cards that complete a 7-card hand (R33)")
+    w.add_argument("cards")
+    w.add_argument("--meld")
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=_cmd_waits)
+
+    d = sub.add_parser("distance", help="fewest further cards to a winning hand")
+    d.add_argument("cards")
+    d.add_argument("--meld")
+    d.add_argument("--seen", help="cards seen elsewhere (not drawable)")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=_cmd_distance)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (CardError, RuleConfigError) as exc:
+        print(f"meld8 {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
