@@ -1,0 +1,73 @@
+"""The meld8 calculator: output, JSON, and one-line errors with exit code 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from meld8_env.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_score_human(capsys):
+    code, out, _ = run(capsys, "score", "2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h")
+    assert code == 0
+    assert "pinfu" in out and "tanyao" in out and "10000 points" in out and "discarder pays 10000" in out
+
+
+def test_score_json_fields(capsys):
+    code, out, _ = run(capsys, "score", "2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h", "--tsumo", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["win"] and data["han"] == 6 and data["points"] == 12000
+    assert {"id": "closed_tsumo", "han": 1, "reduced": False} in data["yaku"]
+    assert data["payments"] == {"each": 6000} and data["yakuman"] == 0
+    for key in ("form", "groups", "joker_as", "bonuses", "reason"):
+        assert key in data
+
+
+def test_score_with_meld_and_reduction(capsys):
+    code, out, _ = run(capsys, "score", "2h 3h 4h 9d 9h", "--win", "4h", "--meld", "6d 7d 8d")
+    assert code == 0 and "all_red" in out and "reduced by 1" in out
+
+
+def test_score_not_a_win_exit_1(capsys):
+    code, out, _ = run(capsys, "score", "2s 3s 5s 6h 7h 8h 9d 9c", "--win", "9c")
+    assert code == 1 and "no form" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["score", "2s 3s 4s 6h 7h 8h 9d Xz", "--win", "8h"], "unknown card 'Xz' at position 8"),
+        (["score", "2s 3s 4s 6h 7h 8h 9d 9d", "--win", "8h"], "duplicate card 9d"),
+        (["score", "2s 3s 4s 6h 7h 8h 9d", "--win", "8h"], "expected 8 concealed cards"),
+        (["score", "2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h", "--round", "7"], "round must be 1..6"),
+        (["waits", "2s 3s 4s"], "needs 7 concealed cards"),
+        (["distance", "2s 3s 4s 6h 7h 8h 9d 9c 9s"], "7 or 8 concealed cards"),
+    ],
+)
+def test_errors_one_line_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_waits_and_distance(capsys):
+    assert run(capsys, "waits", "2s 3s 4s 6h 7h 9d 9c")[1].strip() == "5h 8h JK"
+    assert run(capsys, "distance", "2s 3s 4s 6h 7h 9d 9c")[1].strip() == "1"
+    assert run(capsys, "distance", "2s 3s 4s 6h 7h 9d 9c", "--seen", "5h 8h JK")[1].strip() == "2"
+
+
+def test_console_script_bad_rules_file(tmp_path):
+    bad = tmp_path / "r.yaml"
+    bad.write_text("kuikae: sometimes\n")
+    p = subprocess.run(
+        [sys.executable, "-m", "meld8_env.cli", "score", "2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h", "--rules", str(bad)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 2 and "kuikae" in p.stderr and "Traceback" not in p.stderr

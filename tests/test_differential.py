@@ -1,0 +1,135 @@
+"""Fast path vs slow path: the C evaluator against the pure-Python twin on many random hands.
+
+CI: >= 200k hands for win checks and waits (against the reference's table of all winning hands),
+plus brute-force readings, distance and the meld cases on smaller samples. The ``slow`` variant runs
+10M hands. Every mismatch prints the hand in R4 notation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from meld8_env.cards import mask_str
+from meld8_env.hands import _native, _reference
+from meld8_env.hands.sampling import BITS, drop_random_card, random_masks, random_melds
+
+WIN = _reference.winning_hands()
+
+
+def _report(kind: str, hands, got, want, melds=None) -> str:
+    lines = [f"{kind}: {len(hands)} mismatches, first ones:"]
+    for i in range(min(10, len(hands))):
+        meld = f" | meld {mask_str(int(melds[i]))}" if melds is not None else ""
+        lines.append(f"  {mask_str(int(hands[i]))}{meld}: C={got[i]} python={want[i]}")
+    return "\n".join(lines)
+
+
+def ref_is_win8(masks: np.ndarray) -> np.ndarray:
+    pos = np.searchsorted(WIN, masks)
+    pos[pos == len(WIN)] = 0
+    return WIN[pos] == masks
+
+
+def ref_waits7(masks: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(masks), np.uint64)
+    for c in range(53):
+        free = (masks & BITS[c]) == 0
+        hit = free & ref_is_win8(masks | BITS[c])
+        out |= np.where(hit, BITS[c], np.uint64(0))
+    return out
+
+
+def sample8(rng, n):
+    """A third uniform, a third winning, a third winning-with-one-card-swapped, Joker-heavy."""
+    a = random_masks(rng, n // 3, 8)
+    b = WIN[rng.integers(0, len(WIN), n // 3)]
+    c = drop_random_card(rng, WIN[rng.integers(0, len(WIN), n - 2 * (n // 3))])
+    c = c | BITS[rng.integers(0, 53, len(c))]
+    c = c[np.bitwise_count(c) == 8]
+    return np.concatenate([a, b, c])
+
+
+def sample7(rng, n):
+    a = random_masks(rng, n // 2, 7)
+    b = drop_random_card(rng, WIN[rng.integers(0, len(WIN), n - n // 2)])
+    return np.concatenate([a, b])
+
+
+def check_win_and_waits(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    h8 = sample8(rng, n)
+    got = np.zeros(len(h8), np.uint8)
+    _native.is_win_form_batch(h8, None, got)
+    want = ref_is_win8(h8)
+    bad = np.nonzero(got.astype(bool) != want)[0]
+    assert bad.size == 0, _report("is_win_form", h8[bad], got[bad], want[bad])
+    h7 = sample7(rng, n)
+    gw = np.zeros(len(h7), np.uint64)
+    _native.waits_batch(h7, None, gw)
+    ww = ref_waits7(h7)
+    bad = np.nonzero(gw != ww)[0]
+    assert bad.size == 0, _report("waits", h7[bad], [mask_str(int(x)) for x in gw[bad]], [mask_str(int(x)) for x in ww[bad]])
+
+
+def test_win_and_waits_200k():
+    check_win_and_waits(200_000, seed=1)
+
+
+@pytest.mark.slow
+def test_win_and_waits_10M():
+    for seed in range(10):
+        check_win_and_waits(1_000_000, seed=100 + seed)
+
+
+def _canon(rs):
+    return sorted((f, tuple(sorted(g)), s) for f, g, s in rs)
+
+
+def test_readings_brute_force_20k():
+    rng = np.random.default_rng(2)
+    hands = sample8(rng, 20_000)
+    bad = [h for h in hands if _canon(_native.readings(int(h), 0)) != _canon(_reference.readings(int(h), 0))]
+    assert not bad, _report("readings", bad, ["?"] * len(bad), ["?"] * len(bad))
+
+
+def test_meld_cases_10k():
+    rng = np.random.default_rng(3)
+    n = 10_000
+    melds = random_melds(rng, n)
+    h5 = random_masks(rng, n, 5, exclude=melds)
+    parts, standins = _reference.winning_parts()
+    # half the hands: real winning parts that fit beside the meld
+    for i in range(0, n, 2):
+        ok = parts[((standins & melds[i]) == 0) & ((parts & melds[i]) == 0)]
+        h5[i] = ok[rng.integers(0, len(ok))]
+    h4 = drop_random_card(rng, h5)
+    for h, h_4, m in zip(h5, h4, melds):
+        h, h_4, m = int(h), int(h_4), int(m)
+        assert _canon(_native.readings(h, m)) == _canon(_reference.readings(h, m)), _report("meld readings", [h], ["C"], ["py"], [m])
+        cw, pw = _native.waits(h_4, m), _reference.waits(h_4, m)
+        assert cw == pw, _report("meld waits", [h_4], [mask_str(cw)], [mask_str(pw)], [m])
+
+
+def test_distance_against_definition():
+    """C branch-and-bound vs min |W \\ H| over the table of every winning hand."""
+    rng = np.random.default_rng(4)
+    cases = []
+    for k in (7, 8):
+        hands = np.concatenate([random_masks(rng, 250, k), sample7(rng, 100) if k == 7 else sample8(rng, 100)])
+        for h in hands:
+            cases.append((int(h), 0))
+    melds = random_melds(rng, 200)
+    for m in melds:
+        h = random_masks(rng, 1, int(rng.integers(4, 6)), exclude=np.array([m], np.uint64))[0]
+        cases.append((int(h), int(m)))
+    full = (1 << 53) - 1
+    bad = []
+    for i, (h, m) in enumerate(cases):
+        unseen = full & ~(h | m)
+        if i % 3 == 0:  # many cards seen elsewhere (dead)
+            unseen &= int(random_masks(rng, 1, 30)[0])
+        c, p = _native.distance(h, m, unseen), _reference.distance(h, m, unseen)
+        if c != p:
+            bad.append((h, m, c, p))
+    assert not bad, "\n".join(f"{mask_str(h)} | meld {mask_str(m)}: C={c} python={p}" for h, m, c, p in bad[:10])
