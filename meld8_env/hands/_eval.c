@@ -223,25 +223,86 @@ int eval_readings(u64 hand, u64 meld, reading_t *out, int cap) {
 }
 
 /* ---------------------------------------------------------------- waits (R33) */
+/* The standard-form search again, with one "hole": a card not held that the draw supplies. Each path
+ * carries the set of cards the hole may be and the set of stand-ins the Joker may take; a leaf adds
+ * every hole that leaves the Joker a different stand-in (R27). */
+typedef struct {
+    u64 held, out;
+    int jk_can_be_hole; /* the Joker is not held, so the drawn card may be the Joker */
+} waits_t;
+
+static void std_waits(waits_t *W, u64 m, int jk, int melds, int pair, u64 hole, u64 jkset) {
+    if (!m) {
+        if (jk || melds || pair || !hole) return;
+        W->out |= (jkset && pc64(jkset) < 2) ? hole & ~jkset : hole;
+        return;
+    }
+    int c = ctz64(m);
+    u64 rest = m & (m - 1);
+    int r = c % 13, base = c - r;
+    u64 mates = rest & RANKM[r], free_mates = RANKM[r] & ~W->held;
+    int hole_open = !hole;
+    /* a Joker in a group is the held one (jk) or, when none is held, the drawn card itself */
+    int joker_ok = jk || (W->jk_can_be_hole && hole_open);
+    u64 jk_hole = jk ? hole : JK_BIT;
+    if (pair) {
+        for (u64 t = mates; t; t &= t - 1) std_waits(W, rest ^ (t & -t), jk, melds, 0, hole, jkset);
+        if (hole_open && free_mates) std_waits(W, rest, jk, melds, 0, free_mates, jkset);
+    }
+    if (!melds) return;
+    for (u64 t = mates; t; t &= t - 1) {
+        u64 b = t & -t;
+        for (u64 t2 = t & (t - 1); t2; t2 &= t2 - 1) std_waits(W, rest ^ b ^ (t2 & -t2), jk, melds - 1, pair, hole, jkset);
+        if (joker_ok && free_mates) std_waits(W, rest ^ b, 0, melds - 1, pair, jk_hole, free_mates);
+        if (hole_open && free_mates) std_waits(W, rest ^ b, jk, melds - 1, pair, free_mates, jkset);
+    }
+    if (jk && hole_open && pc64(free_mates) >= 2) std_waits(W, rest, 0, melds - 1, pair, free_mates, free_mates);
+    for (int st = r - 2; st <= r; st++) {
+        if (st < 0 || st > 10) continue;
+        u64 take = 0, open[2];
+        int nopen = 0, ok = 1;
+        for (int p = st; p < st + 3 && ok; p++) {
+            if (p == r) continue;
+            u64 b = 1ULL << (base + p);
+            if (p > r && (rest & b)) take |= b;
+            else if (!(W->held & b)) open[nopen++] = b;
+            else ok = 0;
+        }
+        if (!ok) continue;
+        u64 rm = rest ^ take;
+        if (nopen == 0) std_waits(W, rm, jk, melds - 1, pair, hole, jkset);
+        else if (nopen == 1) {
+            if (joker_ok) std_waits(W, rm, 0, melds - 1, pair, jk_hole, open[0]);
+            if (hole_open) std_waits(W, rm, jk, melds - 1, pair, open[0], jkset);
+        } else if (jk && hole_open) {
+            std_waits(W, rm, 0, melds - 1, pair, open[0], open[1]);
+            std_waits(W, rm, 0, melds - 1, pair, open[1], open[0]);
+        }
+    }
+}
+
 u64 eval_waits(u64 hand, u64 meld) {
     u64 real = hand & REAL, held = real | (meld & REAL);
-    u64 isolated = real & ~neighbours(real);
+    int jk = (hand & JK_BIT) != 0;
+    waits_t W = {held, 0, !jk};
     /* every card of a winning hand has a partner, and one new card can rescue one lone card */
-    u64 cand = pc64(isolated) > 1 ? 0 : neighbours(isolated ? isolated : real) & ~held;
-    if (!meld)
-        for (int s = 0; s < 4; s++) { /* a royal straight waiting on one card: A 7 8 9 T J Q K */
-            u64 royal = 0x1FC1ULL << (13 * s);
-            if (!(hand & ~royal) && pc64(hand) == 7) {
-                cand |= royal & ~hand;
-            }
-        }
-    u64 out = 0;
-    for (u64 t = cand; t; t &= t - 1) {
-        u64 b = t & -t;
-        if (eval_is_win(hand | b, meld)) out |= b;
+    if (pc64(real & ~neighbours(real)) <= 1) std_waits(&W, real, jk, meld ? 1 : 2, 1, 0, 0);
+    if (!meld) {
+        u64 r0 = row_of(real, 0), r1 = row_of(real, 1), r2 = row_of(real, 2), r3 = row_of(real, 3);
+        u64 col = r0 | r1 | r2 | r3, odd = r0 ^ r1 ^ r2 ^ r3;
+        /* four pairs (and crown pairs): three pairs and a single wait on the single's rank */
+        if (!jk && pc64(col) == 4 && pc64(odd) == 1) W.out |= RANKM[ctz64(odd)] & ~held;
+        /* two quads and straights: few cards can complete them; check those directly */
+        u64 cand = 0;
+        for (int s = 0; s < 4; s++)
+            if (!(real & ~SUITM[s])) cand |= SUITM[s];
+        if (pc64(col) <= 2)
+            for (u64 t = col; t; t &= t - 1) cand |= RANKM[ctz64(t)];
+        for (u64 t = cand & ~held & ~W.out; t; t &= t - 1)
+            if (eval_is_win(hand | (t & -t), 0)) W.out |= t & -t;
     }
-    if (!(hand & JK_BIT) && eval_is_win(hand | JK_BIT, meld)) out |= JK_BIT;
-    return out;
+    if (!jk && !meld && !(W.out & JK_BIT) && special_exists(hand | JK_BIT)) W.out |= JK_BIT;
+    return W.out;
 }
 
 /* ---------------------------------------------------------------- distance to win */
@@ -366,12 +427,38 @@ static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair
         }
 }
 
+/* Upper bound on held cards still coverable: a group's held cards lie in one component of the
+ * "rank-mate or same suit within two" graph, and a slot covers at most 3 of them. */
+static int cover_bound(u64 rem, int slots) {
+    int sizes[8], n = 0, total = 0;
+    while (rem && n < 8) {
+        u64 comp = rem & -rem, prev = 0;
+        while (comp != prev) {
+            prev = comp;
+            comp |= neighbours(comp) & rem;
+        }
+        sizes[n++] = pc64(comp);
+        rem &= ~comp;
+    }
+    for (int k = 0; k < slots; k++) {
+        int bi = 0;
+        for (int i = 1; i < n; i++)
+            if (sizes[i] > sizes[bi]) bi = i;
+        if (n == 0 || sizes[bi] <= 0) break;
+        int t = sizes[bi] < 3 ? sizes[bi] : 3;
+        total += t;
+        sizes[bi] -= t;
+    }
+    return total;
+}
+
 static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     int jk_pending = d->jk_held && !d->jk_used;
     if (jk_pending && !melds) return;
     int cap = 3 * melds + 2 * pair - jk_pending;
     int n = pc64(rem);
     if (ov + (n < cap ? n : cap) <= d->best) return;
+    if (rem && ov + cover_bound(rem, melds + pair) <= d->best) return;
     if (!rem || (!melds && !pair)) {
         if (fill(d, melds, pair)) d->best = ov;
         return;
