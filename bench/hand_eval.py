@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from meld8_env.hands import _native, _reference
+from meld8_env.hands import _native, _reference, set_backend
 from meld8_env.hands.sampling import drop_random_card, random_masks
 from meld8_env.rules import RuleConfig
 from meld8_env.scoring import score_batch, score_masks
@@ -53,8 +53,9 @@ def main() -> None:
     min_han = np.ones(n, np.int8)
     dora = rng.integers(0, 52, n).astype(np.int8)
     rules = RuleConfig()
+    set_backend("python")  # the Python column is the pure twin end to end; C rows call _native directly
 
-    def c_batch(fn, hands, dtype):  # noqa: ANN001
+    def c_batch(fn, hands, dtype):
         out = np.zeros(len(hands), dtype)
         return lambda: fn(hands, None, out)
 

@@ -72,9 +72,7 @@ def parse_card(token: str, position: int | None = None) -> int:
         suit = _SUIT_ALIASES.get(tok[-1].lower())
         if rank is not None and suit is not None:
             return card_id(rank, suit)
-    raise CardError(
-        f"unknown card {tok!r}{where}: expected rank A 2-9 T/10 J Q K + suit s h d c, or JK"
-    )
+    raise CardError(f"unknown card {tok!r}{where}: expected rank A 2-9 T/10 J Q K + suit s h d c, or JK")
 
 
 def parse_cards(text: str | Iterable[int | str], count: int | None = None) -> list[int]:

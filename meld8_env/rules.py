@@ -95,9 +95,7 @@ class RuleConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise RuleConfigError(
-                f"unknown rule option {unknown[0]!r}; known options: {', '.join(sorted(known))}"
-            )
+            raise RuleConfigError(f"unknown rule option {unknown[0]!r}; known options: {', '.join(sorted(known))}")
         clean = dict(data)
         for key in ("min_yaku_han", "placement_points"):
             if isinstance(clean.get(key), list):

@@ -53,7 +53,17 @@ YAKU_IDS = (
 REASONS = ("", "no_form", "illegal_joker", "furiten", "no_yaku", "below_minimum")
 # Yaku that lose 1 han with a call or with the Joker (R32, §7 table).
 REDUCIBLE = frozenset(
-    ("all_red", "all_black", "toitoi", "chanta", "identical_sequences", "pinfu", "jun_chanta", "two_quads", "pure_straight")
+    (
+        "all_red",
+        "all_black",
+        "toitoi",
+        "chanta",
+        "identical_sequences",
+        "pinfu",
+        "jun_chanta",
+        "two_quads",
+        "pure_straight",
+    )
 )
 BASE_HAN = {
     "closed_tsumo": 1, "tanyao": 1, "four_pairs": 1, "all_red": 2, "all_black": 2, "toitoi": 2, "chanta": 2,
@@ -151,8 +161,8 @@ def _evaluate(reading: Reading, meld: int, win_card: int, ctx: _Context) -> dict
         mult = 2 if one_colour else 1
         return _yakuman("four_crown_pairs", mult, rules)
 
-    triplets = [g for g, rg in zip(raw, resolved) if _is_triplet(rg)]
-    sequences = [(g, rg) for g, rg in zip(raw, resolved) if _is_sequence(rg)]
+    triplets = [g for g, rg in zip(raw, resolved, strict=True) if _is_triplet(rg)]
+    sequences = [(g, rg) for g, rg in zip(raw, resolved, strict=True) if _is_sequence(rg)]
     ranks_of = [{rank_of(c) for c in rg} for rg in resolved]
     yaku: list[tuple[str, int]] = []
     if ctx.tsumo and not called:
@@ -317,9 +327,7 @@ def score_masks(
         return _fail("furiten")  # R33
     ctx = _Context(tsumo, dealer, first_draw, last_card, dora, rules)
     evs = [(_evaluate(r, meld, win_card, ctx), i) for i, r in enumerate(reads)]
-    valid = [
-        (ev, i) for ev, i in evs if (ev["yakuman"] and not ev.get("counted")) or ev["yaku_han"] >= max(1, min_han)
-    ]
+    valid = [(ev, i) for ev, i in evs if (ev["yakuman"] and not ev.get("counted")) or ev["yaku_han"] >= max(1, min_han)]
     if not valid:
         has_yaku = any(ev["yaku_han"] >= 1 for ev, _ in evs)
         return _fail("below_minimum" if has_yaku else "no_yaku")

@@ -69,7 +69,9 @@ def check_win_and_waits(n: int, seed: int) -> None:
     _native.waits_batch(h7, None, gw)
     ww = ref_waits7(h7)
     bad = np.nonzero(gw != ww)[0]
-    assert bad.size == 0, _report("waits", h7[bad], [mask_str(int(x)) for x in gw[bad]], [mask_str(int(x)) for x in ww[bad]])
+    assert bad.size == 0, _report(
+        "waits", h7[bad], [mask_str(int(x)) for x in gw[bad]], [mask_str(int(x)) for x in ww[bad]]
+    )
 
 
 def test_win_and_waits_200k():
@@ -104,9 +106,11 @@ def test_meld_cases_10k():
         ok = parts[((standins & melds[i]) == 0) & ((parts & melds[i]) == 0)]
         h5[i] = ok[rng.integers(0, len(ok))]
     h4 = drop_random_card(rng, h5)
-    for h, h_4, m in zip(h5, h4, melds):
+    for h, h_4, m in zip(h5, h4, melds, strict=True):
         h, h_4, m = int(h), int(h_4), int(m)
-        assert _canon(_native.readings(h, m)) == _canon(_reference.readings(h, m)), _report("meld readings", [h], ["C"], ["py"], [m])
+        assert _canon(_native.readings(h, m)) == _canon(_reference.readings(h, m)), _report(
+            "meld readings", [h], ["C"], ["py"], [m]
+        )
         cw, pw = _native.waits(h_4, m), _reference.waits(h_4, m)
         assert cw == pw, _report("meld waits", [h_4], [mask_str(cw)], [mask_str(pw)], [m])
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from meld8_env.cards import mask_str
 from meld8_env.hands import _reference
-from meld8_env.hands.sampling import BITS, drop_random_card, random_masks, random_melds
+from meld8_env.hands.sampling import BITS, random_masks, random_melds
 from meld8_env.rules import RuleConfig
 from meld8_env.scoring import REASONS, score_batch, score_masks
 

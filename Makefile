@@ -1,0 +1,43 @@
+# Meld8 developer commands. Everything runs in ./.venv (created on first use).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test test-slow lint format bench demo clean
+
+$(STAMP): pyproject.toml setup.py meld8_env/hands/*.c meld8_env/hands/*.h
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# CPU torch from the local wheel first: a bare 'torch' requirement pulls a multi-GB CUDA build
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: install  ## the CI test command: fails if the C extension did not build
+	MELD8_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q
+
+test-slow: install  ## 10M-hand differential run (minutes)
+	MELD8_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -m slow
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: install
+	$(BIN)/python bench/hand_eval.py
+
+demo: install  ## the quickstart: score a hand, list waits, then a small evaluator benchmark
+	$(BIN)/meld8 score "2s 3s 4s 6h 7h 8h 9d 9c" --win 8h --tsumo --dora-indicator 7h
+	$(BIN)/meld8 waits "2s 3s 4s 6h 7h 9d 9c"
+	$(BIN)/meld8 distance "2s 5h 9d Kc Qh 3c 7s"
+	$(BIN)/python bench/hand_eval.py --n 50000 --n-python 50 --repeats 3
+
+clean:
+	rm -rf $(VENV) build *.egg-info meld8_env/hands/*.so

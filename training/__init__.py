@@ -1,0 +1,1 @@
+"""Training and evaluation tools (single-seat wrapper, PPO training, tournaments)."""
