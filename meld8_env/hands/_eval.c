@@ -319,6 +319,8 @@ typedef struct {
     int dem[13]; /* drawn cards per rank for pairs / triplets */
     int jk_rank; /* rank of the triplet holding the Joker, or -1 */
     int jk_used;
+    int ncomp;
+    u64 comp[8]; /* components of the held cards (see cover_bound) */
 } dist_t;
 
 static inline int supply(const dist_t *d, int r) { return pc64(d->av & RANKM[r] & ~d->wm & ~d->blocked); }
@@ -428,23 +430,28 @@ static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair
 }
 
 /* Upper bound on held cards still coverable: a group's held cards lie in one component of the
- * "rank-mate or same suit within two" graph, and a slot covers at most 3 of them. */
-static int cover_bound(u64 rem, int slots) {
-    int sizes[8], n = 0, total = 0;
-    while (rem && n < 8) {
-        u64 comp = rem & -rem, prev = 0;
+ * "rank-mate or same suit within two" graph of the hand, and a slot covers at most 3 of them. */
+static void find_components(dist_t *d, u64 h) {
+    d->ncomp = 0;
+    while (h && d->ncomp < 8) {
+        u64 comp = h & -h, prev = 0;
         while (comp != prev) {
             prev = comp;
-            comp |= neighbours(comp) & rem;
+            comp |= neighbours(comp) & h;
         }
-        sizes[n++] = pc64(comp);
-        rem &= ~comp;
+        d->comp[d->ncomp++] = comp;
+        h &= ~comp;
     }
+}
+
+static int cover_bound(const dist_t *d, u64 rem, int slots) {
+    int sizes[8], total = 0;
+    for (int i = 0; i < d->ncomp; i++) sizes[i] = pc64(rem & d->comp[i]);
     for (int k = 0; k < slots; k++) {
         int bi = 0;
-        for (int i = 1; i < n; i++)
+        for (int i = 1; i < d->ncomp; i++)
             if (sizes[i] > sizes[bi]) bi = i;
-        if (n == 0 || sizes[bi] <= 0) break;
+        if (d->ncomp == 0 || sizes[bi] <= 0) break;
         int t = sizes[bi] < 3 ? sizes[bi] : 3;
         total += t;
         sizes[bi] -= t;
@@ -458,7 +465,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     int cap = 3 * melds + 2 * pair - jk_pending;
     int n = pc64(rem);
     if (ov + (n < cap ? n : cap) <= d->best) return;
-    if (rem && ov + cover_bound(rem, melds + pair) <= d->best) return;
+    if (rem && ov + cover_bound(d, rem, melds + pair) <= d->best) return;
     if (!rem || (!melds && !pair)) {
         if (fill(d, melds, pair)) d->best = ov;
         return;
@@ -603,6 +610,7 @@ int eval_distance(u64 hand, u64 meld, u64 unseen) {
     d.jk_rank = -1;
     d.best = -1;
     int size = meld ? 5 : 8;
+    find_components(&d, d.H);
     if (!meld) d.best = special_overlap(&d);
     dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
     return d.best < 0 ? UNREACHABLE : size - d.best;
