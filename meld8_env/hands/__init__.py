@@ -181,30 +181,27 @@ def _as_masks(a: np.ndarray | None, n: int | None, what: str) -> np.ndarray | No
     return arr
 
 
-def is_win_form_batch(masks: np.ndarray, meld_masks: np.ndarray | None = None) -> np.ndarray:
-    """bool[B]: is_win_form for each mask (8 concealed cards, or 5 beside the meld mask)."""
+def _batch(native_name: str, reference, masks, meld_masks, dtype) -> np.ndarray:
+    """Run one batched evaluator: the C loop, or the twin hand by hand."""
     h = _as_masks(masks, None, "masks")
     m = _as_masks(meld_masks, h.shape[0], "meld_masks")
-    out = np.zeros(h.shape[0], np.uint8)
+    out = np.zeros(h.shape[0], dtype)
     if BACKEND == "c":
-        _native_module().is_win_form_batch(h, m, out)
+        getattr(_native_module(), native_name)(h, m, out)
     else:
         for i, x in enumerate(h):
-            out[i] = _reference.is_win_form(int(x), int(m[i]) if m is not None else 0)
-    return out.view(bool)
+            out[i] = reference(int(x), int(m[i]) if m is not None else 0)
+    return out
+
+
+def is_win_form_batch(masks: np.ndarray, meld_masks: np.ndarray | None = None) -> np.ndarray:
+    """bool[B]: is_win_form for each mask (8 concealed cards, or 5 beside the meld mask)."""
+    return _batch("is_win_form_batch", _reference.is_win_form, masks, meld_masks, np.uint8).view(bool)
 
 
 def waits_batch(masks: np.ndarray, meld_masks: np.ndarray | None = None) -> np.ndarray:
     """uint64[B]: wait masks (R33) of 7-card hands (4 beside a meld)."""
-    h = _as_masks(masks, None, "masks")
-    m = _as_masks(meld_masks, h.shape[0], "meld_masks")
-    out = np.zeros(h.shape[0], np.uint64)
-    if BACKEND == "c":
-        _native_module().waits_batch(h, m, out)
-    else:
-        for i, x in enumerate(h):
-            out[i] = _reference.waits(int(x), int(m[i]) if m is not None else 0)
-    return out
+    return _batch("waits_batch", _reference.waits, masks, meld_masks, np.uint64)
 
 
 def distance_batch(

@@ -61,6 +61,8 @@ static int std_exists(u64 m, int jk, int melds, int pair, u64 held) {
     return 0;
 }
 
+int eval_std_exists(u64 m, int jk, int melds, int pair, u64 held) { return std_exists(m, jk, melds, pair, held); }
+
 /* ---------------------------------------------------------------- special forms (R26.2-5) */
 static inline u64 row_of(u64 h, int s) { return (h >> (13 * s)) & ROW; }
 

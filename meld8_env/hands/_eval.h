@@ -37,6 +37,7 @@ extern u64 NOT_K, NOT_QK;
 
 void eval_init(void);
 int eval_is_win(u64 hand, u64 meld);
+int eval_std_exists(u64 m, int jk, int melds, int pair, u64 held);
 int eval_readings(u64 hand, u64 meld, reading_t *out, int cap);
 u64 eval_waits(u64 hand, u64 meld);
 int eval_distance(u64 hand, u64 meld, u64 unseen);

@@ -99,46 +99,13 @@ static eval_t evaluate(const score_params_t *P, const reading_t *rd, u64 meld, i
     return e;
 }
 
-/* The same stand-in-blind standard check as reference.relaxed_joker_standard (R27 diagnosis). */
-static int relaxed_std(u64 m, int jk, int melds, int pair);
-static int relaxed_std(u64 m, int jk, int melds, int pair) {
-    if (!m) return !jk && !melds && !pair;
-    int c = ctz64(m);
-    u64 rest = m & (m - 1);
-    int r = c % 13, base = c - r;
-    u64 mates = rest & RANKM[r];
-    if (pair)
-        for (u64 t = mates; t; t &= t - 1)
-            if (relaxed_std(rest ^ (t & -t), jk, melds, 0)) return 1;
-    if (!melds) return 0;
-    for (u64 t = mates; t; t &= t - 1) {
-        u64 b = t & -t;
-        for (u64 t2 = t & (t - 1); t2; t2 &= t2 - 1)
-            if (relaxed_std(rest ^ b ^ (t2 & -t2), jk, melds - 1, pair)) return 1;
-        if (jk && relaxed_std(rest ^ b, 0, melds - 1, pair)) return 1;
-    }
-    for (int st = r - 2; st <= r; st++) {
-        if (st < 0 || st > 10) continue;
-        int use = 0, ok = 1;
-        u64 take = 0;
-        for (int p = st; p < st + 3 && ok; p++) {
-            if (p == r) continue;
-            u64 b = 1ULL << (base + p);
-            if (p > r && (rest & b)) take |= b;
-            else if (jk && !use) use = 1;
-            else ok = 0;
-        }
-        if (ok && relaxed_std(rest ^ take, jk - use, melds - 1, pair)) return 1;
-    }
-    return 0;
-}
-
 static int illegal_joker(u64 hand, u64 meld) {
     if (!(hand & JK_BIT)) return 0;
     u64 base = hand & ~JK_BIT, held = (hand | meld) & REAL;
     for (int c = 0; c < 52; c++)
         if (!(held >> c & 1) && eval_is_win(base | (1ULL << c), meld)) return 1;
-    return relaxed_std(hand & REAL, 1, meld ? 1 : 2, 1);
+    /* the stand-in-blind search (nothing counts as held), as reference.relaxed_joker_standard */
+    return eval_std_exists(hand & REAL, 1, meld ? 1 : 2, 1, 0);
 }
 
 void score_hand_c(const score_params_t *P, u64 hand, u64 meld, int win_card, int flags, int min_han, int dora,
