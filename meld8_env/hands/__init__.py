@@ -121,6 +121,10 @@ def readings_of_masks(mask: int, meld: int = 0) -> list[Reading]:
     return sorted(_backend().readings(mask, meld), key=lambda r: (r[0], tuple(sorted(r[1])), r[2]))
 
 
+def is_win_form_mask(mask: int, meld: int = 0) -> bool:
+    return bool(_backend().is_win_form(mask, meld))
+
+
 def waits_of_masks(mask: int, meld: int = 0) -> int:
     return _backend().waits(mask, meld)
 

@@ -1,0 +1,50 @@
+"""The action space: one flat ``Discrete(64)``, shared by the engine, masks, docs and agents.
+
+| ids     | action                                                                 |
+|---------|------------------------------------------------------------------------|
+| 0-51    | discard the card with that id (R11; never the Joker, R12)              |
+| 52      | Tsumo: declare a win on your own draw (R29)                            |
+| 53      | Ron: declare a win on the discard under claim (R29)                    |
+| 54-59   | Pon with the two hand cards of suits (s,h) (s,d) (s,c) (h,d) (h,c) (d,c) (R15) |
+| 60-62   | Chii with the discard as the low / middle / high card of the sequence (R16) |
+| 63      | pass (decline every claim, R22)                                        |
+"""
+
+from __future__ import annotations
+
+from meld8_env.cards import card_str
+
+NUM_ACTIONS = 64
+DISCARD_MAX = 51
+TSUMO = 52
+RON = 53
+PON_BASE = 54
+PON_SUIT_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+CHII_BASE = 60
+CHII_LOW, CHII_MID, CHII_HIGH = 60, 61, 62
+PASS = 63
+
+_SUIT = "shdc"
+
+
+def pon_action(suit_a: int, suit_b: int) -> int:
+    """Action id of a Pon using hand cards of the two suits (order-free)."""
+    return PON_BASE + PON_SUIT_PAIRS.index((min(suit_a, suit_b), max(suit_a, suit_b)))
+
+
+def action_name(action: int) -> str:
+    """Readable name of an action id, e.g. ``discard 7h``, ``pon (s,d)``, ``chii low``."""
+    if 0 <= action <= DISCARD_MAX:
+        return f"discard {card_str(action)}"
+    if action == TSUMO:
+        return "tsumo"
+    if action == RON:
+        return "ron"
+    if PON_BASE <= action < CHII_BASE:
+        a, b = PON_SUIT_PAIRS[action - PON_BASE]
+        return f"pon ({_SUIT[a]},{_SUIT[b]})"
+    if CHII_BASE <= action < PASS:
+        return "chii " + ("low", "middle", "high")[action - CHII_BASE]
+    if action == PASS:
+        return "pass"
+    raise ValueError(f"action must be 0..{NUM_ACTIONS - 1}, got {action}")

@@ -1,0 +1,123 @@
+"""PettingZoo AEC face of the engine: ``meld8_v0``. The only module that imports PettingZoo.
+
+Agents ``player_0 .. player_{P-1}`` (seat numbers). Each observation is a dict
+``{"observation": uint8[D], "action_mask": int8[64]}`` (layout: ``meld8_env.observation``; actions:
+``meld8_env.actions``); the mask is all zero for agents not to act. ``agent_selection`` follows the
+engine, so claims interrupt the turn order (R21, R22). Rewards (``reward="points"``, default): each
+deal's point change / 10,000 for every seat, plus placement points at the end, so a seat's return is
+(final score - 30,000) / 10,000; ``reward="rank"``: +1 / 0 / -1 by final placement.
+
+Version history: v0 - first release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from meld8_env.actions import NUM_ACTIONS
+from meld8_env.engine.reference import Game
+from meld8_env.observation import encode, obs_size
+from meld8_env.render import render_table
+from meld8_env.rules import RuleConfig
+
+
+def env(**kwargs) -> AECEnv:
+    """The wrapped env (order enforcement and assertion wrappers, as PettingZoo's classics)."""
+    e = raw_env(**kwargs)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
+    metadata = {"render_modes": ["ansi", "human"], "name": "meld8_v0", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        rules: RuleConfig | str | dict | None = None,
+        render_mode: str | None = None,
+        reward: str = "points",
+        oracle: bool = False,
+    ) -> None:
+        super().__init__()
+        self.rules = RuleConfig.load(rules)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.oracle = oracle
+        self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
+        size = obs_size(self.rules, oracle)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, 255, (size,), np.uint8),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._seeds = np.random.default_rng()
+        self.game: Game | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._seeds = np.random.default_rng(seed)
+            game_seed = int(seed)
+        else:
+            game_seed = int(self._seeds.integers(0, 2**63))
+        self.game_seed = game_seed
+        self.game = Game(self.rules, seed=game_seed, reward=self.reward_mode)
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.agents[self.game.acting_seat]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.possible_agents.index(agent)
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        if self.game.acting_seat == seat:
+            mask[self.game.legal_actions()] = 1
+        return {"observation": encode(self.game, seat, self.oracle), "action_mask": mask}
+
+    def action_mask(self, agent: str | None = None) -> np.ndarray:
+        return self.observe(agent or self.agent_selection)["action_mask"]
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        self.game.step(int(action))
+        self.rewards = {a: float(self.game.rewards[i]) for i, a in enumerate(self.possible_agents)}
+        if self.game.over:
+            self.terminations = {a: True for a in self.agents}
+            self.infos = {
+                a: {"final_score": self.game.final_scores[i], "placement": self.game.placements[i]}
+                for i, a in enumerate(self.possible_agents)
+            }
+        else:
+            self.agent_selection = self.possible_agents[self.game.acting_seat]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            print(self.render())
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        seat = self.game.acting_seat if not self.game.over else 0
+        return render_table(self.game, seat)
+
+    def close(self) -> None:
+        pass
