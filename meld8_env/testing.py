@@ -39,3 +39,41 @@ def play_random(game, rng: random.Random, check: bool = True, max_steps: int = 1
         if check:
             check_invariants(game)
     return steps
+
+
+def scenario(
+    hands: dict[int, str],
+    wall: str,
+    *,
+    dealer: int = 0,
+    rules=None,
+    scores: list[int] | None = None,
+    round_index: int = 0,
+):
+    """A reference ``Game`` set up so a test reads like the rule (RiichiEnv-style builder).
+
+    ``hands``: concealed cards per seat (R4 notation, 7 each); ``wall``: the draw order from the
+    dealer's first draw on (the remaining cards follow in id order). The dealer has drawn.
+    """
+    from meld8_env.cards import parse_cards
+    from meld8_env.engine.reference import Game
+    from meld8_env.rules import RuleConfig
+
+    rules = rules or RuleConfig(starting_dealer=dealer)
+    game = Game(rules.replace(starting_dealer=(dealer - round_index) % rules.num_players), seed=0)
+    game.round = round_index
+    if scores is not None:
+        game.scores = list(scores)
+    held = [parse_cards(hands.get(p, ""), count=7) for p in range(game.P)]
+    order = parse_cards(wall)
+    used = {c for h in held for c in h} | set(order)
+    if len(used) != 7 * game.P + len(order):
+        raise ValueError("scenario: a card appears twice among hands and wall")
+    order += [c for c in range(53) if c not in used]
+    game.hands = [sum(1 << c for c in h) for h in held]
+    game.wall = order
+    game.wall_pos = 0
+    game.wall_end = len(order) - rules.wall_limit
+    game.draws_taken = [0] * game.P
+    game._draw(game.dealer)
+    return game
