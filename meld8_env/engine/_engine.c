@@ -1,0 +1,434 @@
+/* Meld8 fast engine: reference.py line for line, on one game_t. See _engine.h. */
+#include "_engine.h"
+#include <string.h>
+
+#define GOLDEN 0x9E3779B97F4A7C15ULL
+#define PASS_A 63
+#define TSUMO_A 52
+#define RON_A 53
+#define PON_A 54
+#define CHII_LOW_A 60
+#define CHII_MID_A 61
+#define CHII_HIGH_A 62
+
+static const int PON_PAIRS[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+
+/* ---------------------------------------------------------------- seeding (seeding.py) */
+static inline u64 mix64(u64 z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static void shuffled_deck(u64 seed, u64 index, int8_t *deck) {
+    u64 state = mix64(seed ^ mix64(index * GOLDEN));
+    for (int i = 0; i < 53; i++) deck[i] = (int8_t)i;
+    for (int i = 52; i > 0; i--) {
+        state += GOLDEN;
+        int j = (int)(mix64(state) % (u64)(i + 1));
+        int8_t t = deck[i];
+        deck[i] = deck[j];
+        deck[j] = t;
+    }
+}
+
+static inline int rank_of(int c) { return c % 13 + 1; }
+static inline int suit_of(int c) { return c / 13; }
+static inline int card_of(int rank, int suit) { return suit * 13 + rank - 1; }
+static inline int dealer_of(const game_t *g, const rules_t *R) { return (g->chiicha + g->round) % R->P; }
+
+/* ---------------------------------------------------------------- setup */
+static void draw_card(game_t *g, int seat) {
+    int card = g->wall[g->wall_pos++];
+    g->hands[seat] |= 1ULL << card;
+    g->drawn = (int8_t)card;
+    g->draws_taken[seat]++;
+    g->first_draw = g->draws_taken[seat] == 1 && !g->any_call;
+    g->last_card = g->wall_pos == g->wall_end;
+    g->current = (int8_t)seat;
+    g->phase = PH_DRAW;
+    g->kuikae = 0;
+}
+
+static void start_deal(game_t *g, const rules_t *R) {
+    int8_t deck[53];
+    g->deals++;
+    shuffled_deck(g->seed, (u64)g->deals, deck);
+    int P = R->P, dealer = dealer_of(g, R), pos = 0;
+    memset(g->hands, 0, sizeof g->hands);
+    for (int i = 0; i < 7; i++)
+        for (int k = 0; k < P; k++) g->hands[(dealer + k) % P] |= 1ULL << deck[pos++];
+    g->wall_len = (uint8_t)(53 - pos);
+    memcpy(g->wall, deck + pos, (size_t)g->wall_len);
+    g->wall_pos = 0;
+    g->wall_end = (uint8_t)(g->wall_len - R->wall_limit);
+    memset(g->melds, 0, sizeof g->melds);
+    memset(g->ndisc, 0, sizeof g->ndisc);
+    memset(g->called, 0, sizeof g->called);
+    memset(g->calls_used, 0, sizeof g->calls_used);
+    memset(g->dead, 0, sizeof g->dead);
+    memset(g->draws_taken, 0, sizeof g->draws_taken);
+    g->any_call = 0;
+    g->dora_ind = -1;
+    g->dealer_discarded = 0;
+    g->claim_n = 0;
+    g->kuikae = 0;
+    g->first_draw = g->last_card = 0;
+    g->drawn = -1;
+    draw_card(g, dealer);
+}
+
+/* ---------------------------------------------------------------- queries */
+static u64 furiten_mask(const game_t *g, int seat) {
+    u64 m = 0;
+    for (int i = 0; i < g->ndisc[seat]; i++)
+        if (!(g->called[seat] >> i & 1)) m |= 1ULL << g->discards[seat][i];
+    return m;
+}
+
+static int wins(const game_t *g, const rules_t *R, int seat, u64 hand, int win_card, int tsumo, int last_card,
+                score_out_t *so) {
+    if (!eval_is_win(hand, g->melds[seat])) return 0;
+    int flags = (tsumo ? FL_TSUMO : 0) | (seat == dealer_of(g, R) ? FL_DEALER : 0) |
+                (tsumo && g->first_draw ? FL_FIRST_DRAW : 0) | (last_card ? FL_LAST_CARD : 0);
+    int dora = g->dora_ind >= 0 ? suit_of(g->dora_ind) * 13 + rank_of(g->dora_ind) % 13 : -1;
+    score_hand_c(&R->sp, hand, g->melds[seat], win_card, flags, R->min_han[g->round], dora,
+                 tsumo ? 0 : furiten_mask(g, seat), so);
+    return so->reason == 0;
+}
+
+static u64 discard_options(const game_t *g, int seat) { return g->hands[seat] & ~g->kuikae & REAL; }
+
+static u64 kuikae_after(const rules_t *R, int action, int card) {
+    if (!R->kuikae_on) return 0;
+    int r = rank_of(card), s = suit_of(card);
+    if (action < CHII_LOW_A) return RANKM[r - 1];
+    if (action == CHII_LOW_A && r + 3 <= 13) return 1ULL << card_of(r + 3, s);
+    if (action == CHII_HIGH_A && r - 3 >= 1) return 1ULL << card_of(r - 3, s);
+    return 0;
+}
+
+/* the two hand cards of a call, or 0 if the shape is impossible */
+static u64 call_cards(int action, int card) {
+    int r = rank_of(card), s = suit_of(card), a, b;
+    if (action < CHII_LOW_A) {
+        return (1ULL << card_of(r, PON_PAIRS[action - PON_A][0])) | (1ULL << card_of(r, PON_PAIRS[action - PON_A][1]));
+    }
+    if (action == CHII_LOW_A) { a = r + 1; b = r + 2; }
+    else if (action == CHII_MID_A) { a = r - 1; b = r + 1; }
+    else { a = r - 2; b = r - 1; }
+    if (a < 1 || b > 13) return 0;
+    return (1ULL << card_of(a, s)) | (1ULL << card_of(b, s));
+}
+
+static u64 claim_options(const game_t *g, const rules_t *R, int seat, int card, int discarder, int final,
+                         int dealer_first) {
+    if (g->dead[seat]) return 0;
+    u64 opts = 0, hand = g->hands[seat];
+    score_out_t so;
+    if (wins(g, R, seat, hand | (1ULL << card), card, 0, final, &so)) opts |= 1ULL << RON_A;
+    if (final || dealer_first || g->calls_used[seat]) return opts;
+    int chii_ok = seat == (discarder + 1) % R->P;
+    int last = chii_ok ? CHII_HIGH_A : CHII_LOW_A - 1;
+    for (int a = PON_A; a <= last; a++) {
+        u64 pair = call_cards(a, card);
+        if (!pair || (hand & pair) != pair) continue;
+        u64 after = hand & ~pair;
+        if (after & ~(kuikae_after(R, a, card) | JK_BIT)) opts |= 1ULL << a;
+    }
+    return opts;
+}
+
+static void compute_mask(game_t *g, const rules_t *R) {
+    if (g->phase == PH_OVER) {
+        g->mask = 0;
+        g->acting = -1;
+        return;
+    }
+    if (g->phase == PH_CLAIM) {
+        g->acting = g->claim_asked[g->claim_idx];
+        g->mask = g->claim_opts[g->claim_idx];
+        return;
+    }
+    int seat = g->current;
+    g->acting = (int8_t)seat;
+    u64 m = discard_options(g, seat);
+    score_out_t so;
+    if (g->phase == PH_DRAW && !g->dead[seat] && wins(g, R, seat, g->hands[seat], g->drawn, 1, g->last_card, &so))
+        m |= 1ULL << TSUMO_A;
+    g->mask = m;
+}
+
+/* ---------------------------------------------------------------- ends of deals */
+static void finish(game_t *g, const rules_t *R) {
+    int P = R->P, order[MAXP], bonus[MAXP];
+    for (int i = 0; i < P; i++) order[i] = i;
+    for (int i = 0; i < P; i++) /* by score desc, then seat order from the chiicha (R40) */
+        for (int j = i + 1; j < P; j++) {
+            int a = order[i], b = order[j];
+            int worse = g->scores[b] > g->scores[a] ||
+                        (g->scores[b] == g->scores[a] && (b - g->chiicha + P) % P < (a - g->chiicha + P) % P);
+            if (worse) { order[i] = b; order[j] = a; }
+        }
+    if (R->placement_share) {
+        int i = 0;
+        while (i < P) {
+            int j = i, sum = 0;
+            while (j + 1 < P && g->scores[order[j + 1]] == g->scores[order[i]]) j++;
+            for (int k = i; k <= j; k++) sum += R->placement[k];
+            /* floor division, as Python's // */
+            int n = j - i + 1, share = sum >= 0 ? sum / n : -((-sum + n - 1) / n);
+            for (int k = i; k <= j; k++) bonus[order[k]] = share;
+            i = j + 1;
+        }
+    } else {
+        for (int k = 0; k < P; k++) bonus[order[k]] = R->placement[k];
+    }
+    for (int k = 0; k < P; k++) g->placements[order[k]] = (uint8_t)(k + 1);
+    for (int p = 0; p < P; p++) {
+        g->final_scores[p] = g->scores[p] + bonus[p];
+        if (!R->reward_rank) g->rewards[p] += (float)bonus[p] / 10000.0f;
+        else g->rewards[p] += g->placements[p] == 1 ? 1.0f : (g->placements[p] == P ? -1.0f : 0.0f);
+    }
+    g->phase = PH_OVER;
+    g->current = -1;
+}
+
+static void end_deal(game_t *g, const rules_t *R, int kind, const int *deltas) {
+    g->result = (int8_t)kind;
+    for (int p = 0; p < R->P; p++) {
+        g->scores[p] += deltas[p];
+        if (!R->reward_rank) g->rewards[p] += (float)deltas[p] / 10000.0f;
+    }
+    if (kind == RES_DRAW && (R->max_replays < 0 || g->replays < R->max_replays)) {
+        g->replays++;
+    } else {
+        g->round++;
+        g->replays = 0;
+    }
+    g->claim_n = 0;
+    if (g->round >= R->rounds) finish(g, R);
+    else start_deal(g, R);
+}
+
+static void win(game_t *g, const rules_t *R, int seat, int card, int discarder, int last_card) {
+    int tsumo = discarder < 0, P = R->P, deltas[MAXP] = {0};
+    u64 hand = g->hands[seat] | (tsumo ? 0 : 1ULL << card);
+    score_out_t so;
+    wins(g, R, seat, hand, card, tsumo, last_card, &so);
+    if (tsumo) {
+        int share = P == 3 ? so.points / (P - 1) : so.points;
+        for (int p = 0; p < P; p++)
+            if (p != seat) { deltas[p] -= share; deltas[seat] += share; }
+    } else {
+        deltas[discarder] -= so.points;
+        deltas[seat] += so.points;
+    }
+    g->win_seat = (int8_t)seat;
+    g->lose_seat = (int8_t)discarder;
+    g->win_hand = hand;
+    g->win_meld = g->melds[seat];
+    g->win_card = (int8_t)card;
+    g->win_han = (int16_t)so.han;
+    g->win_points = so.points;
+    g->win_yakuman = (int8_t)so.yakuman;
+    end_deal(g, R, tsumo ? RES_TSUMO : RES_RON, deltas);
+}
+
+static void chombo(game_t *g, const rules_t *R, int seat) {
+    int deltas[MAXP] = {0};
+    for (int p = 0; p < R->P; p++)
+        if (p != seat) { deltas[p] += R->chombo_payment; deltas[seat] -= R->chombo_payment; }
+    g->win_seat = -1;
+    g->lose_seat = (int8_t)seat;
+    end_deal(g, R, RES_CHOMBO, deltas);
+}
+
+/* ---------------------------------------------------------------- claims */
+static void no_claim(game_t *g, const rules_t *R, int discarder, int final) {
+    if (final) {
+        int deltas[MAXP] = {0};
+        g->win_seat = g->lose_seat = -1;
+        end_deal(g, R, RES_DRAW, deltas);
+    } else {
+        draw_card(g, (discarder + 1) % R->P);
+    }
+}
+
+static void call(game_t *g, const rules_t *R, int seat, int action, int card, int discarder) {
+    u64 pair = call_cards(action, card);
+    g->hands[seat] &= ~pair;
+    g->melds[seat] = pair | (1ULL << card);
+    g->called[discarder] |= 1u << (g->ndisc[discarder] - 1);
+    g->calls_used[seat] = 1;
+    g->any_call = 1;
+    g->current = (int8_t)seat;
+    g->phase = PH_CALL_DISCARD;
+    g->kuikae = kuikae_after(R, action, card);
+    g->drawn = -1;
+}
+
+static void resolve_claims(game_t *g, const rules_t *R) {
+    int n = g->claim_n, card = g->claim_card, d = g->claim_discarder, final = g->claim_final;
+    g->claim_n = 0;
+    for (int i = 0; i < n; i++)
+        if (g->claim_resp[i] == RON_A) { win(g, R, g->claim_asked[i], card, d, final); return; }
+    for (int i = 0; i < n; i++)
+        if (g->claim_resp[i] >= PON_A && g->claim_resp[i] < CHII_LOW_A) {
+            call(g, R, g->claim_asked[i], g->claim_resp[i], card, d);
+            return;
+        }
+    for (int i = 0; i < n; i++)
+        if (g->claim_resp[i] >= CHII_LOW_A && g->claim_resp[i] <= CHII_HIGH_A) {
+            call(g, R, g->claim_asked[i], g->claim_resp[i], card, d);
+            return;
+        }
+    no_claim(g, R, d, final);
+}
+
+static void discard(game_t *g, const rules_t *R, int seat, int card) {
+    g->hands[seat] &= ~(1ULL << card);
+    g->discards[seat][g->ndisc[seat]++] = (int8_t)card;
+    int dealer_first = seat == dealer_of(g, R) && !g->dealer_discarded;
+    if (dealer_first) {
+        g->dealer_discarded = 1;
+        g->dora_ind = (int8_t)card;
+    }
+    g->drawn = -1;
+    g->kuikae = 0;
+    int final = g->wall_end == g->wall_pos, n = 0;
+    for (int k = 1; k < R->P; k++) {
+        int s = (seat + k) % R->P;
+        u64 opts = claim_options(g, R, s, card, seat, final, dealer_first);
+        if (opts) {
+            g->claim_asked[n] = (int8_t)s;
+            g->claim_opts[n] = opts | (1ULL << PASS_A);
+            n++;
+        }
+    }
+    if (!n) {
+        no_claim(g, R, seat, final);
+        return;
+    }
+    g->claim_n = (int8_t)n;
+    g->claim_idx = 0;
+    g->claim_card = (int8_t)card;
+    g->claim_discarder = (int8_t)seat;
+    g->claim_final = (int8_t)final;
+    g->phase = PH_CLAIM;
+}
+
+/* ---------------------------------------------------------------- public */
+void eng_reset(game_t *g, const rules_t *R, uint64_t seed) {
+    memset(g, 0, sizeof *g);
+    g->seed = seed;
+    for (int p = 0; p < R->P; p++) g->scores[p] = R->starting_score;
+    if (R->starting_dealer >= 0) {
+        g->chiicha = (int8_t)R->starting_dealer;
+    } else {
+        int8_t deck[53];
+        shuffled_deck(seed, 0, deck);
+        int best = 0, bs = -1;
+        for (int p = 0; p < R->P; p++) {
+            int c = deck[p];
+            int s = c == 52 ? 100 * 8 : ((rank_of(c) == 1 ? 14 : rank_of(c)) * 8 + R->suit_rank[suit_of(c)]);
+            if (s > bs) { bs = s; best = p; }
+        }
+        g->chiicha = (int8_t)best;
+    }
+    g->result = RES_NONE;
+    start_deal(g, R);
+    compute_mask(g, R);
+}
+
+int eng_step(game_t *g, const rules_t *R, int action) {
+    if (g->phase == PH_OVER || action < 0 || action > 63) return -1;
+    int seat = g->acting;
+    if (!(g->mask >> action & 1)) {
+        if (!R->penalty_mode) return -1;
+        for (int p = 0; p < R->P; p++) g->rewards[p] = 0;
+        g->result = RES_NONE;
+        if (action == TSUMO_A || action == RON_A) {
+            chombo(g, R, seat);
+            compute_mask(g, R);
+            return 0;
+        }
+        g->dead[seat] = 1;
+        if (g->phase == PH_CLAIM) action = PASS_A;
+        else {
+            u64 opts = discard_options(g, seat);
+            action = (g->drawn >= 0 && (opts >> g->drawn & 1)) ? g->drawn : 63 - __builtin_clzll(opts);
+        }
+    } else {
+        for (int p = 0; p < R->P; p++) g->rewards[p] = 0;
+        g->result = RES_NONE;
+    }
+    if (g->phase == PH_CLAIM) {
+        g->claim_resp[g->claim_idx++] = (int8_t)action;
+        if (g->claim_idx == g->claim_n) resolve_claims(g, R);
+    } else if (action == TSUMO_A) {
+        win(g, R, seat, g->drawn, -1, g->last_card);
+    } else {
+        discard(g, R, seat, action);
+    }
+    compute_mask(g, R);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- observations (observation.py) */
+int eng_obs_size(const rules_t *R, int oracle) {
+    int P = R->P;
+    int n = 53 + 53 + P * 53 * 3 + P * MAXD + 53 + 53 + P + 4 + P + R->rounds + P + P + 3;
+    return oracle ? n + P * 53 + 53 : n;
+}
+
+static void plane(uint8_t *out, u64 m) {
+    for (u64 t = m; t; t &= t - 1) out[ctz64(t)] = 1;
+}
+
+void eng_encode(const game_t *g, const rules_t *R, int seat, int oracle, uint8_t *out) {
+    int P = R->P, size = eng_obs_size(R, oracle);
+    memset(out, 0, (size_t)size);
+    uint8_t *o = out;
+    plane(o, g->hands[seat]);
+    o += 53;
+    if (g->drawn >= 0 && g->acting == seat && g->phase == PH_DRAW) o[g->drawn] = 1;
+    o += 53;
+    uint8_t *melds = o, *disc = o + P * 53, *called = o + 2 * P * 53, *order = o + 3 * P * 53;
+    o = order + P * MAXD;
+    uint8_t *dora = o, *claim = o + 53, *discarder = o + 106, *phase = discarder + P, *dealer = phase + 4;
+    uint8_t *round = dealer + P, *calls = round + R->rounds, *scores = calls + P, *tail = scores + P;
+    for (int k = 0; k < P; k++) {
+        int p = (seat + k) % P;
+        plane(melds + 53 * k, g->melds[p]);
+        for (int i = 0; i < g->ndisc[p]; i++) {
+            int c = g->discards[p][i];
+            disc[53 * k + c] = 1;
+            if (g->called[p] >> i & 1) called[53 * k + c] = 1;
+            order[MAXD * k + i] = (uint8_t)(c + 1);
+        }
+        calls[k] = g->calls_used[p];
+        int sc = g->scores[p] >= 0 ? g->scores[p] / 1000 : -((-g->scores[p] + 999) / 1000); /* floor */
+        sc += 128;
+        scores[k] = (uint8_t)(sc < 0 ? 0 : sc > 255 ? 255 : sc);
+    }
+    if (g->dora_ind >= 0) dora[g->dora_ind] = 1;
+    if (g->phase == PH_CLAIM) {
+        claim[g->claim_card] = 1;
+        discarder[(g->claim_discarder - seat + P) % P] = 1;
+    }
+    phase[g->phase] = 1;
+    if (g->phase != PH_OVER) {
+        dealer[(dealer_of(g, R) - seat + P) % P] = 1;
+        round[g->round] = 1;
+        tail[2] = (uint8_t)R->min_han[g->round];
+    }
+    tail[0] = (uint8_t)(g->replays > 255 ? 255 : g->replays);
+    int left = g->wall_end - g->wall_pos;
+    tail[1] = (uint8_t)(left > 0 ? left : 0);
+    if (oracle) {
+        uint8_t *oh = tail + 3, *ow = oh + P * 53;
+        for (int k = 0; k < P; k++) plane(oh + 53 * k, g->hands[(seat + k) % P]);
+        for (int i = g->wall_pos; i < g->wall_end; i++) ow[i - g->wall_pos] = (uint8_t)(g->wall[i] + 1);
+    }
+}

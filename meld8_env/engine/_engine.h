@@ -1,0 +1,55 @@
+/* Meld8 fast engine: the reference engine (meld8_env/engine/reference.py) in C, one struct per game.
+ * A batch is a C-contiguous numpy structured array of game_t (dtype in meld8_env/engine/fast.py,
+ * checked against sizeof/offsetof at import). Legal actions are a 64-bit mask (action id = bit). */
+#ifndef MELD8_ENGINE_H
+#define MELD8_ENGINE_H
+#include <stdint.h>
+#include "../hands/_score.h"
+
+#define MAXP 3
+#define MAXD 24
+enum { PH_DRAW = 0, PH_CALL_DISCARD = 1, PH_CLAIM = 2, PH_OVER = 3 };
+enum { RES_NONE = 0, RES_RON = 1, RES_TSUMO = 2, RES_DRAW = 3, RES_CHOMBO = 4 };
+
+typedef struct {
+    uint64_t seed;
+    uint64_t hands[MAXP];
+    uint64_t melds[MAXP];
+    uint64_t kuikae;          /* cards the caller may not discard now (R20) */
+    uint64_t claim_opts[MAXP - 1]; /* legal actions of each asked seat, PASS included */
+    uint64_t mask;            /* legal actions of the acting seat */
+    uint64_t win_hand, win_meld; /* last win: for statistics and replays */
+    int32_t scores[MAXP];
+    int32_t final_scores[MAXP];
+    float rewards[MAXP];
+    int32_t win_points, deals, replays;
+    int16_t win_han;
+    int8_t discards[MAXP][MAXD];
+    uint32_t called[MAXP];    /* bit i: discard i was called */
+    int8_t wall[53];
+    uint8_t ndisc[MAXP], calls_used[MAXP], dead[MAXP], draws_taken[MAXP], placements[MAXP];
+    uint8_t wall_pos, wall_end, wall_len;
+    int8_t chiicha, round, phase, current, drawn, dora_ind;
+    uint8_t any_call, dealer_discarded, first_draw, last_card;
+    int8_t claim_card, claim_discarder, claim_final, claim_n, claim_idx;
+    int8_t claim_asked[MAXP - 1], claim_resp[MAXP - 1];
+    int8_t result, win_seat, lose_seat, win_card, win_yakuman, win_flags, acting;
+    int8_t pad[6];
+} game_t;
+
+typedef struct {
+    int P, rounds, starting_score, starting_dealer; /* starting_dealer -1: draw (R7) */
+    int suit_rank[4];                                /* dealer-draw strength of each suit */
+    int wall_limit, kuikae_on, penalty_mode, chombo_payment, max_replays; /* max_replays -1: none */
+    int placement_share, reward_rank;
+    int min_han[16];
+    int placement[MAXP];
+    score_params_t sp;
+} rules_t;
+
+void eng_reset(game_t *g, const rules_t *R, uint64_t seed);
+/* returns 0 when applied; -1 when illegal in default mode (nothing changes) */
+int eng_step(game_t *g, const rules_t *R, int action);
+int eng_obs_size(const rules_t *R, int oracle);
+void eng_encode(const game_t *g, const rules_t *R, int seat, int oracle, uint8_t *out);
+#endif
