@@ -13,7 +13,7 @@ unused slots stay zero with two players):
 | wall | int8 (53,) | draw order after the deal; ``wall_pos`` / ``wall_end`` |
 | phase, acting, round, replays | | 0 draw, 1 call_discard, 2 claim, 3 over; the seat to act; round; replays |
 | mask | uint64 | legal actions of the acting seat (bit = action id) |
-| result, win_seat, lose_seat, win_han, win_points | | how the last step ended a deal (0 none, 1 ron, 2 tsumo, 3 draw, 4 chombo) |
+| result, win_seat, lose_seat | | how the last step ended a deal: 0 none, 1 ron, 2 tsumo, 3 draw, 4 chombo |
 
 The same seed gives the same game as ``reference.Game`` (tests compare them step by step).
 """
