@@ -17,9 +17,11 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from meld8_env.actions import NUM_ACTIONS
-from meld8_env.engine.reference import Game
-from meld8_env.observation import encode, obs_size
+from meld8_env.actions import NUM_ACTIONS, action_name
+from meld8_env.engine import _fast
+from meld8_env.engine.fast import FastBatch
+from meld8_env.engine.reference import PHASE_NAMES, IllegalActionError
+from meld8_env.engine.view import view_of
 from meld8_env.render import render_table
 from meld8_env.rules import RuleConfig
 
@@ -49,7 +51,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.reward_mode = reward
         self.oracle = oracle
         self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
-        size = obs_size(self.rules, oracle)
+        self.engine = FastBatch(1, self.rules, reward=reward, oracle=oracle)  # a single env is a batch of one
+        size = self.engine.obs_size
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(0, 255, (size,), np.uint8),
@@ -59,7 +62,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._seeds = np.random.default_rng()
-        self.game: Game | None = None
+        self._act = np.zeros(1, np.int64)
+        self._illegal = np.zeros(1, np.uint8)
+        self._seat = np.zeros(1, np.int8)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -74,21 +79,22 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         else:
             game_seed = int(self._seeds.integers(0, 2**63))
         self.game_seed = game_seed
-        self.game = Game(self.rules, seed=game_seed, reward=self.reward_mode)
+        self.engine.reset(np.array([game_seed], np.uint64))
+        self.state = self.engine.state[0]
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.agents[self.game.acting_seat]
+        self.agent_selection = self.agents[int(self.state["acting"])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
-        mask = np.zeros(NUM_ACTIONS, np.int8)
-        if self.game.acting_seat == seat:
-            mask[self.game.legal_actions()] = 1
-        return {"observation": encode(self.game, seat, self.oracle), "action_mask": mask}
+        self._seat[0] = self.possible_agents.index(agent)
+        obs = np.empty((1, self.engine.obs_size), np.uint8)
+        mask = np.empty((1, NUM_ACTIONS), np.uint8)
+        _fast.observe(self.engine.state, self.engine._rt, self._seat, self.oracle, obs, mask)
+        return {"observation": obs[0], "action_mask": mask[0].view(np.int8)}
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         return self.observe(agent or self.agent_selection)["action_mask"]
@@ -98,26 +104,44 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        self._act[0] = action
+        _fast.step(self.engine.state, self.engine._rt, self._act, self._illegal)
+        if self._illegal[0]:
+            self._raise_illegal(int(action))
         self._cumulative_rewards[agent] = 0.0
-        self.game.step(int(action))
-        self.rewards = {a: float(self.game.rewards[i]) for i, a in enumerate(self.possible_agents)}
-        if self.game.over:
+        st = self.state
+        self.rewards = {a: float(st["rewards"][i]) for i, a in enumerate(self.possible_agents)}
+        if st["phase"] == 3:
             self.terminations = {a: True for a in self.agents}
             self.infos = {
-                a: {"final_score": self.game.final_scores[i], "placement": self.game.placements[i]}
+                a: {"final_score": int(st["final_scores"][i]), "placement": int(st["placements"][i])}
                 for i, a in enumerate(self.possible_agents)
             }
         else:
-            self.agent_selection = self.possible_agents[self.game.acting_seat]
+            self.agent_selection = self.possible_agents[int(st["acting"])]
         self._accumulate_rewards()
         if self.render_mode == "human":
             print(self.render())
 
+    def _raise_illegal(self, action: int) -> None:
+        st = self.state
+        legal = [a for a in range(NUM_ACTIONS) if int(st["mask"]) >> a & 1]
+        name = action_name(action) if 0 <= action < NUM_ACTIONS else "out of range 0..63"
+        raise IllegalActionError(
+            f"illegal action {action} ({name}) for {self.agent_selection} in phase "
+            f"{PHASE_NAMES[int(st['phase'])]}; legal: {', '.join(f'{a} ({action_name(a)})' for a in legal)}"
+        )
+
+    @property
+    def game(self):
+        """A read-only view of the game with the reference engine's attribute names."""
+        return view_of(self.state, self.rules)
+
     def render(self) -> str | None:
         if self.render_mode is None:
             return None
-        seat = self.game.acting_seat if not self.game.over else 0
-        return render_table(self.game, seat)
+        game = self.game
+        return render_table(game, game.acting_seat if not game.over else 0)
 
     def close(self) -> None:
         pass

@@ -121,6 +121,38 @@ static PyObject *py_observe(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* random_legal(states, rng uint64[B] (splitmix64 states, advanced), out int64[B]): a uniformly random
+ * legal action per game (0 for games that are over). */
+static PyObject *py_random_legal(PyObject *self, PyObject *args) {
+    PyObject *so, *ro, *oo;
+    Py_buffer bs, br, bo;
+    if (!PyArg_ParseTuple(args, "OOO", &so, &ro, &oo)) return NULL;
+    if (!get_buf(so, &bs, 0, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
+    if (!get_buf(ro, &br, 1, 8, n, "rng")) { PyBuffer_Release(&bs); return NULL; }
+    if (!get_buf(oo, &bo, 1, 8, n, "out")) { PyBuffer_Release(&bs); PyBuffer_Release(&br); return NULL; }
+    const game_t *g = bs.buf;
+    uint64_t *rng = br.buf;
+    int64_t *out = bo.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t m = g[i].mask;
+        int k = __builtin_popcountll(m);
+        if (!k) { out[i] = 0; continue; }
+        rng[i] += 0x9E3779B97F4A7C15ULL;
+        uint64_t z = rng[i];
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        int r = (int)(z % (uint64_t)k);
+        while (r--) m &= m - 1;
+        out[i] = __builtin_ctzll(m);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bo);
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_obs_size(PyObject *self, PyObject *args) {
     PyObject *ro;
     int oracle;
@@ -170,6 +202,7 @@ static PyMethodDef methods[] = {
     {"reset", py_reset, METH_VARARGS, "reset(states, rules, seeds)"},
     {"step", py_step, METH_VARARGS, "step(states, rules, actions, illegal) -> n_illegal"},
     {"observe", py_observe, METH_VARARGS, "observe(states, rules, seats, oracle, obs, masks)"},
+    {"random_legal", py_random_legal, METH_VARARGS, "random_legal(states, rng, out)"},
     {"obs_size", py_obs_size, METH_VARARGS, "obs_size(rules, oracle) -> int"},
     {"layout", py_layout, METH_NOARGS, "layout() -> ([(field, offset, format, shape)], itemsize)"},
     {NULL, NULL, 0, NULL},
