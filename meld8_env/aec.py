@@ -27,10 +27,9 @@ from meld8_env.rules import RuleConfig
 
 
 def env(**kwargs) -> AECEnv:
-    """The wrapped env (order enforcement and assertion wrappers, as PettingZoo's classics)."""
-    e = raw_env(**kwargs)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    """The wrapped env (PettingZoo's order enforcement). Out-of-range and illegal actions are
+    rejected by the engine itself with an error listing the legal ones (no assertion wrapper)."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
@@ -65,6 +64,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self._act = np.zeros(1, np.int64)
         self._illegal = np.zeros(1, np.uint8)
         self._seat = np.zeros(1, np.int8)
+        self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -90,11 +90,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.agent_selection = self.agents[int(self.state["acting"])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        self._seat[0] = self.possible_agents.index(agent)
+        self._seat[0] = self._seat_of[agent]
         obs = np.empty((1, self.engine.obs_size), np.uint8)
-        mask = np.empty((1, NUM_ACTIONS), np.uint8)
+        mask = np.empty((1, NUM_ACTIONS), np.int8)
         _fast.observe(self.engine.state, self.engine._rt, self._seat, self.oracle, obs, mask)
-        return {"observation": obs[0], "action_mask": mask[0].view(np.int8)}
+        return {"observation": obs[0], "action_mask": mask[0]}
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         return self.observe(agent or self.agent_selection)["action_mask"]
@@ -110,7 +110,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._raise_illegal(int(action))
         self._cumulative_rewards[agent] = 0.0
         st = self.state
-        self.rewards = {a: float(st["rewards"][i]) for i, a in enumerate(self.possible_agents)}
+        self.rewards = dict(zip(self.possible_agents, st["rewards"].tolist(), strict=False))
         if st["phase"] == 3:
             self.terminations = {a: True for a in self.agents}
             self.infos = {

@@ -14,7 +14,7 @@ After ``reset()`` and after each ``step(actions)`` these arrays describe every g
 Autoreset (default ``autoreset=True``, "same step"): a game that ends is reset at once with the next
 seed, so the returned observation is already the new game's first one; its ``rewards``,
 ``terminated`` and ``final_scores`` still describe the game that ended. With ``autoreset=False`` an
-ended game stays over (empty mask) until ``reset()``.
+ended game stays over (empty mask, its action ignored) until ``reset()``.
 
 Seeds: with ``seed=S`` game i of the first batch uses seed ``S + i``; later games take ``S + B``,
 ``S + B + 1``, ... in the order they start (lowest index first). A game's seed alone fixes its deals,
@@ -115,6 +115,7 @@ class Meld8Vector:
         if not self.rules.penalty_mode:
             inside = (acts >= 0) & (acts < 64)
             legal = inside & ((eng.state["mask"] & _BITS[np.clip(acts, 0, 63)]) != 0)
+            legal |= eng.state["phase"] == 3  # a finished game (autoreset off) ignores its action
             if not legal.all():
                 i = int(np.flatnonzero(~legal)[0])
                 self._raise_illegal(i, int(acts[i]))

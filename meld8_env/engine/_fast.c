@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include "_engine.h"
 
-static int parse_rules(PyObject *t, rules_t *R) {
+static int unpack_tuple(PyObject *t, rules_t *R) {
     /* order: see meld8_env/engine/fast.py::_rules_tuple */
     if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 41) {
         PyErr_SetString(PyExc_ValueError, "rules: expected a tuple of 41 ints");
@@ -33,6 +33,23 @@ static int parse_rules(PyObject *t, rules_t *R) {
         return 0;
     }
     return 1;
+}
+
+/* Rules travel as bytes holding a rules_t (made once by pack_rules), so each call only copies them. */
+static int parse_rules(PyObject *o, rules_t *R) {
+    if (!PyBytes_Check(o) || PyBytes_GET_SIZE(o) != (Py_ssize_t)sizeof(rules_t)) {
+        PyErr_SetString(PyExc_TypeError, "rules: expected the bytes made by pack_rules()");
+        return 0;
+    }
+    memcpy(R, PyBytes_AS_STRING(o), sizeof *R);
+    return 1;
+}
+
+static PyObject *py_pack_rules(PyObject *self, PyObject *args) {
+    PyObject *t;
+    rules_t R;
+    if (!PyArg_ParseTuple(args, "O", &t) || !unpack_tuple(t, &R)) return NULL;
+    return PyBytes_FromStringAndSize((const char *)&R, sizeof R);
 }
 
 static int get_buf(PyObject *o, Py_buffer *b, int writable, Py_ssize_t itemsize, Py_ssize_t n, const char *what) {
@@ -202,6 +219,7 @@ static PyMethodDef methods[] = {
     {"reset", py_reset, METH_VARARGS, "reset(states, rules, seeds)"},
     {"step", py_step, METH_VARARGS, "step(states, rules, actions, illegal) -> n_illegal"},
     {"observe", py_observe, METH_VARARGS, "observe(states, rules, seats, oracle, obs, masks)"},
+    {"pack_rules", py_pack_rules, METH_VARARGS, "pack_rules(tuple of 41 ints) -> bytes"},
     {"random_legal", py_random_legal, METH_VARARGS, "random_legal(states, rng, out)"},
     {"obs_size", py_obs_size, METH_VARARGS, "obs_size(rules, oracle) -> int"},
     {"layout", py_layout, METH_NOARGS, "layout() -> ([(field, offset, format, shape)], itemsize)"},

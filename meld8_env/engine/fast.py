@@ -84,7 +84,7 @@ class FastBatch:
         self.rules = rules or RuleConfig()
         self.reward = reward
         self.oracle = oracle
-        self._rt = rules_tuple(self.rules, reward)
+        self._rt = _fast.pack_rules(rules_tuple(self.rules, reward))
         self.B = num_games
         self.P = self.rules.num_players
         self.obs_size = _fast.obs_size(self._rt, oracle)
