@@ -81,6 +81,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.game_seed = game_seed
         self.engine.reset(np.array([game_seed], np.uint64))
         self.state = self.engine.state[0]
+        self.action_log: list[int] = []
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -108,6 +109,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         _fast.step(self.engine.state, self.engine._rt, self._act, self._illegal)
         if self._illegal[0]:
             self._raise_illegal(int(action))
+        self.action_log.append(int(action))
         self._cumulative_rewards[agent] = 0.0
         st = self.state
         self.rewards = dict(zip(self.possible_agents, st["rewards"].tolist(), strict=False))
@@ -131,6 +133,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             f"illegal action {action} ({name}) for {self.agent_selection} in phase "
             f"{PHASE_NAMES[int(st['phase'])]}; legal: {', '.join(f'{a} ({action_name(a)})' for a in legal)}"
         )
+
+    def save_replay(self, path: str) -> None:
+        """Write this (finished) game as a replay file (``meld8 replay FILE`` re-simulates it)."""
+        from meld8_env.replay import save_replay
+
+        save_replay(path, self.rules, self.game_seed, self.action_log)
 
     @property
     def game(self):

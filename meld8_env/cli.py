@@ -91,6 +91,25 @@ def _cmd_distance(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from meld8_env.simulate import format_report, simulate
+
+    if args.games < 1:
+        raise ValueError("--games must be >= 1")
+    stats = simulate(args.games, seed=args.seed, rules=_rules(args.rules), batch=args.batch)
+    print(json.dumps(stats) if args.json else format_report(stats))
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from meld8_env.replay import load_replay, narrate
+
+    doc, _ = load_replay(args.file)
+    for line in narrate(doc):
+        print(line)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="meld8", description="Meld8 rules engine tools (cards in R4 notation).")
     sub = p.add_subparsers(dest="command", required=True)
@@ -122,6 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seen", help="cards seen elsewhere (not drawable)")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=_cmd_distance)
+
+    sim = sub.add_parser("simulate", help="random-legal self-play statistics")
+    sim.add_argument("--games", type=int, default=100, help="games to play (default 100)")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--batch", type=int, default=256, help="games stepped together")
+    sim.add_argument("--rules", help="rule config YAML")
+    sim.add_argument("--json", action="store_true")
+    sim.set_defaults(func=_cmd_simulate)
+
+    rp = sub.add_parser("replay", help="re-simulate a replay file and print it hand by hand")
+    rp.add_argument("file")
+    rp.set_defaults(func=_cmd_replay)
     return p
 
 
@@ -130,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (CardError, RuleConfigError) as exc:
+    except (CardError, RuleConfigError, ValueError) as exc:
         print(f"meld8 {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -10,6 +10,7 @@ After ``reset()`` and after each ``step(actions)`` these arrays describe every g
 | ``rewards`` | (B, P) float32 | every seat's reward from this step |
 | ``terminated`` | (B,) bool | the game ended on this step |
 | ``final_scores`` | (B, P) int32 | final scores of games that ended on this step (else 0) |
+| ``ended_index``, ``ended_states`` | (K,), (K,) state | games that ended on this step and their last engine state |
 
 Autoreset (default ``autoreset=True``, "same step"): a game that ends is reset at once with the next
 seed, so the returned observation is already the new game's first one; its ``rewards``,
@@ -131,8 +132,10 @@ class Meld8Vector:
         self.rewards = st["rewards"][:, : self.P].copy()
         self.terminated = st["phase"] == 3
         self.final_scores = np.where(self.terminated[:, None], st["final_scores"][:, : self.P], 0).astype(np.int32)
+        self.ended_index = np.flatnonzero(self.terminated)
+        self.ended_states = st[self.ended_index].copy()  # before autoreset replaces them
         if self.autoreset and self.terminated.any():
-            idx = np.flatnonzero(self.terminated)
+            idx = self.ended_index
             new = self._take_seeds(idx.size)
             self.seeds[idx] = new
             eng.reset_games(idx, new)

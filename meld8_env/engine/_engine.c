@@ -86,12 +86,19 @@ static u64 furiten_mask(const game_t *g, int seat) {
     return m;
 }
 
+static int win_flags(const game_t *g, const rules_t *R, int seat, int tsumo, int last_card) {
+    return (tsumo ? FL_TSUMO : 0) | (seat == dealer_of(g, R) ? FL_DEALER : 0) |
+           (tsumo && g->first_draw ? FL_FIRST_DRAW : 0) | (last_card ? FL_LAST_CARD : 0);
+}
+
+static int dora_card(const game_t *g) {
+    return g->dora_ind >= 0 ? suit_of(g->dora_ind) * 13 + rank_of(g->dora_ind) % 13 : -1;
+}
+
 static int wins(const game_t *g, const rules_t *R, int seat, u64 hand, int win_card, int tsumo, int last_card,
                 score_out_t *so) {
     if (!eval_is_win(hand, g->melds[seat])) return 0;
-    int flags = (tsumo ? FL_TSUMO : 0) | (seat == dealer_of(g, R) ? FL_DEALER : 0) |
-                (tsumo && g->first_draw ? FL_FIRST_DRAW : 0) | (last_card ? FL_LAST_CARD : 0);
-    int dora = g->dora_ind >= 0 ? suit_of(g->dora_ind) * 13 + rank_of(g->dora_ind) % 13 : -1;
+    int flags = win_flags(g, R, seat, tsumo, last_card), dora = dora_card(g);
     score_hand_c(&R->sp, hand, g->melds[seat], win_card, flags, R->min_han[g->round], dora,
                  tsumo ? 0 : furiten_mask(g, seat), so);
     return so->reason == 0;
@@ -232,6 +239,9 @@ static void win(game_t *g, const rules_t *R, int seat, int card, int discarder, 
     g->win_han = (int16_t)so.han;
     g->win_points = so.points;
     g->win_yakuman = (int8_t)so.yakuman;
+    g->win_flags = (int8_t)win_flags(g, R, seat, tsumo, last_card);
+    g->win_dora = (int8_t)dora_card(g);
+    g->win_min_han = (int8_t)R->min_han[g->round];
     end_deal(g, R, tsumo ? RES_TSUMO : RES_RON, deltas);
 }
 

@@ -34,7 +34,8 @@ typedef struct {
     int8_t claim_card, claim_discarder, claim_final, claim_n, claim_idx;
     int8_t claim_asked[MAXP - 1], claim_resp[MAXP - 1];
     int8_t result, win_seat, lose_seat, win_card, win_yakuman, win_flags, acting;
-    int8_t pad[6];
+    int8_t win_dora, win_min_han;
+    int8_t pad[4];
 } game_t;
 
 typedef struct {

@@ -207,7 +207,8 @@ static PyObject *py_layout(PyObject *self, PyObject *noargs) {
     ADD(claim_discarder, "i1", 0, 0); ADD(claim_final, "i1", 0, 0); ADD(claim_n, "i1", 0, 0);
     ADD(claim_idx, "i1", 0, 0); ADD(claim_asked, "i1", MAXP - 1, 0); ADD(claim_resp, "i1", MAXP - 1, 0);
     ADD(result, "i1", 0, 0); ADD(win_seat, "i1", 0, 0); ADD(lose_seat, "i1", 0, 0); ADD(win_card, "i1", 0, 0);
-    ADD(win_yakuman, "i1", 0, 0); ADD(win_flags, "i1", 0, 0); ADD(acting, "i1", 0, 0); ADD(pad, "i1", 6, 0);
+    ADD(win_yakuman, "i1", 0, 0); ADD(win_flags, "i1", 0, 0); ADD(acting, "i1", 0, 0);
+    ADD(win_dora, "i1", 0, 0); ADD(win_min_han, "i1", 0, 0); ADD(pad, "i1", 4, 0);
     if (!ok) {
         Py_XDECREF(lst);
         return NULL;

@@ -1,0 +1,148 @@
+"""Replay files: a whole game as JSON, re-simulated exactly.
+
+A replay holds ``format``, ``version`` (of meld8), ``rules`` (every option), ``rules_hash``,
+``seed``, ``actions`` (every action in order) and ``result`` (final scores, placements, deals),
+plus a ``checksum`` over all of that. Loading checks each of them and fails with a clear
+:class:`ReplayError` when the file comes from another meld8 version, its rules were edited, it
+was tampered with, or its actions do not re-simulate to its result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from meld8_env.actions import action_name
+from meld8_env.cards import card_str, format_cards
+from meld8_env.engine.reference import Game, IllegalActionError
+from meld8_env.rules import RuleConfig, RuleConfigError
+
+FORMAT = "meld8-replay"
+
+
+class ReplayError(ValueError):
+    """A replay file that cannot be trusted or re-simulated."""
+
+
+def _version() -> str:
+    from meld8_env import __version__
+
+    return __version__
+
+
+def _checksum(body: dict[str, Any]) -> str:
+    blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def play(rules: RuleConfig, seed: int, actions: Sequence[int]) -> Game:
+    """Re-simulate a game on the reference engine; raises ReplayError if an action is illegal."""
+    game = Game(rules, seed=seed)
+    for i, a in enumerate(actions):
+        try:
+            game.step(int(a))
+        except IllegalActionError as exc:
+            raise ReplayError(f"replay diverges at action {i}: {exc}") from None
+    return game
+
+
+def make_replay(rules: RuleConfig, seed: int, actions: Sequence[int]) -> dict[str, Any]:
+    """Build the replay document of a finished game (re-simulated to fill in its result)."""
+    game = play(rules, seed, actions)
+    if not game.over:
+        raise ReplayError(f"the game is not over after {len(actions)} actions")
+    body = {
+        "format": FORMAT,
+        "version": _version(),
+        "rules": rules.to_dict(),
+        "rules_hash": rules.rules_hash,
+        "seed": int(seed),
+        "actions": [int(a) for a in actions],
+        "result": {"final_scores": game.final_scores, "placements": game.placements, "deals": game.deals},
+    }
+    return {**body, "checksum": _checksum(body)}
+
+
+def save_replay(path: str | Path, rules: RuleConfig, seed: int, actions: Sequence[int]) -> Path:
+    doc = make_replay(rules, seed, actions)
+    p = Path(path)
+    p.write_text(json.dumps(doc, indent=1))
+    return p
+
+
+def load_replay(path: str | Path) -> tuple[dict[str, Any], Game]:
+    """Read, verify and re-simulate a replay; returns (document, finished game)."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ReplayError(f"replay file not found: {p}") from None
+    except json.JSONDecodeError as exc:
+        raise ReplayError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ReplayError(f"{p}: not a meld8 replay (format must be {FORMAT!r})")
+    missing = [k for k in ("version", "rules", "rules_hash", "seed", "actions", "result", "checksum") if k not in doc]
+    if missing:
+        raise ReplayError(f"{p}: missing field {missing[0]!r}")
+    if doc["version"] != _version():
+        raise ReplayError(
+            f"{p}: made by meld8 {doc['version']}, this is meld8 {_version()}; replay it with that version"
+        )
+    body = {k: v for k, v in doc.items() if k != "checksum"}
+    if _checksum(body) != doc["checksum"]:
+        raise ReplayError(f"{p}: checksum mismatch: the file was modified after it was written")
+    try:
+        rules = RuleConfig.from_dict(doc["rules"])
+    except RuleConfigError as exc:
+        raise ReplayError(f"{p}: bad rules: {exc}") from None
+    if rules.rules_hash != doc["rules_hash"]:
+        raise ReplayError(f"{p}: rules hash {doc['rules_hash']} does not match its rules ({rules.rules_hash})")
+    game = play(rules, doc["seed"], doc["actions"])
+    got = {"final_scores": game.final_scores, "placements": game.placements, "deals": game.deals}
+    if not game.over or got != doc["result"]:
+        raise ReplayError(f"{p}: re-simulation does not reach the recorded result ({got} != {doc['result']})")
+    return doc, game
+
+
+def narrate(doc: dict[str, Any]) -> Iterator[str]:
+    """The replay hand by hand: each deal's start, every action, and how the deal ended."""
+    rules = RuleConfig.from_dict(doc["rules"])
+    game = Game(rules, seed=doc["seed"])
+    deal_lines = 0
+
+    def deal_header() -> str:
+        hands = "; ".join(f"seat {p}: {format_cards(_cards(game.hands[p]))}" for p in range(game.P))
+        return f"== round {game.round + 1} (replay {game.replays}), dealer seat {game.dealer} == {hands}"
+
+    yield f"rules {doc['rules_hash']}  seed {doc['seed']}  starting dealer seat {game.chiicha}"
+    yield deal_header()
+    for a in doc["actions"]:
+        seat, n_results = game.acting_seat, len(game.results)
+        game.step(a)
+        deal_lines += 1
+        yield f"  seat {seat}: {action_name(a)}"
+        if len(game.results) > n_results:
+            yield "  -> " + _describe(game.results[-1])
+            deal_lines = 0
+            if not game.over:
+                yield deal_header()
+    yield f"final scores {game.final_scores}, placements {game.placements}"
+
+
+def _cards(mask: int) -> list[int]:
+    return [c for c in range(53) if mask >> c & 1]
+
+
+def _describe(res) -> str:
+    if res.kind == "draw":
+        return "draw (wall exhausted): the round is replayed"
+    if res.kind == "chombo":
+        return f"chombo by seat {res.loser}: pays {list(res.deltas)}"
+    s = res.score
+    yaku = ", ".join(f"{y} {h}" for y, h in s.yaku)
+    how = "tsumo" if res.kind == "tsumo" else f"ron from seat {res.loser}"
+    groups = " | ".join(" ".join(card_str(c) for c in g) for g in s.groups)
+    return f"seat {res.winner} wins by {how}: {groups} - {yaku}; {s.han} han, {s.points} points"
