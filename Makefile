@@ -31,13 +31,13 @@ format: install
 	$(BIN)/ruff check --fix .
 
 bench: install
+	$(BIN)/python -m pip install -q '.[bench]' || echo 'no pettingzoo[classic]: baseline rows skipped'
 	$(BIN)/python bench/hand_eval.py
+	$(BIN)/python bench/env_throughput.py
 
-demo: install  ## the quickstart: score a hand, list waits, then a small evaluator benchmark
+demo: install  ## the quickstart main job: 200 random self-play games with statistics, then the calculator
+	$(BIN)/meld8 simulate --games 200 --seed 1
 	$(BIN)/meld8 score "2s 3s 4s 6h 7h 8h 9d 9c" --win 8h --tsumo --dora-indicator 7h
-	$(BIN)/meld8 waits "2s 3s 4s 6h 7h 9d 9c"
-	$(BIN)/meld8 distance "2s 5h 9d Kc Qh 3c 7s"
-	$(BIN)/python bench/hand_eval.py --n 50000 --n-python 50 --repeats 3
 
 clean:
 	rm -rf $(VENV) build *.egg-info meld8_env/hands/*.so

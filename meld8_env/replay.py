@@ -145,4 +145,6 @@ def _describe(res) -> str:
     yaku = ", ".join(f"{y} {h}" for y, h in s.yaku)
     how = "tsumo" if res.kind == "tsumo" else f"ron from seat {res.loser}"
     groups = " | ".join(" ".join(card_str(c) for c in g) for g in s.groups)
+    if s.meld:
+        groups += " | [" + " ".join(card_str(c) for c in s.meld) + "] called"
     return f"seat {res.winner} wins by {how}: {groups} - {yaku}; {s.han} han, {s.points} points"

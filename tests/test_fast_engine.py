@@ -114,3 +114,38 @@ def test_batch_of_64_equals_batches_of_one():
                 v._observe()
             assert np.array_equal(v.observation[0], big.observation[i])
             assert np.array_equal(v.action_mask[0], big.action_mask[i])
+
+
+def test_invariants_after_every_step_of_thousands_of_games():
+    from meld8_env.testing import check_batch_invariants
+
+    rules = RuleConfig(rounds=1, min_yaku_han=(1,), max_replays=1)
+    v = Meld8Vector(256, rules=rules, seed=77, autoreset=True)
+    v.reset()
+    games = 0
+    while games < 2000:
+        v.step(v.sample_actions())
+        games += int(v.terminated.sum())
+        check_batch_invariants(v.engine.state, rules)
+        if len(v.ended_states):
+            assert (v.ended_states["final_scores"][:, :3].sum(axis=1) == 90_000).all()
+
+
+def test_batch_invariant_checker_catches_corruption():
+    from meld8_env.testing import check_batch_invariants
+
+    v = Meld8Vector(4, rules=ONE_ROUND, seed=1)
+    v.reset()
+    for _ in range(30):
+        v.step(v.sample_actions())
+    st = v.engine.state
+    check_batch_invariants(st, ONE_ROUND)
+    for field, mutate, message in [
+        ("scores", lambda s: s["scores"].__setitem__((0, 0), 0), "zero-sum"),
+        ("hands", lambda s: s["hands"].__setitem__((1, 0), s["hands"][1, 0] ^ np.uint64(1 << 40)), "accounted"),
+        ("mask", lambda s: s["mask"].__setitem__(2, 0), "legal actions"),
+    ]:
+        bad = st.copy()
+        mutate(bad)
+        with pytest.raises(AssertionError, match=message):
+            check_batch_invariants(bad, ONE_ROUND)
