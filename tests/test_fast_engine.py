@@ -140,7 +140,7 @@ def test_batch_invariant_checker_catches_corruption():
         v.step(v.sample_actions())
     st = v.engine.state
     check_batch_invariants(st, ONE_ROUND)
-    for field, mutate, message in [
+    for _field, mutate, message in [
         ("scores", lambda s: s["scores"].__setitem__((0, 0), 0), "zero-sum"),
         ("hands", lambda s: s["hands"].__setitem__((1, 0), s["hands"][1, 0] ^ np.uint64(1 << 40)), "accounted"),
         ("mask", lambda s: s["mask"].__setitem__(2, 0), "legal actions"),
