@@ -12,10 +12,15 @@ After ``reset()`` and after each ``step(actions)`` these arrays describe every g
 | ``final_scores`` | (B, P) int32 | final scores of games that ended on this step (else 0) |
 | ``ended_index``, ``ended_states`` | (K,), (K,) state | games that ended on this step and their last engine state |
 
+The arrays are reused: each ``step`` overwrites them, so copy what you keep (rollout buffers do).
+
 Autoreset (default ``autoreset=True``, "same step"): a game that ends is reset at once with the next
 seed, so the returned observation is already the new game's first one; its ``rewards``,
 ``terminated`` and ``final_scores`` still describe the game that ended. With ``autoreset=False`` an
 ended game stays over (empty mask, its action ignored) until ``reset()``.
+
+Threads: the batch is split into contiguous halves stepped in parallel (the C code releases the
+GIL); by default two threads from B = 2048 on, one below (``threads=`` overrides).
 
 Seeds: with ``seed=S`` game i of the first batch uses seed ``S + i``; later games take ``S + B``,
 ``S + B + 1``, ... in the order they start (lowest index first). A game's seed alone fixes its deals,
@@ -29,11 +34,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from meld8_env.actions import action_name
+from meld8_env.engine import _fast
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.reference import PHASE_NAMES, IllegalActionError
 from meld8_env.rules import RuleConfig
-
-_BITS = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
 
 
 class Meld8Vector:
@@ -55,14 +59,13 @@ class Meld8Vector:
         self.engine = FastBatch(self.num_envs, self.rules, reward=reward, oracle=oracle)
         self.P = self.rules.num_players
         self.obs_size = self.engine.obs_size
-        n_threads = threads if threads is not None else 1  # measured: one thread is fastest at B <= 4096
+        # measured (bench/env_throughput.py): a second thread pays off from about a thousand games
+        n_threads = threads if threads is not None else (2 if self.num_envs >= 2048 else 1)
         self._parts = [p for p in np.array_split(np.arange(self.num_envs), max(1, n_threads)) if p.size]
         self._pool = ThreadPoolExecutor(len(self._parts)) if len(self._parts) > 1 else None
         self._base_seed = seed
-        self.rewards = np.zeros((self.num_envs, self.P), np.float32)
-        self.terminated = np.zeros(self.num_envs, bool)
-        self.final_scores = np.zeros((self.num_envs, self.P), np.int32)
         self.seeds = np.zeros(self.num_envs, np.uint64)
+        self._buffers()
 
     # -- seeds --------------------------------------------------------------------------------------
     def _take_seeds(self, n: int) -> np.ndarray:
@@ -79,10 +82,9 @@ class Meld8Vector:
         self._next_seed = self._base_seed
         self.seeds[:] = self._take_seeds(self.num_envs)
         self.engine.reset(self.seeds)
-        self.rewards[:] = 0
-        self.terminated[:] = False
-        self.final_scores[:] = 0
         self._observe()
+        self.ended_index = np.zeros(0, np.int64)
+        self.ended_states = self.engine.state[:0].copy()
 
     # -- stepping -----------------------------------------------------------------------------------
     def _run(self, fn) -> None:
@@ -92,20 +94,31 @@ class Meld8Vector:
             list(self._pool.map(fn, [slice(int(p[0]), int(p[-1]) + 1) for p in self._parts]))
 
     def _observe(self) -> None:
+        self._run(self._observe_part)
+
+    def _buffers(self) -> None:
+        B, P = self.num_envs, self.P
+        self._obs_buf = np.empty((B, self.obs_size), np.uint8)
+        self._mask_buf = np.empty((B, 64), np.uint8)
+        self._seats = np.full(B, -1, np.int8)
+        self._illegal = np.zeros(B, np.uint8)
+        self._rewards = np.zeros((B, P), np.float32)
+        self._terminated = np.zeros(B, np.uint8)
+        self._finals = np.zeros((B, P), np.int32)
+        self._acting = np.zeros(B, np.int8)
+        self.observation = self._obs_buf
+        self.action_mask = self._mask_buf.view(bool)
+        self.current_seat = self._acting
+        self.rewards = self._rewards
+        self.terminated = self._terminated.view(bool)
+        self.final_scores = self._finals
+
+    def _observe_part(self, sl: slice) -> None:
         eng = self.engine
-        obs = np.empty((self.num_envs, self.obs_size), np.uint8)
-        masks = np.empty((self.num_envs, 64), np.uint8)
-        seats = np.full(self.num_envs, -1, np.int8)
-
-        def work(sl: slice) -> None:
-            from meld8_env.engine import _fast
-
-            _fast.observe(eng.state[sl], eng._rt, seats[sl], eng.oracle, obs[sl], masks[sl])
-
-        self._run(work)
-        self.observation = obs
-        self.action_mask = masks.view(bool)
-        self.current_seat = eng.state["acting"].copy()
+        _fast.observe(eng.state[sl], eng._rt, self._seats[sl], eng.oracle, self._obs_buf[sl], self._mask_buf[sl])
+        _fast.outputs(
+            eng.state[sl], self.P, self._rewards[sl], self._terminated[sl], self._finals[sl], self._acting[sl]
+        )
 
     def step(self, actions: np.ndarray) -> None:
         """Apply one action per game. An illegal action (default rules) raises before any game moves."""
@@ -114,32 +127,30 @@ class Meld8Vector:
             raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
         eng = self.engine
         if not self.rules.penalty_mode:
-            inside = (acts >= 0) & (acts < 64)
-            legal = inside & ((eng.state["mask"] & _BITS[np.clip(acts, 0, 63)]) != 0)
-            legal |= eng.state["phase"] == 3  # a finished game (autoreset off) ignores its action
-            if not legal.all():
-                i = int(np.flatnonzero(~legal)[0])
-                self._raise_illegal(i, int(acts[i]))
-        illegal = np.zeros(self.num_envs, np.uint8)
+            bad = _fast.check(eng.state, acts)  # a finished game (autoreset off) ignores its action
+            if bad >= 0:
+                self._raise_illegal(bad, int(acts[bad]))
 
         def work(sl: slice) -> None:
-            from meld8_env.engine import _fast
-
-            _fast.step(eng.state[sl], eng._rt, acts[sl], illegal[sl])
+            _fast.step(eng.state[sl], eng._rt, acts[sl], self._illegal[sl])
+            self._observe_part(sl)
 
         self._run(work)
-        st = eng.state
-        self.rewards = st["rewards"][:, : self.P].copy()
-        self.terminated = st["phase"] == 3
-        self.final_scores = np.where(self.terminated[:, None], st["final_scores"][:, : self.P], 0).astype(np.int32)
-        self.ended_index = np.flatnonzero(self.terminated)
-        self.ended_states = st[self.ended_index].copy()  # before autoreset replaces them
-        if self.autoreset and self.terminated.any():
+        self.ended_index = np.flatnonzero(self._terminated)
+        self.ended_states = eng.state[self.ended_index].copy()  # before autoreset replaces them
+        if self.autoreset and self.ended_index.size:
             idx = self.ended_index
             new = self._take_seeds(idx.size)
             self.seeds[idx] = new
             eng.reset_games(idx, new)
-        self._observe()
+            # the new games' first observations; rewards, flags and final scores stay those of the ended games
+            sub = eng.state[idx]
+            obs = np.empty((idx.size, self.obs_size), np.uint8)
+            masks = np.empty((idx.size, 64), np.uint8)
+            _fast.observe(sub, eng._rt, self._seats[: idx.size], eng.oracle, obs, masks)
+            self._obs_buf[idx] = obs
+            self._mask_buf[idx] = masks
+            self._acting[idx] = sub["acting"]
 
     def _raise_illegal(self, i: int, action: int) -> None:
         st = self.engine.state[i]
@@ -157,8 +168,6 @@ class Meld8Vector:
         if getattr(self, "_sample_state", None) is None:
             base = rng.integers(0, 2**63) if rng is not None else (self._base_seed or 0) + 0x5EED
             self._sample_state = np.uint64(base) + np.arange(self.num_envs, dtype=np.uint64) * np.uint64(7919)
-        from meld8_env.engine import _fast
-
         out = np.empty(self.num_envs, np.int64)
         _fast.random_legal(self.engine.state, self._sample_state, out)
         return out

@@ -170,6 +170,64 @@ static PyObject *py_random_legal(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* check(states, actions int64[B]) -> index of the first action that is not legal, or -1
+ * (a finished game accepts anything: it ignores its action) */
+static PyObject *py_check(PyObject *self, PyObject *args) {
+    PyObject *so, *ao;
+    Py_buffer bs, ba;
+    if (!PyArg_ParseTuple(args, "OO", &so, &ao)) return NULL;
+    if (!get_buf(so, &bs, 0, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t), bad = -1;
+    if (!get_buf(ao, &ba, 0, 8, n, "actions")) { PyBuffer_Release(&bs); return NULL; }
+    const game_t *g = bs.buf;
+    const int64_t *a = ba.buf;
+    for (Py_ssize_t i = 0; i < n && bad < 0; i++) {
+        if (g[i].phase == PH_OVER) continue;
+        if (a[i] < 0 || a[i] > 63 || !(g[i].mask >> a[i] & 1)) bad = i;
+    }
+    PyBuffer_Release(&bs); PyBuffer_Release(&ba);
+    return PyLong_FromSsize_t(bad);
+}
+
+/* outputs(states, P, rewards f4[B,P], terminated u1[B], final_scores i4[B,P], acting i1[B]) */
+static PyObject *py_outputs(PyObject *self, PyObject *args) {
+    PyObject *so, *ro, *to, *fo, *ao;
+    int P;
+    Py_buffer bs, br, bt, bf, ba;
+    if (!PyArg_ParseTuple(args, "OiOOOO", &so, &P, &ro, &to, &fo, &ao)) return NULL;
+    if (P < 2 || P > MAXP) { PyErr_SetString(PyExc_ValueError, "P must be 2 or 3"); return NULL; }
+    if (!get_buf(so, &bs, 0, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
+    if (!get_buf(ro, &br, 1, 4 * P, n, "rewards")) { PyBuffer_Release(&bs); return NULL; }
+    if (!get_buf(to, &bt, 1, 1, n, "terminated")) { PyBuffer_Release(&bs); PyBuffer_Release(&br); return NULL; }
+    if (!get_buf(fo, &bf, 1, 4 * P, n, "final_scores")) {
+        PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bt);
+        return NULL;
+    }
+    if (!get_buf(ao, &ba, 1, 1, n, "acting")) {
+        PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bt); PyBuffer_Release(&bf);
+        return NULL;
+    }
+    const game_t *g = bs.buf;
+    float *rw = br.buf;
+    uint8_t *term = bt.buf;
+    int32_t *fs = bf.buf;
+    int8_t *act = ba.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int over = g[i].phase == PH_OVER;
+        term[i] = (uint8_t)over;
+        act[i] = g[i].acting;
+        for (int p = 0; p < P; p++) {
+            rw[i * P + p] = g[i].rewards[p];
+            fs[i * P + p] = over ? g[i].final_scores[p] : 0;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bt); PyBuffer_Release(&bf); PyBuffer_Release(&ba);
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_obs_size(PyObject *self, PyObject *args) {
     PyObject *ro;
     int oracle;
@@ -221,6 +279,8 @@ static PyMethodDef methods[] = {
     {"step", py_step, METH_VARARGS, "step(states, rules, actions, illegal) -> n_illegal"},
     {"observe", py_observe, METH_VARARGS, "observe(states, rules, seats, oracle, obs, masks)"},
     {"pack_rules", py_pack_rules, METH_VARARGS, "pack_rules(tuple of 41 ints) -> bytes"},
+    {"check", py_check, METH_VARARGS, "check(states, actions) -> first illegal index or -1"},
+    {"outputs", py_outputs, METH_VARARGS, "outputs(states, P, rewards, terminated, final_scores, acting)"},
     {"random_legal", py_random_legal, METH_VARARGS, "random_legal(states, rng, out)"},
     {"obs_size", py_obs_size, METH_VARARGS, "obs_size(rules, oracle) -> int"},
     {"layout", py_layout, METH_NOARGS, "layout() -> ([(field, offset, format, shape)], itemsize)"},
