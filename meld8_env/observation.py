@@ -122,3 +122,49 @@ def encode(game, seat: int, oracle: bool = False) -> np.ndarray:
         for i, card in enumerate(game.wall[game.wall_pos : game.wall_end]):
             out[off("oracle_wall") + i] = card + 1
     return out
+
+
+_BITS53 = np.left_shift(np.uint64(1), np.arange(53, dtype=np.uint64))
+
+
+def _to_masks(planes: np.ndarray) -> np.ndarray:
+    """(..., 53) 0/1 planes -> (...) uint64 card masks."""
+    return (planes.astype(np.uint64) * _BITS53).sum(axis=-1, dtype=np.uint64)
+
+
+def decode(obs: np.ndarray, rules: RuleConfig) -> dict[str, np.ndarray]:
+    """What a bot needs from a batch of observations (B, D), vectorized; seats relative (0 = self).
+
+    Returns ``hand`` (B,) and ``melds``, ``discarded``, ``called`` (B, P) uint64 masks; ``calls_used``
+    (B, P); ``claim_card`` and ``dora_indicator`` (B,) (-1 when none); ``phase``, ``wall_left`` (B,);
+    ``unseen`` (B,) uint64: every card the observer has not seen anywhere (the Joker included).
+    """
+    obs = np.atleast_2d(obs)
+    P = rules.num_players
+    lay = layout(rules)
+
+    def field(name: str) -> np.ndarray:
+        off, size = lay[name]
+        return obs[:, off : off + size]
+
+    melds = _to_masks(field("melds").reshape(-1, P, 53))
+    discarded = _to_masks(field("discarded").reshape(-1, P, 53))
+    hand = _to_masks(field("hand"))
+
+    def one_hot_index(name: str) -> np.ndarray:
+        f = field(name)
+        return np.where(f.any(axis=1), f.argmax(axis=1), -1)
+
+    visible = hand | np.bitwise_or.reduce(melds, axis=1) | np.bitwise_or.reduce(discarded, axis=1)
+    return {
+        "hand": hand,
+        "melds": melds,
+        "discarded": discarded,
+        "called": _to_masks(field("called").reshape(-1, P, 53)),
+        "calls_used": field("calls_used").astype(np.int8),
+        "claim_card": one_hot_index("claim_card"),
+        "dora_indicator": one_hot_index("dora_indicator"),
+        "phase": field("phase").argmax(axis=1),
+        "wall_left": field("wall_left")[:, 0].astype(np.int16),
+        "unseen": np.uint64((1 << 53) - 1) & ~visible,
+    }

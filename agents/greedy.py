@@ -1,0 +1,178 @@
+"""``greedy``: win when it can, otherwise get closer to winning.
+
+- Tsumo / Ron whenever the mask offers it.
+- Discard: the legal discard whose remaining hand has the smallest distance to win (exact, over the
+  cards this seat has not seen), ties broken by the number of unseen cards that would bring it one
+  step closer (the acceptance count), then by the lowest card id.
+- Calls: Pon / Chii only when the call lowers the distance (after the best discard that follows) and
+  keeps a yaku possible (heuristic: a crown-rank Pon, a one-colour hand, a Pon with another pair or
+  triplet in hand for Toitoi, or a crown meld with only terminal-side cards for Chanta); else pass.
+
+Everything is batched: one ``distance_batch`` call scores every candidate of every game.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent
+from meld8_env.actions import CHII_HIGH, CHII_LOW, CHII_MID, PASS, PON_BASE, PON_SUIT_PAIRS, RON, TSUMO
+from meld8_env.hands import distance_batch
+from meld8_env.observation import decode
+
+U1 = np.uint64(1)
+BITS = np.left_shift(U1, np.arange(53, dtype=np.uint64))
+JK = BITS[52]
+REAL = np.uint64((1 << 52) - 1)
+_ROW_NOT_K, _ROW_NOT_QK = 0x0FFF, 0x07FF
+NOT_K = np.uint64(sum(_ROW_NOT_K << (13 * s) for s in range(4)))
+NOT_QK = np.uint64(sum(_ROW_NOT_QK << (13 * s) for s in range(4)))
+RANK_MASKS = np.array([sum(1 << (13 * s + r) for s in range(4)) for r in range(13)], np.uint64)
+CROWN = RANK_MASKS[0] | RANK_MASKS[10] | RANK_MASKS[11] | RANK_MASKS[12]
+TERMINAL_SIDE = CROWN | RANK_MASKS[1] | RANK_MASKS[2] | RANK_MASKS[8] | RANK_MASKS[9]  # A 2 3 9 T J Q K
+RED = np.uint64(((1 << 13) - 1) << 13 | ((1 << 13) - 1) << 26)
+BLACK = REAL & ~RED
+
+
+def neighbours(s: np.ndarray) -> np.ndarray:
+    """Cards that are rank-mates of, or within two ranks in the same suit of, a card of ``s``."""
+    s = s & REAL
+    sh = [np.uint64(k) for k in (13, 26, 39)]
+    mates = np.zeros_like(s)
+    for k in sh:
+        mates |= (s << k) | (s >> k)
+    one, two = np.uint64(1), np.uint64(2)
+    nb = ((s & NOT_K) << one) | ((s >> one) & NOT_K) | ((s & NOT_QK) << two) | ((s >> two) & NOT_QK)
+    return (mates | nb) & REAL
+
+
+def _bits_of(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row, card) pairs of every set bit of each mask."""
+    has = (masks[:, None] & BITS[None, :]) != 0
+    return np.nonzero(has)
+
+
+def best_discards(
+    hands: np.ndarray, melds: np.ndarray, unseen: np.ndarray, allowed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row: the allowed discard leaving the smallest distance (ties: acceptance, then id).
+
+    ``allowed`` (N,) uint64 masks of legal discards. Returns (card, distance, acceptance) per row.
+    """
+    n = len(hands)
+    rows, cards = _bits_of(allowed)
+    after = hands[rows] & ~BITS[cards]
+    dist = distance_batch(after, melds[rows], unseen[rows]).astype(np.int64)
+    best = np.full(n, 127, np.int64)
+    np.minimum.at(best, rows, dist)
+    tied = dist == best[rows]
+    n_tied = np.bincount(rows[tied], minlength=n)
+    accept = np.zeros(len(rows), np.int64)
+    need = np.flatnonzero(tied & (n_tied[rows] > 1))
+    if need.size:
+        pool = (neighbours(after[need]) | JK) & unseen[rows[need]]
+        sub, extra = _bits_of(pool)
+        cand = need[sub]
+        d8 = distance_batch(after[cand] | BITS[extra], melds[rows[cand]], unseen[rows[cand]] & ~BITS[extra])
+        np.add.at(accept, cand, (d8.astype(np.int64) < dist[cand]).astype(np.int64))
+    order = np.lexsort((cards, -accept, dist, rows))
+    first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
+    out_card = np.full(n, -1, np.int64)
+    out_dist = np.full(n, 127, np.int64)
+    out_acc = np.zeros(n, np.int64)
+    out_card[rows[first]] = cards[first]
+    out_dist[rows[first]] = dist[first]
+    out_acc[rows[first]] = accept[first]
+    return out_card, out_dist, out_acc
+
+
+def call_cards(action: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """Masks of the two hand cards a Pon/Chii action uses on ``card`` (vectorized)."""
+    r, s = card % 13, card // 13
+    out = np.zeros(len(action), np.uint64)
+    for i, (a, b) in enumerate(PON_SUIT_PAIRS):
+        sel = action == PON_BASE + i
+        out[sel] = BITS[r[sel] + 13 * a] | BITS[r[sel] + 13 * b]
+    for act, (da, db) in ((CHII_LOW, (1, 2)), (CHII_MID, (-1, 1)), (CHII_HIGH, (-2, -1))):
+        sel = action == act
+        out[sel] = BITS[13 * s[sel] + r[sel] + da] | BITS[13 * s[sel] + r[sel] + db]
+    return out
+
+
+def yaku_possible(hand: np.ndarray, meld: np.ndarray, action: np.ndarray) -> np.ndarray:
+    """Heuristic: does a yaku stay reachable with this called meld (call-legal yaku only)?"""
+    allc = (hand | meld) & REAL
+    pon = action < CHII_LOW
+    crown_pon = pon & ((meld & CROWN) == meld)
+    one_colour = ((allc & RED) == 0) | ((allc & BLACK) == 0)
+    counts = np.stack([np.bitwise_count(hand & m) for m in RANK_MASKS], axis=1)
+    toitoi = pon & (counts >= 2).any(axis=1)
+    chanta = ((meld & CROWN) != 0) & ((hand & REAL & ~TERMINAL_SIDE) == 0)
+    return crown_pon | one_colour | toitoi | chanta
+
+
+def kuikae_after(action: np.ndarray, card: np.ndarray, on: bool) -> np.ndarray:
+    """R20: cards the caller may not discard right after the call."""
+    out = np.zeros(len(action), np.uint64)
+    if not on:
+        return out
+    r, s = card % 13, card // 13
+    pon = action < CHII_LOW
+    out[pon] = RANK_MASKS[r[pon]]
+    low = (action == CHII_LOW) & (r + 3 <= 12)
+    out[low] = BITS[13 * s[low] + r[low] + 3]
+    high = (action == CHII_HIGH) & (r - 3 >= 0)
+    out[high] = BITS[13 * s[high] + r[high] - 3]
+    return out
+
+
+class GreedyAgent(Agent):
+    name = "greedy"
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks).astype(bool)
+        d = decode(np.asarray(obs), self.rules)
+        n = len(masks)
+        out = np.full(n, -1, np.int64)
+        out[masks[:, TSUMO]] = TSUMO
+        out[masks[:, RON]] = RON
+        todo = out < 0
+        claim = todo & masks[:, PASS]
+        if claim.any():
+            out[claim] = self._claims(d, masks, np.flatnonzero(claim))
+        disc = todo & ~masks[:, PASS]
+        if disc.any():
+            out[disc] = self._discard(d, masks, np.flatnonzero(disc))
+        return out
+
+    # -- discards ---------------------------------------------------------------------------------
+    def _allowed(self, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return (masks[idx, :52].astype(np.uint64) * BITS[:52]).sum(axis=1, dtype=np.uint64)
+
+    def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        card, _, _ = best_discards(d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx], self._allowed(masks, idx))
+        return card
+
+    # -- claims -----------------------------------------------------------------------------------
+    def _claims(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        out = np.full(len(idx), PASS, np.int64)
+        rows, acts = np.nonzero(masks[idx, PON_BASE:PASS])
+        if rows.size == 0:
+            return out
+        acts = acts + PON_BASE
+        g = idx[rows]
+        card = d["claim_card"][g]
+        hand, unseen = d["hand"][g], d["unseen"][g]
+        now = distance_batch(hand, d["melds"][g, 0], unseen).astype(np.int64)
+        pair = call_cards(acts, card)
+        meld = pair | BITS[card]
+        after = hand & ~pair
+        allowed = after & ~kuikae_after(acts, card, self.rules.kuikae == "other_end") & REAL
+        _, dist, _ = best_discards(after, meld, unseen, allowed)
+        good = (dist < now) & yaku_possible(after, meld, acts)
+        # the best good call per game: smallest distance, then lowest action id
+        order = np.lexsort((acts, dist, ~good, rows))
+        first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
+        chosen = first[good[first]]
+        out[rows[chosen]] = acts[chosen]
+        return out

@@ -1,0 +1,50 @@
+"""Agents by name: built-in bots (``random``, ``greedy``, ``defensive``) or user code as
+``module:Class`` (constructed with ``rules=`` and ``seed=`` when it accepts them)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+from agents.base import AgentProtocol
+from meld8_env.rules import RuleConfig
+
+BUILTIN = {
+    "random": ("agents.random_agent", "RandomAgent"),
+    "greedy": ("agents.greedy", "GreedyAgent"),
+    "defensive": ("agents.defensive", "DefensiveAgent"),
+}
+
+
+class AgentLoadError(ValueError):
+    """An agent spec that names nothing loadable."""
+
+
+def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0) -> AgentProtocol:
+    """``random`` / ``greedy`` / ``defensive`` or ``package.module:ClassName``."""
+    rules = rules or RuleConfig()
+    if spec in BUILTIN:
+        module, cls_name = BUILTIN[spec]
+    elif ":" in spec:
+        module, cls_name = spec.split(":", 1)
+    else:
+        raise AgentLoadError(f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)} or 'package.module:ClassName'")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise AgentLoadError(f"agent {spec!r}: cannot import module {module!r} ({exc})") from None
+    cls = getattr(mod, cls_name, None)
+    if cls is None:
+        raise AgentLoadError(f"agent {spec!r}: module {module!r} has no {cls_name!r}")
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        params = {}
+    kwargs = {k: v for k, v in (("rules", rules), ("seed", seed)) if k in params}
+    try:
+        agent = cls(**kwargs)
+    except Exception as exc:  # user code: report, do not crash deep inside
+        raise AgentLoadError(f"agent {spec!r}: constructing {cls_name} failed: {exc}") from None
+    if not isinstance(agent, AgentProtocol):
+        raise AgentLoadError(f"agent {spec!r} lacks name / act / act_batch (see agents.base.AgentProtocol)")
+    return agent
