@@ -24,6 +24,7 @@ import numpy as np
 
 from meld8_env.engine import _fast
 from meld8_env.rules import RuleConfig
+from meld8_env.scoring import score_params
 
 _fields, _itemsize = _fast.layout()
 STATE_DTYPE = np.dtype(
@@ -64,13 +65,7 @@ def rules_tuple(rules: RuleConfig, reward: str = "points") -> tuple[int, ...]:
         1 if reward == "rank" else 0,
         *min_han,
         *placement,
-        rules.value_triplet_han,
-        rules.haitei_han,
-        rules.points_per_han,
-        rules.counted_yakuman_han,
-        rules.yakuman_value,
-        rules.sequence_bonus_max,
-        1 if rules.reading_tiebreak == "yaku_han" else 0,
+        *score_params(rules),  # the scorer's own parameters, in its order
     )
 
 
