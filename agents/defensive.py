@@ -22,16 +22,15 @@ import numpy as np
 from agents.greedy import BITS, RANK_MASKS, GreedyAgent, _bits_of, neighbours
 from meld8_env.hands import distance_batch
 
-LATE_WALL = 8
-
-
 class DefensiveAgent(GreedyAgent):
     name = "defensive"
+    late_wall = 8  # from here on every opponent is a threat
+    push_distance = 1  # at or below this distance after the best discard, play to win
 
     def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
         greedy_choice = super()._discard(d, masks, idx)
         P = self.rules.num_players
-        threat = (d["calls_used"][idx, 1:P] > 0) | (d["wall_left"][idx, None] <= LATE_WALL)
+        threat = (d["calls_used"][idx, 1:P] > 0) | (d["wall_left"][idx, None] <= self.late_wall)
         if not threat.any():
             return greedy_choice
         hands, melds, unseen = d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx]
@@ -58,5 +57,5 @@ class DefensiveAgent(GreedyAgent):
         first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
         defend = np.full(len(idx), -1, np.int64)
         defend[rows[first]] = cards[first]
-        push = best <= 1  # tenpai after the best discard: play to win
+        push = best <= self.push_distance  # close to winning: play to win
         return np.where(push | ~threat.any(axis=1), greedy_choice, defend)
