@@ -22,6 +22,7 @@ import numpy as np
 from agents.greedy import BITS, RANK_MASKS, GreedyAgent, _bits_of, neighbours
 from meld8_env.hands import distance_batch
 
+
 class DefensiveAgent(GreedyAgent):
     name = "defensive"
     late_wall = 8  # from here on every opponent is a threat
