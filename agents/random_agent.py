@@ -1,4 +1,9 @@
-"""``random``: a uniformly random legal action."""
+"""``random``: a uniformly random legal action.
+
+The draw is a deterministic function of (observation, seed): a seeded hash of the observation
+picks among the legal actions. So a tournament gives the same games however they are batched,
+spread over workers or resumed after a crash, while different seeds give independent players.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,33 @@ import numpy as np
 
 from agents.base import Agent
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
 
 class RandomAgent(Agent):
     name = "random"
 
     def __init__(self, rules=None, seed: int = 0) -> None:
         super().__init__(rules, seed)
-        self.rng = np.random.default_rng(seed)
+        self._weights: np.ndarray | None = None
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        masks = np.asarray(masks).astype(bool)
-        noise = self.rng.random(masks.shape)
-        noise[~masks] = -1.0
-        return noise.argmax(axis=1).astype(np.int64)
+        obs = np.atleast_2d(np.asarray(obs))
+        masks = np.atleast_2d(np.asarray(masks)).astype(bool)
+        if self._weights is None or self._weights.shape[0] != obs.shape[1]:
+            rng = np.random.default_rng(self.seed)
+            self._weights = rng.integers(1, 2**63, obs.shape[1], dtype=np.uint64) | np.uint64(1)
+        with np.errstate(over="ignore"):
+            h = (obs.astype(np.uint64) * self._weights).sum(axis=1, dtype=np.uint64)
+            h = _mix(h + _GOLDEN * np.uint64(self.seed + 1))
+        counts = masks.sum(axis=1)
+        pick = (h % np.maximum(counts, 1).astype(np.uint64)).astype(np.int64)
+        order = np.cumsum(masks, axis=1) - 1  # rank of each legal action in its row
+        hit = masks & (order == pick[:, None])
+        return np.where(counts > 0, hit.argmax(axis=1), 0).astype(np.int64)

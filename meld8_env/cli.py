@@ -110,6 +110,49 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tournament(args: argparse.Namespace) -> int:
+    from training.tournament import TournamentConfig, format_table, run
+
+    settings: dict = {}
+    if args.config:
+        import yaml
+
+        try:
+            settings = yaml.safe_load(open(args.config)) or {}
+        except FileNotFoundError:
+            raise ValueError(f"tournament config not found: {args.config}") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{args.config}: not valid YAML ({exc.__class__.__name__})") from None
+        known = {"agents", "deals", "seed", "workers", "out", "rules"}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise ValueError(f"{args.config}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
+    for key in ("agents", "deals", "seed", "workers", "out", "rules"):
+        value = getattr(args, key)
+        if value is not None:
+            settings[key] = value
+    if "agents" not in settings:
+        raise ValueError("name the agents: --agents greedy,defensive,random (or 'agents:' in --config)")
+    agents = settings["agents"]
+    if isinstance(agents, str):
+        agents = [a.strip() for a in agents.split(",") if a.strip()]
+    if args.backend != "local":
+        raise ValueError("--backend ray is not available yet; use --backend local")
+    cfg = TournamentConfig(
+        agents=agents,
+        deals=int(settings.get("deals", 100)),
+        seed=int(settings.get("seed", 0)),
+        workers=int(settings.get("workers", 1)),
+        out=str(settings.get("out", "results/tournament")),
+        resume=args.resume,
+        rules=_rules(settings.get("rules")),
+    )
+    res = run(cfg)
+    print(format_table(res))
+    print(f"written: {cfg.out}/results.json, games.csv, chart.png, games.jsonl")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="meld8", description="Meld8 rules engine tools (cards in R4 notation).")
     sub = p.add_subparsers(dest="command", required=True)
@@ -150,6 +193,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", action="store_true")
     sim.set_defaults(func=_cmd_simulate)
 
+    t = sub.add_parser("tournament", help="duplicate tournament between agents")
+    t.add_argument("--agents", help="one per seat, comma separated: random, greedy, defensive or pkg.mod:Class")
+    t.add_argument("--deals", type=int, help="deal seeds, each played under every seating (default 100)")
+    t.add_argument("--seed", type=int)
+    t.add_argument("--workers", type=int, help="worker processes (default 1)")
+    t.add_argument("--backend", default="local", choices=["local", "ray"])
+    t.add_argument("--out", help="output folder (default results/tournament)")
+    t.add_argument("--resume", action="store_true", help="continue the log in --out")
+    t.add_argument("--rules", help="rule config YAML")
+    t.add_argument("--config", help="tournament YAML (keys: agents, deals, seed, workers, out, rules)")
+    t.set_defaults(func=_cmd_tournament)
+
     rp = sub.add_parser("replay", help="re-simulate a replay file and print it hand by hand")
     rp.add_argument("file")
     rp.set_defaults(func=_cmd_replay)
@@ -161,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (CardError, RuleConfigError, ValueError) as exc:
+    except (CardError, RuleConfigError, ValueError, OSError) as exc:
         print(f"meld8 {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -1,0 +1,136 @@
+"""Duplicate tournaments: scheduling, statistics on hand-made results, crash + resume, clear errors."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from meld8_env.cli import main
+from meld8_env.rules import RuleConfig
+from training.stats import summarize
+from training.tournament import TournamentConfig, TournamentError, run, seatings
+
+FAST = RuleConfig(rounds=2, min_yaku_han=(1, 1), max_replays=1)
+
+
+def test_seatings_cover_every_permutation_once():
+    assert len(seatings(["greedy", "defensive", "random"])) == 6
+    assert len(seatings(["greedy", "random", "random"])) == 3  # rotations when two seats hold copies
+    assert len(seatings(["random", "random", "random"])) == 1
+
+
+def test_every_deal_played_under_every_seating(tmp_path):
+    res = run(TournamentConfig(["greedy", "defensive", "random"], deals=4, seed=1, out=str(tmp_path), rules=FAST,
+                               progress=False))  # fmt: skip
+    lines = [json.loads(x) for x in (tmp_path / "games.jsonl").read_text().splitlines()]
+    deals = [x for x in lines if x["type"] == "deal"]
+    assert sorted(d["deal"] for d in deals) == [0, 1, 2, 3]
+    for d in deals:
+        assert sorted(tuple(g["seats"]) for g in d["games"]) == seatings(["greedy", "defensive", "random"])
+        assert len({g["seed"] for g in d["games"]}) == 1
+    assert res["games"] == 24 and set(res["agents"]) == {"greedy", "defensive", "random"}
+    assert (tmp_path / "chart.png").stat().st_size > 0
+    assert len((tmp_path / "games.csv").read_text().splitlines()) == 1 + 24 * 3
+
+
+def _game(seats, places, scores, wins=(0, 0, 0), deal_ins=(0, 0, 0)):
+    return {"seats": list(seats), "placements": list(places), "final_scores": list(scores), "deals": 4, "draws": 1,
+            "wins": list(wins), "tsumo": [0, 0, 0], "deal_ins": list(deal_ins), "calls": [1, 0, 0],
+            "win_han": [w * 3 for w in wins]}  # fmt: skip
+
+
+def test_statistics_on_hand_made_results():
+    names = ["A", "B", "C"]
+    deals = [
+        {
+            "deal": 0,
+            "games": [_game((0, 1, 2), (1, 2, 3), (50_000, 30_000, 10_000), wins=(2, 1, 0), deal_ins=(0, 1, 2))],
+        },
+        {"deal": 1, "games": [_game((1, 2, 0), (2, 3, 1), (30_000, 0, 60_000), wins=(1, 0, 2), deal_ins=(1, 2, 0))]},
+    ]
+    res = summarize(deals, names, 3, seed=5)
+    a, c = res["agents"]["A"], res["agents"]["C"]
+    assert a["mean_placement"] == 1.0 and a["rank_distribution"] == [1.0, 0.0, 0.0]
+    assert a["mean_score"] == 55_000 and a["score_ci95"][0] < 55_000 < a["score_ci95"][1]
+    assert a["win_rate"] == 4 / 8 and c["deal_in_rate"] == 4 / 8 and a["call_rate"] == 1 / 8
+    assert a["average_win_han"] == 3.0
+    assert res["deals"] == 2 and res["games"] == 2 and res["draw_rate"] == 2 / 8
+    assert a["rating"]["mu"] > res["agents"]["B"]["rating"]["mu"] > c["rating"]["mu"]
+    pair = next(p for p in res["pairwise"] if {p["a"], p["b"]} == {"A", "C"})
+    assert pair["mean_score_diff"] == 50_000 and pair["verdict"] == "A beats C"
+
+
+def _results(path):
+    res = json.loads((path / "results.json").read_text())
+    return {n: (a["mean_score"], a["mean_placement"], a["games"]) for n, a in res["agents"].items()}, res["games"]
+
+
+def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
+    clean, crashed = tmp_path / "clean", tmp_path / "crashed"
+    base = ["--agents", "greedy,defensive,random", "--deals", "24", "--seed", "3"]
+    assert main(["tournament", *base, "--out", str(clean)]) == 0
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("")
+    cmd = [sys.executable, "-m", "meld8_env.cli", "tournament", *base, "--out", str(crashed)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = crashed / "games.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline and (not log.exists() or log.read_text().count("\n") < 4):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    lines_at_kill = log.read_text().count("\n")
+    assert 4 <= lines_at_kill < 25, "the run was not interrupted mid-way"
+    with open(log, "a") as f:
+        f.write('{"type": "deal", "deal": 99, "gam')  # a torn last write
+    assert main(["tournament", *base, "--out", str(crashed), "--resume"]) == 0
+    assert _results(crashed) == _results(clean)
+    deals = [json.loads(x)["deal"] for x in log.read_text().splitlines()[1:]]
+    assert sorted(deals) == list(range(24))
+
+
+def test_log_of_another_run_or_corrupt_middle_is_an_error(tmp_path):
+    cfg = TournamentConfig(
+        ["greedy", "random", "random"], deals=2, seed=1, out=str(tmp_path), rules=FAST, progress=False
+    )
+    run(cfg)
+    with pytest.raises(TournamentError, match="exists: add --resume"):
+        run(cfg)
+    other = TournamentConfig(["greedy", "random", "random"], deals=2, seed=2, out=str(tmp_path), rules=FAST,
+                             resume=True, progress=False)  # fmt: skip
+    with pytest.raises(TournamentError, match="belongs to another tournament"):
+        run(other)
+    log = tmp_path / "games.jsonl"
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join([lines[0], "{broken", *lines[1:]]) + "\n")
+    with pytest.raises(TournamentError, match="line 2 is corrupt"):
+        run(TournamentConfig(**{**cfg.__dict__, "resume": True}))
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--agents", "greedy,wizard,random"], "unknown agent 'wizard'"),
+        (["--agents", "greedy,random"], "give one agent per seat: 3 agents, got 2"),
+        (["--agents", "greedy,random,random", "--backend", "ray"], "--backend ray is not available yet"),
+        (["--config", "missing.yaml"], "tournament config not found"),
+    ],
+)
+def test_cli_errors(tmp_path, capsys, argv, message):
+    assert main(["tournament", *argv, "--deals", "1", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_cli_bad_yaml(tmp_path, capsys):
+    bad = tmp_path / "t.yaml"
+    bad.write_text("agents: [greedy\n")
+    assert main(["tournament", "--config", str(bad)]) == 2
+    assert "not valid YAML" in capsys.readouterr().err
+    bad.write_text("agents: [greedy, random, random]\nplayers: 3\n")
+    assert main(["tournament", "--config", str(bad)]) == 2
+    assert "unknown key 'players'" in capsys.readouterr().err

@@ -1,0 +1,140 @@
+"""Tournament statistics from game records (pure functions; no engine needed).
+
+Deals are the unit of pairing: every deal is played under every seating, so an agent's mean over the
+games of one deal removes seat and card luck, and confidence intervals use the spread of those
+per-deal means (95%: mean ± 1.96 · sd / sqrt(deals)). Two seats holding the same agent are one entry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+def _ci(values: Sequence[float]) -> tuple[float, list[float]]:
+    arr = np.asarray(values, dtype=float)
+    mean = float(arr.mean()) if arr.size else 0.0
+    if arr.size < 2:
+        return mean, [mean, mean]
+    half = 1.96 * float(arr.std(ddof=1)) / math.sqrt(arr.size)
+    return mean, [mean - half, mean + half]
+
+
+def _p_two_sided(diffs: Sequence[float]) -> float:
+    """Paired test of mean(diffs) = 0 (normal approximation of the t statistic)."""
+    arr = np.asarray(diffs, dtype=float)
+    if arr.size < 2:
+        return 1.0
+    sd = float(arr.std(ddof=1))
+    if sd == 0:
+        return 0.0 if arr.mean() != 0 else 1.0
+    z = abs(float(arr.mean())) / (sd / math.sqrt(arr.size))
+    return math.erfc(z / math.sqrt(2))
+
+
+def summarize(deals: Iterable[dict], names: Sequence[str], num_players: int, seed: int) -> dict:
+    """``deals``: logged deal entries ``{"deal", "seed", "games": [GameRecord dicts]}``;
+    ``names``: the agent spec of each index used in ``seats``."""
+    unique = list(dict.fromkeys(names))
+    per_deal: dict[str, list[tuple[float, float]]] = defaultdict(list)  # (mean placement, mean score)
+    placements: dict[str, list[int]] = defaultdict(list)
+    totals = {n: defaultdict(int) for n in unique}
+    games = draws = all_deals = 0
+    pair_diffs: dict[tuple[str, str], list[float]] = defaultdict(list)
+    rating = _Ratings(unique)
+    n_deals = 0
+    for entry in deals:
+        n_deals += 1
+        deal_scores: dict[str, list[float]] = defaultdict(list)
+        deal_places: dict[str, list[int]] = defaultdict(list)
+        for g in entry["games"]:
+            games += 1
+            draws += g["draws"]
+            all_deals += g["deals"]
+            seat_names = [names[a] for a in g["seats"]]
+            for seat, name in enumerate(seat_names):
+                deal_scores[name].append(g["final_scores"][seat])
+                deal_places[name].append(g["placements"][seat])
+                placements[name].append(g["placements"][seat])
+                t = totals[name]
+                t["seat_deals"] += g["deals"]
+                t["wins"] += g["wins"][seat]
+                t["tsumo"] += g["tsumo"][seat]
+                t["deal_ins"] += g["deal_ins"][seat]
+                t["calls"] += g["calls"][seat]
+                t["han"] += g["win_han"][seat]
+            rating.rate(seat_names, g["placements"])
+        for name in deal_scores:
+            per_deal[name].append((float(np.mean(deal_places[name])), float(np.mean(deal_scores[name]))))
+        for a in deal_scores:
+            for b in deal_scores:
+                if a < b:
+                    pair_diffs[(a, b)].append(float(np.mean(deal_scores[a]) - np.mean(deal_scores[b])))
+    agents = {}
+    for name in unique:
+        rows = per_deal.get(name, [])
+        mp, mp_ci = _ci([r[0] for r in rows])
+        ms, ms_ci = _ci([r[1] for r in rows])
+        t = totals[name]
+        seat_deals = max(t["seat_deals"], 1)
+        wins = t["wins"]
+        dist = np.bincount(np.asarray(placements[name], dtype=int), minlength=num_players + 1)[1:]
+        agents[name] = {
+            "mean_placement": mp,
+            "placement_ci95": mp_ci,
+            "mean_score": ms,
+            "score_ci95": ms_ci,
+            "rank_distribution": (dist / max(dist.sum(), 1)).tolist(),
+            "win_rate": wins / seat_deals,
+            "deal_in_rate": t["deal_ins"] / seat_deals,
+            "call_rate": t["calls"] / seat_deals,
+            "tsumo_share": t["tsumo"] / wins if wins else 0.0,
+            "average_win_han": t["han"] / wins if wins else 0.0,
+            "rating": rating.of(name),
+            "games": len(placements[name]),
+        }
+    pairwise = []
+    for (a, b), diffs in sorted(pair_diffs.items()):
+        mean, ci = _ci(diffs)
+        p = _p_two_sided(diffs)
+        better, worse = (a, b) if mean >= 0 else (b, a)
+        pairwise.append(
+            {"a": a, "b": b, "mean_score_diff": mean, "ci95": ci, "p_value": p,
+             "verdict": f"{better} beats {worse}" if p < 0.05 else "no significant difference"}
+        )  # fmt: skip
+    return {
+        "agents": agents,
+        "pairwise": pairwise,
+        "deals": n_deals,
+        "games": games,
+        "seed": seed,
+        "draw_rate": draws / all_deals if all_deals else 0.0,
+    }
+
+
+class _Ratings:
+    """Multi-player Plackett-Luce ratings (openskill); two seats of one agent share its rating."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        from openskill.models import PlackettLuce
+
+        self.model = PlackettLuce()
+        self.r = {n: self.model.rating(name=n) for n in names}
+
+    def rate(self, seat_names: Sequence[str], placements: Sequence[int]) -> None:
+        teams = [[self.model.rating(mu=self.r[n].mu, sigma=self.r[n].sigma, name=n)] for n in seat_names]
+        new = self.model.rate(teams, ranks=list(placements))
+        updates: dict[str, list] = defaultdict(list)
+        for n, team in zip(seat_names, new, strict=True):
+            updates[n].append(team[0])
+        for n, rs in updates.items():
+            self.r[n] = self.model.rating(
+                mu=float(np.mean([x.mu for x in rs])), sigma=float(np.mean([x.sigma for x in rs])), name=n
+            )
+
+    def of(self, name: str) -> dict[str, float]:
+        r = self.r[name]
+        return {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma}

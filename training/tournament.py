@@ -1,0 +1,263 @@
+"""Duplicate tournaments: who is stronger, by how much, with confidence.
+
+Every deal seed is played under every distinct seating of the agents (6 for three different
+agents, 3 rotations when two seats hold copies of one agent), so seat and card luck cancel.
+Finished deals are appended to ``OUT/games.jsonl`` as they complete (flushed and fsynced); a run
+killed at any point continues with ``resume=True`` without losing or double-counting a game. At the
+end: ``results.json`` (training/stats.py), ``games.csv`` (one row per game and seat), ``chart.png``
+and a table in the terminal.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import itertools
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from meld8_env.engine.seeding import Stream
+from meld8_env.rules import RuleConfig
+from training.stats import summarize
+
+LOG = "games.jsonl"
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot run as asked (bad agents, a log from another run, ...)."""
+
+
+@dataclasses.dataclass
+class TournamentConfig:
+    agents: list[str]
+    deals: int = 100
+    seed: int = 0
+    workers: int = 1
+    out: str = "results/tournament"
+    resume: bool = False
+    rules: RuleConfig = dataclasses.field(default_factory=RuleConfig)
+    deals_per_task: int = 8
+    progress: bool = True
+
+    def header(self) -> dict:
+        return {"type": "header", "agents": self.agents, "seed": self.seed, "rules_hash": self.rules.rules_hash}
+
+
+def seatings(agents: Sequence[str]) -> list[tuple[int, ...]]:
+    """Distinct seatings as index tuples into ``agents`` (copies of one spec are interchangeable)."""
+    canon = [agents.index(a) for a in agents]
+    return sorted(set(itertools.permutations(canon)))
+
+
+def deal_seed(seed: int, deal: int) -> int:
+    return Stream(seed, deal + 1).next() >> 2
+
+
+# -- the log --------------------------------------------------------------------------------------
+def read_log(path: Path, header: dict) -> tuple[list[dict], int]:
+    """Logged deals and the byte length of the valid part. A corrupt last line (a crash during a
+    write) is reported and dropped; corruption elsewhere, or a log of another run, is an error."""
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    entries, good_end, pos = [], 0, 0
+    for i, line in enumerate(lines):
+        end = pos + len(line) + 1
+        last = i == len(lines) - 1
+        if not line.strip():
+            pos = end
+            continue
+        try:
+            obj = json.loads(line)
+            complete = not last  # a line without its newline was cut off
+        except json.JSONDecodeError:
+            obj, complete = None, False
+        if not complete:
+            if last or all(not rest.strip() for rest in lines[i + 1 :]):
+                print(f"{path}: last line is incomplete or corrupt (interrupted write); skipping it", file=sys.stderr)
+                break
+            raise TournamentError(f"{path}: line {i + 1} is corrupt; refusing to merge (fix or move the file)")
+        if i == 0:
+            if obj.get("type") != "header" or {k: obj.get(k) for k in header} != header:
+                raise TournamentError(
+                    f"{path}: the log belongs to another tournament ({obj}); use another --out or the same settings"
+                )
+        else:
+            entries.append(obj)
+        pos = good_end = end
+    return entries, good_end
+
+
+def _append(f, obj: dict) -> None:
+    f.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+# -- running --------------------------------------------------------------------------------------
+_WORKER: dict = {}
+
+
+def _init_worker(specs: list[str], rules_dict: dict, seed: int) -> None:
+    from agents.registry import load_agent
+
+    rules = RuleConfig.from_dict(rules_dict)
+    _WORKER["agents"] = [load_agent(s, rules, seed + i) for i, s in enumerate(specs)]
+    _WORKER["rules"] = rules
+
+
+def _play_deals(task: tuple[list[int], list[int], list[tuple[int, ...]]]) -> list[dict]:
+    from training.arena import play
+
+    deal_ids, seeds, seats = task
+    n_seat = len(seats)
+    all_seats = np.array([s for _ in deal_ids for s in seats])
+    all_seeds = [sd for sd in seeds for _ in range(n_seat)]
+    recs = play(_WORKER["agents"], all_seats, all_seeds, _WORKER["rules"])
+    out = []
+    for k, d in enumerate(deal_ids):
+        games = [r.to_json() for r in recs[k * n_seat : (k + 1) * n_seat]]
+        out.append({"type": "deal", "deal": d, "seed": seeds[k], "games": games})
+    return out
+
+
+def run(cfg: TournamentConfig) -> dict:
+    """Play (or resume) the tournament and write its outputs; returns results.json's content."""
+    from agents.registry import load_agent
+
+    if cfg.deals < 1:
+        raise TournamentError(f"deals must be >= 1, got {cfg.deals}")
+    if not 2 <= len(cfg.agents) <= 3 or len(cfg.agents) != cfg.rules.num_players:
+        raise TournamentError(f"give one agent per seat: {cfg.rules.num_players} agents, got {len(cfg.agents)}")
+    for spec in dict.fromkeys(cfg.agents):
+        load_agent(spec, cfg.rules)  # fail fast with a clear error
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / LOG
+    header = cfg.header()
+    done: list[dict] = []
+    if log.exists() and log.stat().st_size:
+        if not cfg.resume:
+            raise TournamentError(f"{log} exists: add --resume to continue it, or choose another --out")
+        done, valid = read_log(log, header)
+        with open(log, "r+b") as f:
+            f.truncate(valid)
+    finished = {e["deal"] for e in done}
+    todo = [d for d in range(cfg.deals) if d not in finished]
+    seats = seatings(cfg.agents)
+    tasks = [
+        (chunk, [deal_seed(cfg.seed, d) for d in chunk], seats)
+        for chunk in (todo[i : i + cfg.deals_per_task] for i in range(0, len(todo), cfg.deals_per_task))
+    ]
+    init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed)
+    bar = _progress(len(todo), cfg.progress)
+    with open(log, "a") as f:
+        if not done:
+            _append(f, header)
+        if cfg.workers <= 1:
+            _init_worker(*init_args)
+            results = map(_play_deals, tasks)
+            pool = None
+        else:
+            import multiprocessing as mp
+
+            pool = mp.get_context("fork").Pool(cfg.workers, initializer=_init_worker, initargs=init_args)
+            results = pool.imap_unordered(_play_deals, tasks)
+        try:
+            for entries in results:
+                for e in entries:
+                    _append(f, e)
+                    done.append(e)
+                bar.update(len(entries))
+        finally:
+            bar.close()
+            if pool is not None:
+                pool.terminate()
+    done = sorted((e for e in done if e["deal"] < cfg.deals), key=lambda e: e["deal"])
+    results_doc = summarize(done, cfg.agents, cfg.rules.num_players, cfg.seed)
+    (out / "results.json").write_text(json.dumps(results_doc, indent=1))
+    write_games_csv(out / "games.csv", done, cfg.agents)
+    try:
+        write_chart(out / "chart.png", results_doc)
+    except ImportError:
+        print("matplotlib not installed: no chart.png", file=sys.stderr)
+    return results_doc
+
+
+def _progress(total: int, enabled: bool):
+    try:
+        from tqdm import tqdm
+
+        return tqdm(total=total, unit="deal", disable=not enabled, dynamic_ncols=True)
+    except ImportError:  # pragma: no cover
+
+        class _Null:
+            def update(self, n: int) -> None: ...
+
+            def close(self) -> None: ...
+
+        return _Null()
+
+
+# -- outputs --------------------------------------------------------------------------------------
+def write_games_csv(path: Path, deals: Sequence[dict], names: Sequence[str]) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["deal", "seed", "seating", "seat", "agent", "final_score", "placement", "wins", "tsumo",
+                    "deal_ins", "calls", "win_han", "deals_in_game", "draws"])  # fmt: skip
+        for e in deals:
+            for k, g in enumerate(e["games"]):
+                for seat, a in enumerate(g["seats"]):
+                    w.writerow([e["deal"], e["seed"], k, seat, names[a], g["final_scores"][seat], g["placements"][seat],
+                                g["wins"][seat], g["tsumo"][seat], g["deal_ins"][seat], g["calls"][seat],
+                                g["win_han"][seat], g["deals"], g["draws"]])  # fmt: skip
+
+
+def write_chart(path: Path, res: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(res["agents"])
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    bottom = np.zeros(len(names))
+    dist = np.array([res["agents"][n]["rank_distribution"] for n in names])
+    for place in range(dist.shape[1]):
+        ax1.bar(names, dist[:, place], bottom=bottom, label=f"{place + 1}")
+        bottom += dist[:, place]
+    ax1.set_title("rank distribution")
+    ax1.legend(title="place")
+    means = [res["agents"][n]["mean_score"] for n in names]
+    err = [[m - res["agents"][n]["score_ci95"][0] for n, m in zip(names, means, strict=True)],
+           [res["agents"][n]["score_ci95"][1] - m for n, m in zip(names, means, strict=True)]]  # fmt: skip
+    ax2.bar(names, means, yerr=err, capsize=6)
+    ax2.axhline(30_000, color="grey", lw=0.8)
+    ax2.set_title(f"mean final score, 95% CI ({res['deals']} deals, {res['games']} games)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def format_table(res: dict) -> str:
+    lines = [
+        f"{res['deals']} deals, {res['games']} games (seed {res['seed']}), draw rate {res['draw_rate']:.1%}",
+        f"{'agent':<14}{'place':>7}{'95% CI':>16}{'score':>9}{'95% CI':>20}{'win':>7}{'deal-in':>9}{'call':>7}"
+        f"{'tsumo':>7}{'han':>6}{'rating':>8}",
+    ]
+    for name, a in sorted(res["agents"].items(), key=lambda kv: kv[1]["mean_placement"]):
+        pci = "[{:.2f}, {:.2f}]".format(*a["placement_ci95"])
+        sci = "[{:,.0f}, {:,.0f}]".format(*a["score_ci95"])
+        lines.append(
+            f"{name:<14}{a['mean_placement']:>7.3f}{pci:>16}{a['mean_score']:>9,.0f}{sci:>20}"
+            f"{a['win_rate']:>7.1%}{a['deal_in_rate']:>9.1%}{a['call_rate']:>7.1%}{a['tsumo_share']:>7.0%}"
+            f"{a['average_win_han']:>6.2f}{a['rating']['ordinal']:>8.1f}"
+        )
+    for p in res["pairwise"]:
+        lines.append(f"  {p['a']} - {p['b']}: {p['mean_score_diff']:+,.0f} points/game (p = {p['p_value']:.3g}): "
+                     f"{p['verdict']}")  # fmt: skip
+    return "\n".join(lines)
