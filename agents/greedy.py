@@ -52,12 +52,13 @@ def _bits_of(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.nonzero(has)
 
 
-def best_discards(
+def discard_table(
     hands: np.ndarray, melds: np.ndarray, unseen: np.ndarray, allowed: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each row: the allowed discard leaving the smallest distance (ties: acceptance, then id).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every allowed discard of every row: (row, card, distance after it, acceptance count).
 
-    ``allowed`` (N,) uint64 masks of legal discards. Returns (card, distance, acceptance) per row.
+    The acceptance count (unseen cards that would bring the hand one step closer) is computed only
+    where it breaks a tie for the smallest distance; elsewhere it is 0.
     """
     n = len(hands)
     rows, cards = _bits_of(allowed)
@@ -75,8 +76,24 @@ def best_discards(
         cand = need[sub]
         d8 = distance_batch(after[cand] | BITS[extra], melds[rows[cand]], unseen[rows[cand]] & ~BITS[extra])
         np.add.at(accept, cand, (d8.astype(np.int64) < dist[cand]).astype(np.int64))
-    order = np.lexsort((cards, -accept, dist, rows))
-    first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
+    return rows, cards, dist, accept
+
+
+def first_per_row(rows: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Indices (into the table) of the first entry of each row in ``order``."""
+    return order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
+
+
+def best_discards(
+    hands: np.ndarray, melds: np.ndarray, unseen: np.ndarray, allowed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each row: the allowed discard leaving the smallest distance (ties: acceptance, then id).
+
+    ``allowed`` (N,) uint64 masks of legal discards. Returns (card, distance, acceptance) per row.
+    """
+    n = len(hands)
+    rows, cards, dist, accept = discard_table(hands, melds, unseen, allowed)
+    first = first_per_row(rows, np.lexsort((cards, -accept, dist, rows)))
     out_card = np.full(n, -1, np.int64)
     out_dist = np.full(n, 127, np.int64)
     out_acc = np.zeros(n, np.int64)

@@ -5,10 +5,12 @@ import itertools
 import numpy as np
 import pytest
 
+from agents.defensive import danger
 from agents.registry import AgentLoadError, load_agent
 from meld8_env.actions import PASS, RON, TSUMO, pon_action
 from meld8_env.cards import parse_card
-from meld8_env.observation import encode
+from meld8_env.hands import distance_batch
+from meld8_env.observation import decode, encode
 from meld8_env.rules import RuleConfig
 from meld8_env.testing import scenario
 from training.arena import play
@@ -79,29 +81,56 @@ def test_greedy_passes_a_call_without_a_yaku():
     assert load_agent("greedy").act(*obs_mask(g)) == PASS
 
 
-def test_defensive_prefers_furiten_safe_cards_against_a_caller():
-    # seat 1 calls Pon of K and discards 9d; seat 2 (not tenpai) then holds 9h: same rank as a
-    # discard of the caller, so a pair/triplet wait on 9 would be furiten (R33)
+def _danger_to(game, seat: int, opponent_rel: int, card: int) -> int:
+    d = decode(encode(game, seat)[None, :], game.rules)
+    return int(danger(np.array([card]), d["unseen"], d["discarded"][:, opponent_rel])[0])
+
+
+def test_danger_counts_live_shapes_and_furiten():
+    # seat 2's view after seat 1 called K and discarded 9d: 9h's pair shapes are dead (furiten on 9d)
+    g = _caller_scenario()
+    assert _danger_to(g, 2, 2, c("9h")) < _danger_to(g, 2, 2, c("6h"))
+
+
+def _caller_scenario():
     hands = {0: "Kc 2c 5d 8d Qh 3c 7c", 1: "Ks Kh 2s 3s 4s 9d Jc", 2: "9h 9c 6h 2d 3d Ts Ad"}
     g = scenario(hands, "Jd 5s")
     g.dealer_discarded = True
     g.step(c("Kc"))
-    g.step(pon_action(0, 1))
+    g.step(pon_action(0, 1))  # seat 1 calls: a threat
     g.step(c("9d"))
     assert g.acting_seat == 2 and g.phase == 2  # seat 2 could Pon 9d with 9h 9c; it passes
     g.step(PASS)
     assert g.acting_seat == 2 and g.phase == 0 and g.calls_used[1] == 1
-    obs, mask = obs_mask(g)
-    greedy_pick, defend_pick = load_agent("greedy").act(obs, mask), load_agent("defensive").act(obs, mask)
-    assert greedy_pick not in (c("9h"), c("9c")) and defend_pick in (c("9h"), c("9c"))
+    return g
 
 
-def test_defensive_equals_greedy_without_threat():
-    g = scenario(
-        {0: "2s 3s 4s 6h 7h 9d Tc", 1: "9h 9s 4d 6d Tc Jc As".replace("Tc", "Td"), 2: "6s 5s 2d 3d Ts Ad 5c"}, "Kc"
-    )
+def test_defensive_folds_against_a_caller_when_far_from_winning():
+    g = _caller_scenario()
     obs, mask = obs_mask(g)
-    assert load_agent("defensive").act(obs, mask) == load_agent("greedy").act(obs, mask)
+    legal = [a for a in range(52) if mask[a]]
+    defensive = load_agent("defensive")
+    assert defensive.act(obs, mask) == load_agent("greedy").act(obs, mask) == c("5s")  # 2 from a win: no fold
+    defensive.fold_distance = 2  # now this hand counts as far from winning
+    pick, greedy_pick = defensive.act(obs, mask), load_agent("greedy").act(obs, mask)
+    dangers = {a: _danger_to(g, 2, 2, a) for a in legal}  # relative seat 2 of seat 2 is seat 1
+    assert dangers[pick] == min(dangers.values()) < dangers[greedy_pick]
+
+
+def test_defensive_keeps_greedy_offense_without_threat():
+    from agents.greedy import best_discards
+
+    g = scenario({0: "2s 3s 4s 6h 7h 9d Tc", 1: "9h 9s 4d 6d Td Jc As", 2: "6s 5s 2d 3d Ts Ad 5c"}, "Kc")
+    obs, mask = obs_mask(g)
+    d = decode(obs[None, :], g.rules)
+    allowed = (mask[:52].astype(np.uint64) * (np.uint64(1) << np.arange(52, dtype=np.uint64))).sum(dtype=np.uint64)
+    _, dist, acc = best_discards(d["hand"], d["melds"][:, 0], d["unseen"], np.array([allowed]))
+    pick = load_agent("defensive").act(obs, mask)
+    after = d["hand"] & ~(np.uint64(1) << np.uint64(pick))
+    assert distance_batch(after, d["melds"][:, 0], d["unseen"])[0] == dist[0]  # same distance as greedy
+    greedy_pick = load_agent("greedy").act(obs, mask)
+    total = lambda a: sum(_danger_to(g, 0, k, a) for k in (1, 2))  # noqa: E731
+    assert total(pick) <= total(greedy_pick)
 
 
 def test_act_equals_act_batch_row():
