@@ -136,8 +136,6 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     agents = settings["agents"]
     if isinstance(agents, str):
         agents = [a.strip() for a in agents.split(",") if a.strip()]
-    if args.backend != "local":
-        raise ValueError("--backend ray is not available yet; use --backend local")
     cfg = TournamentConfig(
         agents=agents,
         deals=int(settings.get("deals", 100)),
@@ -145,6 +143,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         workers=int(settings.get("workers", 1)),
         out=str(settings.get("out", "results/tournament")),
         resume=args.resume,
+        backend=args.backend,
         rules=_rules(settings.get("rules")),
     )
     res = run(cfg)
@@ -198,7 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--deals", type=int, help="deal seeds, each played under every seating (default 100)")
     t.add_argument("--seed", type=int)
     t.add_argument("--workers", type=int, help="worker processes (default 1)")
-    t.add_argument("--backend", default="local", choices=["local", "ray"])
+    t.add_argument(
+        "--backend",
+        default="local",
+        choices=["local", "ray"],
+        help="local worker processes, or Ray (the cluster in RAY_ADDRESS, else a local instance)",
+    )
     t.add_argument("--out", help="output folder (default results/tournament)")
     t.add_argument("--resume", action="store_true", help="continue the log in --out")
     t.add_argument("--rules", help="rule config YAML")

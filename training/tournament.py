@@ -40,6 +40,7 @@ class TournamentConfig:
     workers: int = 1
     out: str = "results/tournament"
     resume: bool = False
+    backend: str = "local"  # or "ray": the same tasks on a Ray cluster (RAY_ADDRESS) or a local Ray instance
     rules: RuleConfig = dataclasses.field(default_factory=RuleConfig)
     deals_per_task: int = 8
     progress: bool = True
@@ -131,6 +132,8 @@ def run(cfg: TournamentConfig) -> dict:
 
     if cfg.deals < 1:
         raise TournamentError(f"deals must be >= 1, got {cfg.deals}")
+    if cfg.backend not in ("local", "ray"):
+        raise TournamentError(f"backend must be 'local' or 'ray', got {cfg.backend!r}")
     if not 2 <= len(cfg.agents) <= 3 or len(cfg.agents) != cfg.rules.num_players:
         raise TournamentError(f"give one agent per seat: {cfg.rules.num_players} agents, got {len(cfg.agents)}")
     for spec in dict.fromkeys(cfg.agents):
@@ -158,10 +161,12 @@ def run(cfg: TournamentConfig) -> dict:
     with open(log, "a") as f:
         if not done:
             _append(f, header)
-        if cfg.workers <= 1:
+        pool = None
+        if cfg.backend == "ray":
+            results = _ray_results(tasks, init_args, max(cfg.workers, 1))
+        elif cfg.workers <= 1:
             _init_worker(*init_args)
             results = map(_play_deals, tasks)
-            pool = None
         else:
             import multiprocessing as mp
 
@@ -186,6 +191,45 @@ def run(cfg: TournamentConfig) -> dict:
     except ImportError:
         print("matplotlib not installed: no chart.png", file=sys.stderr)
     return results_doc
+
+
+def _ray_results(tasks: list, init_args: tuple, workers: int):
+    """Run the tasks on Ray actors (each loads the agents once); yield results as they finish."""
+    try:
+        import ray
+    except ImportError:
+        raise TournamentError("--backend ray needs Ray: pip install 'meld8[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:  # joins the cluster named by RAY_ADDRESS, else starts a local instance
+        ray.init(num_cpus=None if "RAY_ADDRESS" in os.environ else workers, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)  # fmt: skip
+
+    @ray.remote
+    class _Worker:
+        def __init__(self, *args) -> None:
+            _init_worker(*args)
+
+        def play(self, task):
+            return _play_deals(task)
+
+    actors = [_Worker.remote(*init_args) for _ in range(workers)]
+    queue = list(tasks)
+    pending = {}
+    for actor in actors:
+        if queue:
+            pending[actor.play.remote(queue.pop(0))] = actor
+    try:
+        while pending:
+            (ref,), _ = ray.wait(list(pending), num_returns=1)
+            actor = pending.pop(ref)
+            if queue:
+                pending[actor.play.remote(queue.pop(0))] = actor
+            yield ray.get(ref)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+        if started_here:
+            ray.shutdown()
 
 
 def _progress(total: int, enabled: bool):
