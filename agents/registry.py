@@ -1,5 +1,6 @@
-"""Agents by name: built-in bots (``random``, ``greedy``, ``defensive``) or user code as
-``module:Class`` (constructed with ``rules=`` and ``seed=`` when it accepts them)."""
+"""Agents by name: built-in bots (``random``, ``greedy``, ``defensive``), user code as
+``module:Class`` (constructed with ``rules=`` and ``seed=`` when it accepts them), or a trained
+checkpoint as ``ppo:PATH`` / a ``.zip`` path (the policy adapter comes with the PPO baselines)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ class AgentLoadError(ValueError):
 def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0) -> AgentProtocol:
     """``random`` / ``greedy`` / ``defensive`` or ``package.module:ClassName``."""
     rules = rules or RuleConfig()
+    if spec.startswith("ppo:") or spec.endswith(".zip"):
+        return _load_checkpoint(spec.removeprefix("ppo:"), rules, seed)
     if spec in BUILTIN:
         module, cls_name = BUILTIN[spec]
     elif ":" in spec:
@@ -48,3 +51,15 @@ def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0) -> Age
     if not isinstance(agent, AgentProtocol):
         raise AgentLoadError(f"agent {spec!r} lacks name / act / act_batch (see agents.base.AgentProtocol)")
     return agent
+
+
+def _load_checkpoint(path: str, rules: RuleConfig, seed: int) -> AgentProtocol:
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise AgentLoadError(f"checkpoint not found: {path}")
+    try:
+        from training.policy_agent import PolicyAgent  # arrives with the PPO baselines
+    except ImportError:
+        raise AgentLoadError(f"cannot load checkpoint {path}: the PPO policy adapter is not installed yet") from None
+    return PolicyAgent(path, rules=rules, seed=seed)

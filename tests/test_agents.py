@@ -157,6 +157,8 @@ def test_greedy_beats_random_in_duplicate_play():
         ("no_such_module:Bot", "cannot import module 'no_such_module'"),
         ("agents.greedy:Nope", "has no 'Nope'"),
         ("collections:OrderedDict", "lacks name / act / act_batch"),
+        ("ppo:runs/none/best.zip", "checkpoint not found: runs/none/best.zip"),
+        ("missing_model.zip", "checkpoint not found: missing_model.zip"),
     ],
 )
 def test_loader_errors(spec, message):
