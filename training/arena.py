@@ -45,7 +45,7 @@ def play(
     batch: int = 256,
     on_game=None,
 ) -> list[GameRecord]:
-    """Play every (seed, seating) game; ``on_game(record)`` is called as each one finishes."""
+    """Play every (seed, seating) game; ``on_game(index, record)`` is called as each one finishes."""
     rules = rules or RuleConfig()
     P = rules.num_players
     seats = np.asarray(seats, dtype=np.int64)
@@ -115,7 +115,7 @@ def play(
                 rec.final_scores = st["final_scores"][s, :P].tolist()
                 rec.placements = st["placements"][s, :P].tolist()
                 if on_game is not None:
-                    on_game(rec)
+                    on_game(int(slot_game[s]), rec)
                 start(np.array([s]))
         v._observe()
     return records  # type: ignore[return-value]

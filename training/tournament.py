@@ -2,7 +2,8 @@
 
 Every deal seed is played under every distinct seating of the agents (6 for three different
 agents, 3 rotations when two seats hold copies of one agent), so seat and card luck cancel.
-Finished deals are appended to ``OUT/games.jsonl`` as they complete (flushed and fsynced); a run
+Finished deals are appended to ``OUT/games.jsonl`` as they complete (flushed and fsynced; with
+worker processes or Ray, as each task of ``deals_per_task`` deals returns); a run
 killed at any point continues with ``resume=True`` without losing or double-counting a game. At the
 end: ``results.json`` (training/stats.py), ``games.csv`` (one row per game and seat), ``chart.png``
 and a table in the terminal.
@@ -111,18 +112,32 @@ def _init_worker(specs: list[str], rules_dict: dict, seed: int) -> None:
     _WORKER["rules"] = rules
 
 
-def _play_deals(task: tuple[list[int], list[int], list[tuple[int, ...]]]) -> list[dict]:
+def _play_deals(task: tuple[list[int], list[int], list[tuple[int, ...]]], on_deal=None) -> list[dict]:
+    """Play every seating of each deal in one batch; ``on_deal(entry)`` fires as each deal completes."""
     from training.arena import play
 
     deal_ids, seeds, seats = task
     n_seat = len(seats)
     all_seats = np.array([s for _ in deal_ids for s in seats])
     all_seeds = [sd for sd in seeds for _ in range(n_seat)]
-    recs = play(_WORKER["agents"], all_seats, all_seeds, _WORKER["rules"])
+    games: dict[int, dict[int, dict]] = {k: {} for k in range(len(deal_ids))}
     out = []
-    for k, d in enumerate(deal_ids):
-        games = [r.to_json() for r in recs[k * n_seat : (k + 1) * n_seat]]
-        out.append({"type": "deal", "deal": d, "seed": seeds[k], "games": games})
+
+    def finished(index: int, record) -> None:
+        k = index // n_seat
+        games[k][index % n_seat] = record.to_json()
+        if len(games[k]) == n_seat:  # every seating of this deal is done
+            entry = {
+                "type": "deal",
+                "deal": deal_ids[k],
+                "seed": seeds[k],
+                "games": [games[k][i] for i in range(n_seat)],
+            }
+            out.append(entry)
+            if on_deal is not None:
+                on_deal(entry)
+
+    play(_WORKER["agents"], all_seats, all_seeds, _WORKER["rules"], on_game=finished)
     return out
 
 
@@ -152,9 +167,10 @@ def run(cfg: TournamentConfig) -> dict:
     finished = {e["deal"] for e in done}
     todo = [d for d in range(cfg.deals) if d not in finished]
     seats = seatings(cfg.agents)
+    per_task = len(todo) if cfg.workers <= 1 and cfg.backend == "local" else cfg.deals_per_task
     tasks = [
         (chunk, [deal_seed(cfg.seed, d) for d in chunk], seats)
-        for chunk in (todo[i : i + cfg.deals_per_task] for i in range(0, len(todo), cfg.deals_per_task))
+        for chunk in (todo[i : i + per_task] for i in range(0, len(todo), max(per_task, 1)))
     ]
     init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed)
     bar = _progress(len(todo), cfg.progress)
@@ -164,9 +180,17 @@ def run(cfg: TournamentConfig) -> dict:
         pool = None
         if cfg.backend == "ray":
             results = _ray_results(tasks, init_args, max(cfg.workers, 1))
-        elif cfg.workers <= 1:
+        elif cfg.workers <= 1:  # one batch of every game; each deal is logged the moment it completes
             _init_worker(*init_args)
-            results = map(_play_deals, tasks)
+
+            def log_deal(entry: dict) -> None:
+                _append(f, entry)
+                done.append(entry)
+                bar.update(1)
+
+            for task in tasks:
+                _play_deals(task, on_deal=log_deal)
+            results = iter(())
         else:
             import multiprocessing as mp
 
