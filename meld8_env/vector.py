@@ -121,7 +121,9 @@ class Meld8Vector:
         )
 
     def step(self, actions: np.ndarray) -> None:
-        """Apply one action per game. An illegal action (default rules) raises before any game moves."""
+        """Apply one action per game; ``-1`` holds that game still for this step (no move, no reward).
+
+        An illegal action (default rules) raises before any game moves."""
         acts = np.ascontiguousarray(actions, dtype=np.int64)
         if acts.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")

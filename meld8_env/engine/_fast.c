@@ -98,6 +98,12 @@ static PyObject *py_step(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t act = a[i];
+        if (act == -1) { /* hold this game still for one step: no action, no reward */
+            for (int p = 0; p < MAXP; p++) g[i].rewards[p] = 0;
+            g[i].result = RES_NONE;
+            ill[i] = 0;
+            continue;
+        }
         int r = (act < 0 || act > 63) ? -1 : eng_step(&g[i], &R, (int)act);
         ill[i] = r < 0;
         bad += r < 0;
@@ -182,7 +188,7 @@ static PyObject *py_check(PyObject *self, PyObject *args) {
     const game_t *g = bs.buf;
     const int64_t *a = ba.buf;
     for (Py_ssize_t i = 0; i < n && bad < 0; i++) {
-        if (g[i].phase == PH_OVER) continue;
+        if (g[i].phase == PH_OVER || a[i] == -1) continue; /* finished, or held still on purpose */
         if (a[i] < 0 || a[i] > 63 || !(g[i].mask >> a[i] & 1)) bad = i;
     }
     PyBuffer_Release(&bs); PyBuffer_Release(&ba);
