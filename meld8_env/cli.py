@@ -152,6 +152,17 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    try:
+        from training.train_ppo import TrainConfig, train
+    except ImportError as exc:
+        raise ValueError(f"training needs the train extra: pip install torch==2.13.0 'meld8[train]' ({exc})") from None
+    cfg = TrainConfig.load(args.config, args.set)
+    final = train(cfg)
+    print(f"trained: {final} (best evaluation: {final.parent / 'best.zip'}, logs: {final.parent / 'tb'})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="meld8", description="Meld8 rules engine tools (cards in R4 notation).")
     sub = p.add_subparsers(dest="command", required=True)
@@ -208,6 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--rules", help="rule config YAML")
     t.add_argument("--config", help="tournament YAML (keys: agents, deals, seed, workers, out, rules)")
     t.set_defaults(func=_cmd_tournament)
+
+    tr = sub.add_parser("train", help="train a MaskablePPO agent (needs the train extra)")
+    tr.add_argument("config", nargs="?", help="train YAML, e.g. configs/train/ppo_vs_bots.yaml")
+    tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config option")
+    tr.set_defaults(func=_cmd_train)
 
     rp = sub.add_parser("replay", help="re-simulate a replay file and print it hand by hand")
     rp.add_argument("file")

@@ -1,0 +1,51 @@
+"""Training path: tiny-budget smoke run, resume, checkpoint -> agent, determinism, clear errors."""
+
+import numpy as np
+import pytest
+
+from agents.registry import AgentLoadError, load_agent
+from meld8_env.cli import main
+from training.train_ppo import TrainConfig, train
+
+TINY = dict(total_timesteps=256, n_envs=8, n_steps=16, batch_size=64, n_epochs=1, eval_every=128, eval_deals=1,
+            checkpoint_every=128, net_arch=[32], progress=False)  # fmt: skip
+
+
+def test_smoke_run_writes_checkpoints_and_evaluations(tmp_path):
+    final = train(TrainConfig(out=str(tmp_path), **TINY))
+    assert final.is_file() and (tmp_path / "best.zip").is_file() and list(tmp_path.glob("ckpt_*.zip"))
+    assert (tmp_path / "eval.jsonl").read_text().strip() and (tmp_path / "tb").is_dir()
+
+
+def test_resume_continues_from_the_newest_checkpoint(tmp_path):
+    train(TrainConfig(out=str(tmp_path), **TINY))
+    train(TrainConfig(out=str(tmp_path), resume=True, **{**TINY, "total_timesteps": 512}))
+    steps = sorted(int(p.stem.split("_")[1]) for p in tmp_path.glob("ckpt_*.zip"))
+    assert steps[-1] >= 384
+
+
+def test_checkpoint_is_an_agent_in_tournaments(tmp_path):
+    final = train(TrainConfig(out=str(tmp_path), **TINY))
+    agent = load_agent(f"ppo:{final}")
+    assert agent.name == "ppo"
+    out = tmp_path / "t"
+    assert main(["tournament", "--agents", f"ppo:{final},greedy,random", "--deals", "1", "--out", str(out)]) == 0
+
+
+def test_same_seed_same_training(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    a = train(TrainConfig(out=str(tmp_path / "a"), **TINY))
+    b = train(TrainConfig(out=str(tmp_path / "b"), **TINY))
+    pa = MaskablePPO.load(a).policy.state_dict()
+    pb = MaskablePPO.load(b).policy.state_dict()
+    assert all(np.array_equal(pa[k].numpy(), pb[k].numpy()) for k in pa)
+
+
+def test_bad_config_and_missing_checkpoint(tmp_path, capsys):
+    with pytest.raises(ValueError, match="unknown train option 'learning_rat'"):
+        TrainConfig.load(None, ["learning_rat=0.1"])
+    assert main(["train", "--set", "n_envs=0"]) == 2
+    assert "'n_envs' must be an integer >= 1" in capsys.readouterr().err
+    with pytest.raises(AgentLoadError, match="checkpoint not found"):
+        load_agent(f"ppo:{tmp_path}/nope.zip")

@@ -1,0 +1,196 @@
+"""Train MaskablePPO in one seat of the batched engine (``meld8 train CONFIG [--set key=value]``).
+
+Outputs in ``out``: TensorBoard logs (``tb/``), checkpoints (``ckpt_<steps>.zip``), ``best.zip`` (best
+evaluation), ``final.zip``, ``eval.jsonl`` (one line per evaluation) and ``config.yaml``. With
+``resume: true`` training continues from the newest checkpoint in ``out``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from meld8_env.rules import RuleConfig
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    total_timesteps: int = 200_000
+    """learner steps (one action of the learning seat) to train for"""
+    n_envs: int = 256
+    """games played at once"""
+    n_steps: int = 64
+    """steps per game per PPO update (rollout = n_envs * n_steps)"""
+    batch_size: int = 4096
+    n_epochs: int = 4
+    learning_rate: float = 3e-4
+    gamma: float = 0.995
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    clip_range: float = 0.2
+    net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    """hidden layers of the policy and value networks"""
+    opponents: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "random"])
+    """agents in the learner's relative seats 1 and 2 (3 players)"""
+    selfplay: bool = False
+    """draw opponents from a pool of the learner's own checkpoints plus ``pool_bots``"""
+    pool_bots: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "defensive"])
+    pool_every: int = 50_000
+    """learner steps between redraws of self-play opponents"""
+    eval_every: int = 50_000
+    """learner steps between evaluations (a duplicate mini-tournament vs ``eval_opponents``)"""
+    eval_deals: int = 20
+    eval_opponents: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "random"])
+    checkpoint_every: int = 50_000
+    seed: int = 0
+    out: str = "runs/ppo"
+    rules: str | None = None
+    """rule config YAML (default rules when empty)"""
+    resume: bool = False
+    progress: bool = True
+
+    @classmethod
+    def load(cls, path: str | None, overrides: list[str] | None = None) -> TrainConfig:
+        import yaml
+
+        data: dict[str, Any] = {}
+        if path:
+            p = Path(path)
+            if not p.is_file():
+                raise ValueError(f"train config not found: {p}")
+            try:
+                data = yaml.safe_load(p.read_text()) or {}
+            except yaml.YAMLError as exc:
+                raise ValueError(f"{p}: not valid YAML ({exc.__class__.__name__})") from None
+        for item in overrides or []:
+            if "=" not in item:
+                raise ValueError(f"--set expects key=value, got {item!r}")
+            key, value = item.split("=", 1)
+            data[key] = yaml.safe_load(value)
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        cfg = cls(**data)
+        for name in ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_deals"):
+            if not isinstance(getattr(cfg, name), int) or getattr(cfg, name) < 1:
+                raise ValueError(f"train option {name!r} must be an integer >= 1, got {getattr(cfg, name)!r}")
+        return cfg
+
+
+def _rules(cfg: TrainConfig) -> RuleConfig:
+    return RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
+
+
+def evaluate(policy, opponents: list[str], deals: int, rules: RuleConfig, seed: int) -> dict:
+    """Duplicate mini-tournament of ``policy`` vs two fixed agents (every seating of every deal)."""
+    import itertools
+
+    from agents.registry import load_agent
+    from training.arena import play
+
+    agents = [policy] + [load_agent(n, rules, 100 + i) for i, n in enumerate(opponents)]
+    perms = np.array(list(itertools.permutations(range(len(agents)))))
+    seeds = np.repeat(np.arange(deals) + 1_000_000 + seed, len(perms))
+    recs = play(agents, np.tile(perms, (deals, 1)), seeds, rules)
+    places = [r.placements[r.seats.index(0)] for r in recs]
+    scores = [r.final_scores[r.seats.index(0)] for r in recs]
+    return {"mean_placement": float(np.mean(places)), "mean_score": float(np.mean(scores)), "games": len(recs)}
+
+
+def train(cfg: TrainConfig) -> Path:
+    import yaml
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from agents.registry import load_agent
+    from training.policy_agent import PolicyAgent
+    from training.single_seat import SingleSeatVecEnv
+
+    rules = _rules(cfg)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg)))
+    opponents = [load_agent(n, rules, i + 1) for i, n in enumerate(cfg.opponents)]
+    env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed)
+    ckpts = sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
+    if cfg.resume and ckpts:
+        model = MaskablePPO.load(ckpts[-1], env=env, device="cpu")
+    elif cfg.resume:
+        raise ValueError(f"resume: no checkpoint in {out}")
+    else:
+        model = MaskablePPO(
+            "MlpPolicy", env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
+            learning_rate=cfg.learning_rate, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, ent_coef=cfg.ent_coef,
+            clip_range=cfg.clip_range, policy_kwargs={"net_arch": list(cfg.net_arch)}, seed=cfg.seed,
+            tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
+        )  # fmt: skip
+
+    class Periodic(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.best = float("inf")
+            self.next_eval = self.next_ckpt = self.next_pool = 0
+            self.bar = None
+
+        def _on_training_start(self) -> None:
+            start = self.model.num_timesteps
+            self.next_eval, self.next_ckpt, self.next_pool = (
+                start + cfg.eval_every, start + cfg.checkpoint_every, start + cfg.pool_every
+            )  # fmt: skip
+            if cfg.progress:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=cfg.total_timesteps, initial=start, unit="step", dynamic_ncols=True)
+
+        def _on_step(self) -> bool:
+            t = self.model.num_timesteps
+            if self.bar is not None:
+                self.bar.n = min(t, cfg.total_timesteps)
+                self.bar.refresh()
+            if t >= self.next_ckpt:
+                self.model.save(out / f"ckpt_{t}.zip")
+                self.next_ckpt += cfg.checkpoint_every
+            if t >= self.next_eval:
+                self._evaluate(t)
+                self.next_eval += cfg.eval_every
+            if cfg.selfplay and t >= self.next_pool:
+                self._redraw_opponents(t)
+                self.next_pool += cfg.pool_every
+            return True
+
+        def _evaluate(self, t: int) -> None:
+            path = out / "_eval.zip"
+            self.model.save(path)
+            res = evaluate(PolicyAgent(path, rules), cfg.eval_opponents, cfg.eval_deals, rules, cfg.seed)
+            res["timesteps"] = t
+            with open(out / "eval.jsonl", "a") as f:
+                f.write(json.dumps(res) + "\n")
+            self.logger.record("eval/mean_placement", res["mean_placement"])
+            self.logger.record("eval/mean_score", res["mean_score"])
+            if res["mean_placement"] < self.best:
+                self.best = res["mean_placement"]
+                self.model.save(out / "best.zip")
+
+        def _redraw_opponents(self, t: int) -> None:
+            rng = np.random.default_rng(cfg.seed + t)
+            pool = [str(p) for p in sorted(out.glob("ckpt_*.zip"))] + list(cfg.pool_bots)
+            for k in range(len(env.opponents)):
+                pick = pool[int(rng.integers(len(pool)))]
+                env.opponents[k] = PolicyAgent(pick, rules) if pick.endswith(".zip") else load_agent(pick, rules, k)
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.close()
+
+    remaining = max(cfg.total_timesteps - model.num_timesteps, 0)
+    model.learn(total_timesteps=remaining, callback=Periodic(), reset_num_timesteps=False, tb_log_name="ppo")
+    final = out / "final.zip"
+    model.save(final)
+    if not (out / "best.zip").exists():
+        model.save(out / "best.zip")
+    return final
