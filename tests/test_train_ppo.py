@@ -49,3 +49,61 @@ def test_bad_config_and_missing_checkpoint(tmp_path, capsys):
     assert "'n_envs' must be an integer >= 1" in capsys.readouterr().err
     with pytest.raises(AgentLoadError, match="checkpoint not found"):
         load_agent(f"ppo:{tmp_path}/nope.zip")
+
+
+def _states_with_a_win_on_offer(n: int = 300):
+    """Real (observation, mask) pairs from greedy self-play where Tsumo or Ron is legal."""
+    from meld8_env.vector import Meld8Vector
+
+    agent = load_agent("greedy")
+    v = Meld8Vector(64, seed=5)
+    v.reset()
+    obs, masks = [], []
+    while len(obs) < n:
+        offer = v.action_mask[:, 52] | v.action_mask[:, 53]
+        for i in np.flatnonzero(offer):
+            obs.append(v.observation[i].copy())
+            masks.append(v.action_mask[i].copy())
+        v.step(agent.act_batch(v.observation, v.action_mask))
+    return np.array(obs[:n]), np.array(masks[:n])
+
+
+def test_policy_learns_to_take_the_win_when_offered():
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    obs, masks = _states_with_a_win_on_offer()
+
+    class WinOnOffer(gym.Env):
+        """One decision per episode in a real state with a win legal; reward 1 for declaring it."""
+
+        observation_space = gym.spaces.Box(0, 255, (obs.shape[1],), np.uint8)
+        action_space = gym.spaces.Discrete(64)
+
+        def __init__(self, seed: int) -> None:
+            self.rng = np.random.default_rng(seed)
+            self.i = 0
+
+        def reset(self, seed=None, options=None):
+            self.i = int(self.rng.integers(len(obs)))
+            return obs[self.i], {}
+
+        def step(self, action):
+            reward = 1.0 if int(action) in (52, 53) else 0.0
+            return obs[self.i], reward, True, False, {}
+
+        def action_masks(self):
+            return masks[self.i]
+
+    env = DummyVecEnv([lambda s=s: WinOnOffer(s) for s in range(8)])
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=128, n_epochs=4, learning_rate=1e-3, seed=0, verbose=0)
+
+    def win_rate(deterministic: bool) -> float:
+        acts, _ = model.predict(obs, action_masks=masks, deterministic=deterministic)
+        return float(np.isin(acts, (52, 53)).mean())
+
+    before = win_rate(deterministic=False)
+    model.learn(total_timesteps=6000)
+    after = win_rate(deterministic=True)
+    assert after >= 0.95 > before
