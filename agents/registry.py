@@ -24,6 +24,8 @@ class AgentLoadError(ValueError):
 def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0) -> AgentProtocol:
     """``random`` / ``greedy`` / ``defensive`` or ``package.module:ClassName``."""
     rules = rules or RuleConfig()
+    if spec == "ppo":  # the trained baseline shipped in the package
+        return _load_checkpoint(str(shipped_baseline()), rules, seed)
     if spec.startswith("ppo:") or spec.endswith(".zip"):
         return _load_checkpoint(spec.removeprefix("ppo:"), rules, seed)
     if spec in BUILTIN:
@@ -51,6 +53,13 @@ def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0) -> Age
     if not isinstance(agent, AgentProtocol):
         raise AgentLoadError(f"agent {spec!r} lacks name / act / act_batch (see agents.base.AgentProtocol)")
     return agent
+
+
+def shipped_baseline():
+    """Path of the PPO baseline shipped with the package (agents/models/ppo_baseline.zip)."""
+    from importlib.resources import files
+
+    return files("agents") / "models" / "ppo_baseline.zip"
 
 
 def _load_checkpoint(path: str, rules: RuleConfig, seed: int) -> AgentProtocol:

@@ -28,6 +28,7 @@ def test_learner_return_is_its_own_score_change():
         ret += rewards
         for i in np.flatnonzero(dones):
             assert ret[i] == pytest.approx((infos[i]["final_score"] - 30_000) / 10_000, abs=1e-4)
+            assert infos[i]["episode"]["r"] == pytest.approx(ret[i], abs=1e-4)
             ret[i] = 0
             finished += 1
     assert finished > 50

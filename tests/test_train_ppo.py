@@ -15,6 +15,7 @@ def test_smoke_run_writes_checkpoints_and_evaluations(tmp_path):
     final = train(TrainConfig(out=str(tmp_path), **TINY))
     assert final.is_file() and (tmp_path / "best.zip").is_file() and list(tmp_path.glob("ckpt_*.zip"))
     assert (tmp_path / "eval.jsonl").read_text().strip() and (tmp_path / "tb").is_dir()
+    assert (tmp_path / "learning_curve.png").stat().st_size > 0
 
 
 def test_resume_continues_from_the_newest_checkpoint(tmp_path):

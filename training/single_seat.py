@@ -72,6 +72,7 @@ class SingleSeatVecEnv(VecEnv):
         v = self.vec
         rows = np.arange(self.num_envs)
         mine = v.rewards[rows, self.learner_seat]
+        self._ep_return += np.where(dones, 0.0, mine)
         # after a game ended in this step, its slot plays the next game: those rewards open the next
         # episode, so they wait for the next step
         self._carry += np.where(dones, mine, 0.0)
@@ -83,16 +84,22 @@ class SingleSeatVecEnv(VecEnv):
                 continue
             dones[i] = True
             seat = self.learner_seat[i]
+            episode = {"r": float(self._ep_return[i]), "l": int(self._ep_length[i]), "t": 0.0}
+            self._ep_return[i] = 0.0
+            self._ep_length[i] = 0
             state = v.ended_states[np.flatnonzero(v.ended_index == i)[0]]
             infos[i] = {
                 "final_score": int(v.final_scores[i, seat]),
                 "placement": int(state["placements"][seat]),
                 "terminal_observation": np.zeros(self.vec.obs_size, np.uint8),
+                "episode": episode,  # SB3 logs rollout/ep_rew_mean from this
             }
 
     def reset(self) -> np.ndarray:
         self.vec.reset(seed=self._seed)
         self._carry = np.zeros(self.num_envs, np.float64)
+        self._ep_return = np.zeros(self.num_envs, np.float64)
+        self._ep_length = np.zeros(self.num_envs, np.int64)
         opening = np.zeros(self.num_envs, np.float64)
         self._play_opponents(opening, np.zeros(self.num_envs, bool), [{} for _ in range(self.num_envs)])
         self._carry += opening  # e.g. an opponent's Tenhou before the learner's first action
@@ -103,6 +110,8 @@ class SingleSeatVecEnv(VecEnv):
 
     def step_wait(self):
         rewards, self._carry = self._carry, np.zeros(self.num_envs, np.float64)
+        self._ep_return += rewards  # carried rewards open these episodes
+        self._ep_length += 1
         dones = np.zeros(self.num_envs, bool)
         infos: list[dict] = [{} for _ in range(self.num_envs)]
         self.vec.step(self._actions)

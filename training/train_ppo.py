@@ -193,4 +193,34 @@ def train(cfg: TrainConfig) -> Path:
     model.save(final)
     if not (out / "best.zip").exists():
         model.save(out / "best.zip")
+    plot_learning_curve(out)
     return final
+
+
+def plot_learning_curve(out: str | Path) -> Path | None:
+    """``learning_curve.png`` from ``eval.jsonl``: mean placement and score vs learner steps."""
+    out = Path(out)
+    rows = (
+        [json.loads(x) for x in (out / "eval.jsonl").read_text().splitlines()] if (out / "eval.jsonl").exists() else []
+    )
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [r["timesteps"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    a.plot(steps, [r["mean_placement"] for r in rows], marker="o")
+    a.set_title("mean placement vs evaluation bots (lower is better)")
+    a.set_xlabel("learner steps")
+    b.plot(steps, [r["mean_score"] for r in rows], marker="o")
+    b.axhline(30_000, color="grey", lw=0.8)
+    b.set_title("mean final score")
+    b.set_xlabel("learner steps")
+    fig.tight_layout()
+    path = out / "learning_curve.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
