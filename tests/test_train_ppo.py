@@ -108,3 +108,15 @@ def test_policy_learns_to_take_the_win_when_offered():
     model.learn(total_timesteps=6000)
     after = win_rate(deterministic=True)
     assert after >= 0.95 > before
+
+
+def test_shipped_baseline_loads_and_plays_legal_moves():
+    from meld8_env.vector import Meld8Vector
+
+    agent = load_agent("ppo")
+    v = Meld8Vector(16, seed=2)
+    v.reset()
+    for _ in range(50):
+        acts = agent.act_batch(v.observation, v.action_mask)
+        assert v.action_mask[np.arange(16), acts].all()
+        v.step(acts)

@@ -194,7 +194,8 @@ def run(cfg: TournamentConfig) -> dict:
         else:
             import multiprocessing as mp
 
-            pool = mp.get_context("fork").Pool(cfg.workers, initializer=_init_worker, initargs=init_args)
+            # spawn, not fork: a parent that has loaded a torch policy must not be forked (deadlocks)
+            pool = mp.get_context("spawn").Pool(cfg.workers, initializer=_init_worker, initargs=init_args)
             results = pool.imap_unordered(_play_deals, tasks)
         try:
             for entries in results:
