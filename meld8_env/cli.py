@@ -115,14 +115,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
     settings: dict = {}
     if args.config:
-        import yaml
+        from meld8_env.config_io import read_yaml_mapping
 
-        try:
-            settings = yaml.safe_load(open(args.config)) or {}
-        except FileNotFoundError:
-            raise ValueError(f"tournament config not found: {args.config}") from None
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{args.config}: not valid YAML ({exc.__class__.__name__})") from None
+        settings = read_yaml_mapping(args.config, "tournament config")
         known = {"agents", "deals", "seed", "workers", "out", "rules"}
         unknown = sorted(set(settings) - known)
         if unknown:

@@ -105,15 +105,10 @@ class RuleConfig:
     @classmethod
     def from_yaml(cls, path: str | Path) -> RuleConfig:
         """Load a YAML file of options (missing keys take the defaults)."""
-        import yaml
+        from meld8_env.config_io import read_yaml_mapping
 
         p = Path(path)
-        if not p.is_file():
-            raise RuleConfigError(f"rule config file not found: {p}")
-        try:
-            data = yaml.safe_load(p.read_text()) or {}
-        except yaml.YAMLError as exc:
-            raise RuleConfigError(f"{p}: not valid YAML ({exc.__class__.__name__})") from None
+        data = read_yaml_mapping(p, "rule config file", RuleConfigError)
         if "base" in data:  # 'base: two_player' starts from the R44 defaults
             base = data.pop("base")
             if base not in ("default", "two_player"):

@@ -57,15 +57,9 @@ class TrainConfig:
     def load(cls, path: str | None, overrides: list[str] | None = None) -> TrainConfig:
         import yaml
 
-        data: dict[str, Any] = {}
-        if path:
-            p = Path(path)
-            if not p.is_file():
-                raise ValueError(f"train config not found: {p}")
-            try:
-                data = yaml.safe_load(p.read_text()) or {}
-            except yaml.YAMLError as exc:
-                raise ValueError(f"{p}: not valid YAML ({exc.__class__.__name__})") from None
+        from meld8_env.config_io import read_yaml_mapping
+
+        data: dict[str, Any] = read_yaml_mapping(path, "train config") if path else {}
         for item in overrides or []:
             if "=" not in item:
                 raise ValueError(f"--set expects key=value, got {item!r}")
