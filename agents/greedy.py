@@ -17,7 +17,7 @@ import numpy as np
 
 from agents.base import Agent
 from meld8_env.actions import CHII_HIGH, CHII_LOW, CHII_MID, PASS, PON_BASE, PON_SUIT_PAIRS, RON, TSUMO
-from meld8_env.hands import distance_batch
+from meld8_env.hands import acceptance_batch, distance_batch
 from meld8_env.observation import decode
 
 U1 = np.uint64(1)
@@ -72,10 +72,7 @@ def discard_table(
     need = np.flatnonzero(tied & (n_tied[rows] > 1))
     if need.size:
         pool = (neighbours(after[need]) | JK) & unseen[rows[need]]
-        sub, extra = _bits_of(pool)
-        cand = need[sub]
-        d8 = distance_batch(after[cand] | BITS[extra], melds[rows[cand]], unseen[rows[cand]] & ~BITS[extra])
-        np.add.at(accept, cand, (d8.astype(np.int64) < dist[cand]).astype(np.int64))
+        accept[need] = acceptance_batch(after[need], melds[rows[need]], unseen[rows[need]], pool, dist[need])
     return rows, cards, dist, accept
 
 
@@ -173,23 +170,35 @@ class GreedyAgent(Agent):
     # -- claims -----------------------------------------------------------------------------------
     def _claims(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
         out = np.full(len(idx), PASS, np.int64)
-        rows, acts = np.nonzero(masks[idx, PON_BASE:PASS])
+        rows, acts, now, dist, yaku = call_table(d, masks, idx, self.rules.kuikae == "other_end")
         if rows.size == 0:
             return out
-        acts = acts + PON_BASE
-        g = idx[rows]
-        card = d["claim_card"][g]
-        hand, unseen = d["hand"][g], d["unseen"][g]
-        now = distance_batch(hand, d["melds"][g, 0], unseen).astype(np.int64)
-        pair = call_cards(acts, card)
-        meld = pair | BITS[card]
-        after = hand & ~pair
-        allowed = after & ~kuikae_after(acts, card, self.rules.kuikae == "other_end") & REAL
-        _, dist, _ = best_discards(after, meld, unseen, allowed)
-        good = (dist < now) & yaku_possible(after, meld, acts)
+        good = (dist < now) & yaku
         # the best good call per game: smallest distance, then lowest action id
         order = np.lexsort((acts, dist, ~good, rows))
         first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
         chosen = first[good[first]]
         out[rows[chosen]] = acts[chosen]
         return out
+
+
+def call_table(
+    d: dict, masks: np.ndarray, idx: np.ndarray, kuikae: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every legal Pon/Chii of the claim-phase games ``idx`` (``d`` = ``decode`` of the batch).
+
+    Returns (row into idx, action, distance now, distance after the call and its best discard,
+    yaku still possible) per call.
+    """
+    rows, acts = np.nonzero(masks[idx, PON_BASE:PASS])
+    acts = acts + PON_BASE
+    g = idx[rows]
+    card = d["claim_card"][g]
+    hand, unseen = d["hand"][g], d["unseen"][g]
+    now = distance_batch(hand, d["melds"][g, 0], unseen).astype(np.int64)
+    pair = call_cards(acts, card)
+    meld = pair | BITS[card]
+    after = hand & ~pair
+    allowed = after & ~kuikae_after(acts, card, kuikae) & REAL
+    _, dist, _ = best_discards(after, meld, unseen, allowed)
+    return rows, acts, now, dist, yaku_possible(after, meld, acts)

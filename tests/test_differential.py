@@ -137,3 +137,45 @@ def test_distance_against_definition():
         if c != p:
             bad.append((h, m, c, p))
     assert not bad, "\n".join(f"{mask_str(h)} | meld {mask_str(m)}: C={c} python={p}" for h, m, c, p in bad[:10])
+
+
+def test_acceptance_and_threaded_distance_against_python():
+    """acceptance_batch (C yes/no searches) = the Python twin's count by full distances, on 7-card
+    hands (some beside a meld, some with many dead cards); distance_batch split over threads = one
+    thread."""
+    from meld8_env import hands as H
+
+    rng = np.random.default_rng(11)
+    n = 80
+    hands = np.concatenate([random_masks(rng, n // 2, 7), sample7(rng, n // 2)])
+    melds = np.zeros(n, np.uint64)
+    for i, m in enumerate(random_melds(rng, n // 4)):
+        melds[i] = m
+        hands[i] = random_masks(rng, 1, 4, exclude=np.array([m], np.uint64))[0]
+    full = np.uint64((1 << 53) - 1)
+    unseen = full & ~(hands | melds)
+    unseen[::3] &= random_masks(rng, len(unseen[::3]), 30)
+    pool = unseen & random_masks(rng, n, 26)
+    dist = H.distance_batch(hands, melds, unseen, threads=1)
+    got = H.acceptance_batch(hands, melds, unseen, pool, dist)
+    want = np.zeros(n, np.int64)
+    for i in range(n):
+        h, m, u = int(hands[i]), int(melds[i]), int(unseen[i])
+        want[i] = sum(
+            _reference.distance(h | 1 << c, m, u & ~(1 << c)) <= int(dist[i]) - 1
+            for c in range(53)
+            if int(pool[i]) >> c & 1 and not (h | m) >> c & 1
+        )
+    bad = np.flatnonzero(got != want)
+    assert not bad.size, _report("acceptance", hands[bad], got[bad], want[bad], melds[bad])
+    assert (want > 0).mean() > 0.5  # the sample exercises real acceptance sets
+    H.set_backend("python")
+    try:
+        assert np.array_equal(H.acceptance_batch(hands[:8], melds[:8], unseen[:8], pool[:8], dist[:8]), got[:8])
+    finally:
+        H.set_backend("c")
+
+    many = np.concatenate([random_masks(rng, 3000, 7), random_masks(rng, 3000, 8)])
+    one = H.distance_batch(many, None, None, threads=1)
+    for t in (2, 3):
+        assert np.array_equal(H.distance_batch(many, None, None, threads=t), one)

@@ -24,6 +24,7 @@ from meld8_env.hands.forms import FORM_NAMES, UNREACHABLE, Reading
 __all__ = [
     "BACKEND",
     "UNREACHABLE",
+    "acceptance_batch",
     "HandReading",
     "decompositions",
     "distance_batch",
@@ -208,20 +209,98 @@ def waits_batch(masks: np.ndarray, meld_masks: np.ndarray | None = None) -> np.n
     return _batch("waits_batch", _reference.waits, masks, meld_masks, np.uint64)
 
 
+#: below this many hands one thread is faster (thread hand-off costs ~20 us; a hand ~1-2 us)
+DISTANCE_SPLIT_MIN = 256
+_pools: dict[int, object] = {}
+
+
+def _distance_threads(n: int) -> int:
+    return min(2, os.cpu_count() or 1) if n >= DISTANCE_SPLIT_MIN else 1
+
+
+def _run_parts(part, n: int, threads: int | None) -> None:
+    """part(slice) over [0, n) in ``threads`` parallel slices (the C loops release the GIL)."""
+    n_threads = _distance_threads(n) if threads is None else max(1, int(threads))
+    if n_threads == 1:
+        part(slice(0, n))
+        return
+    bounds = np.linspace(0, n, n_threads + 1).astype(int)
+    list(_pool(n_threads).map(part, [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]))
+
+
+def _pool(n_threads: int):
+    from concurrent.futures import ThreadPoolExecutor
+
+    if n_threads not in _pools:
+        _pools[n_threads] = ThreadPoolExecutor(n_threads, thread_name_prefix="meld8-distance")
+    return _pools[n_threads]
+
+
 def distance_batch(
-    masks: np.ndarray, meld_masks: np.ndarray | None = None, unseen_masks: np.ndarray | None = None
+    masks: np.ndarray,
+    meld_masks: np.ndarray | None = None,
+    unseen_masks: np.ndarray | None = None,
+    threads: int | None = None,
 ) -> np.ndarray:
-    """int8[B]: distance_to_win per hand; ``unseen_masks`` default to every card not held."""
+    """int8[B]: distance_to_win per hand; ``unseen_masks`` default to every card not held.
+
+    With the C backend a batch of ``DISTANCE_SPLIT_MIN`` hands or more is split over two threads
+    (``threads=`` overrides; results do not depend on it).
+    """
     h = _as_masks(masks, None, "masks")
     m = _as_masks(meld_masks, h.shape[0], "meld_masks")
     u = _as_masks(unseen_masks, h.shape[0], "unseen_masks")
     out = np.zeros(h.shape[0], np.int8)
     if BACKEND == "c":
-        _native_module().distance_batch(h, m, u, out)
+
+        def part(sl: slice) -> None:
+            _native_module().distance_batch(h[sl], None if m is None else m[sl], None if u is None else u[sl], out[sl])
+
+        _run_parts(part, h.shape[0], threads)
     else:
         full = (1 << 53) - 1
         for i, x in enumerate(h):
             mm = int(m[i]) if m is not None else 0
             uu = int(u[i]) if u is not None else full & ~(int(x) | mm)
             out[i] = _reference.distance(int(x), mm, uu)
+    return out
+
+
+def acceptance_batch(
+    masks: np.ndarray,
+    meld_masks: np.ndarray | None,
+    unseen_masks: np.ndarray,
+    pool_masks: np.ndarray,
+    distances: np.ndarray,
+    threads: int | None = None,
+) -> np.ndarray:
+    """int8[B]: how many cards x of ``pool_masks`` (not held) bring each hand one step closer.
+
+    x counts when ``distance(hand + x, meld, unseen - x) <= distance - 1``, ``distances`` being each
+    hand's own distance (as ``distance_batch`` gives it). With ``pool = unseen`` this is the
+    acceptance count of HAND_EVAL_NOTES.md. The C backend answers each x as a yes/no search.
+    """
+    h = _as_masks(masks, None, "masks")
+    n = h.shape[0]
+    m = _as_masks(meld_masks, n, "meld_masks")
+    u = _as_masks(unseen_masks, n, "unseen_masks")
+    p = _as_masks(pool_masks, n, "pool_masks")
+    d = np.ascontiguousarray(distances, dtype=np.int8)
+    if u is None or p is None or d.shape != (n,):
+        raise ValueError(f"acceptance_batch needs unseen_masks, pool_masks and distances of length {n}")
+    out = np.zeros(n, np.int8)
+    if BACKEND == "c":
+
+        def part(sl: slice) -> None:
+            _native_module().acceptance_batch(h[sl], None if m is None else m[sl], u[sl], p[sl], d[sl], out[sl])
+
+        _run_parts(part, n, threads)
+    else:
+        for i in range(n):
+            hand, mm = int(h[i]), int(m[i]) if m is not None else 0
+            pool = int(p[i]) & ~(hand | mm)
+            while pool:
+                x = pool & -pool
+                pool ^= x
+                out[i] += _reference.distance(hand | x, mm, int(u[i]) & ~x) <= int(d[i]) - 1
     return out

@@ -323,6 +323,7 @@ typedef struct {
     int jk_used;
     int ncomp;
     u64 comp[8]; /* components of the held cards (see cover_bound) */
+    int goal;    /* stop searching once best reaches this overlap (a yes/no question) */
 } dist_t;
 
 static inline int supply(const dist_t *d, int r) { return pc64(d->av & RANKM[r] & ~d->wm & ~d->blocked); }
@@ -462,6 +463,7 @@ static int cover_bound(const dist_t *d, u64 rem, int slots) {
 }
 
 static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
+    if (d->best >= d->goal) return;
     int jk_pending = d->jk_held && !d->jk_used;
     if (jk_pending && !melds) return;
     int cap = 3 * melds + 2 * pair - jk_pending;
@@ -600,7 +602,9 @@ static int special_overlap(const dist_t *d) {
     return best;
 }
 
-int eval_distance(u64 hand, u64 meld, u64 unseen) {
+/* The search behind eval_distance: best overlap found above floor (floor when none), stopping
+ * early once it reaches goal. */
+static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
     dist_t d;
     memset(&d, 0, sizeof d);
     u64 held = hand | meld;
@@ -610,10 +614,35 @@ int eval_distance(u64 hand, u64 meld, u64 unseen) {
     d.jk_held = (hand & JK_BIT) != 0;
     d.jk_unseen = !d.jk_held && (unseen & JK_BIT) && !(meld & JK_BIT);
     d.jk_rank = -1;
-    d.best = -1;
-    int size = meld ? 5 : 8;
+    d.best = floor;
+    d.goal = goal;
     find_components(&d, d.H);
-    if (!meld) d.best = special_overlap(&d);
+    if (!meld) {
+        int sp = special_overlap(&d);
+        if (sp > d.best) d.best = sp;
+    }
     dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
-    return d.best < 0 ? UNREACHABLE : size - d.best;
+    return d.best;
+}
+
+int eval_distance(u64 hand, u64 meld, u64 unseen) {
+    int size = meld ? 5 : 8;
+    int best = distance_search(hand, meld, unseen, -1, 99);
+    return best < 0 ? UNREACHABLE : size - best;
+}
+
+int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r) {
+    int size = meld ? 5 : 8;
+    if (r < 0) return 0;
+    if (r >= size) r = size; /* any reachable hand */
+    return distance_search(hand, meld, unseen, size - r - 1, size - r) >= size - r;
+}
+
+int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
+    int n = 0;
+    for (u64 t = pool & ~(hand | meld); t; t &= t - 1) {
+        u64 x = t & -t;
+        n += eval_distance_at_most(hand | x, meld, unseen & ~x, dist - 1);
+    }
+    return n;
 }

@@ -41,6 +41,11 @@ int eval_std_exists(u64 m, int jk, int melds, int pair, u64 held);
 int eval_readings(u64 hand, u64 meld, reading_t *out, int cap);
 u64 eval_waits(u64 hand, u64 meld);
 int eval_distance(u64 hand, u64 meld, u64 unseen);
+/* 1 if eval_distance(hand, meld, unseen) <= r, searched as a yes/no question (faster). */
+int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r);
+/* Cards x of pool (not held) with eval_distance(hand + x, meld, unseen - x) <= dist - 1: the
+ * acceptance count of HAND_EVAL_NOTES.md restricted to pool, for a hand of distance dist. */
+int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist);
 
 static inline int pc64(u64 x) { return __builtin_popcountll(x); }
 static inline int ctz64(u64 x) { return __builtin_ctzll(x); }

@@ -128,6 +128,32 @@ fail:
     return NULL;
 }
 
+static PyObject *py_acceptance_batch(PyObject *self, PyObject *args) {
+    buf_t bp = {0}, bd = {0};
+    PyObject *po, *dobj;
+    BATCH_HEAD("OOOOOO", &ho, &mo, &uo, &po, &dobj, &oo)
+    if (!take_buf(po, &bp, 8, n, 0, "pool")) goto fail;
+    if (!take_buf(dobj, &bd, 1, n, 0, "dist")) goto fail;
+    if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
+    if (!bu.held || !bp.held || !bd.held) {
+        PyErr_SetString(PyExc_ValueError, "acceptance_batch needs unseen, pool and dist arrays");
+        goto fail;
+    }
+    {
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *p = bp.view.buf;
+        const int8_t *d = bd.view.buf;
+        int8_t *o = bo.view.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = (int8_t)eval_acceptance(h[i], m ? m[i] : 0, u[i], p[i], d[i]);
+        Py_END_ALLOW_THREADS
+    }
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd);
+    Py_RETURN_NONE;
+fail:
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd);
+    return NULL;
+}
+
 static PyObject *py_distance_batch(PyObject *self, PyObject *args) {
     BATCH_HEAD("OOOO", &ho, &mo, &uo, &oo)
     if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
@@ -255,6 +281,8 @@ static PyMethodDef methods[] = {
     {"is_win_form_batch", py_is_win_form_batch, METH_VARARGS, "is_win_form_batch(hands, melds, out)"},
     {"waits_batch", py_waits_batch, METH_VARARGS, "waits_batch(hands, melds, out)"},
     {"distance_batch", py_distance_batch, METH_VARARGS, "distance_batch(hands, melds, unseen, out)"},
+    {"acceptance_batch", py_acceptance_batch, METH_VARARGS,
+     "acceptance_batch(hands, melds, unseen, pool, dist, out)"},
     {"score_batch", py_score_batch, METH_VARARGS, "batched scorer, see scoring.py"},
     {"count_all", py_count_all, METH_VARARGS, "count_all(k) -> dict of exhaustive counts"},
     {NULL, NULL, 0, NULL},
