@@ -4,7 +4,10 @@
 Usage: python bench/train_throughput.py [--n-envs 256] [--steps 65536] [--repeats 3]
 
 "env steps" count every agent step the engine takes (learner and opponents); "learner steps" are the
-PPO timesteps. Medians of repeats; one process, CPU torch.
+PPO timesteps. Rows: the network (``training.network``: separate policy/value MLPs [256, 256], SB3's
+default and the first baseline; one shared trunk; the shared trunk with per-card heads) and the
+observation (plain, or with the look-ahead features of ``training.features``). Medians of repeats;
+one process, CPU torch.
 """
 
 from __future__ import annotations
@@ -35,15 +38,22 @@ class _Counting:
         vec.step = step
 
 
-def run(n_envs: int, steps: int, seed: int, train: bool) -> tuple[float, float]:
+def run(n_envs: int, steps: int, seed: int, train: bool, network: str = "separate", features: bool = False):
     from sb3_contrib import MaskablePPO
 
+    from meld8_env.observation import obs_size
+    from training.network import policy_for
+
     rules = RuleConfig()
-    env = SingleSeatVecEnv(n_envs, [load_agent("greedy", rules), load_agent("random", rules, 2)], rules, seed=seed)
+    opponents = [load_agent("greedy", rules), load_agent("random", rules, 2)]
+    env = SingleSeatVecEnv(n_envs, opponents, rules, seed=seed, features=features)
     counter = _Counting(env)
     t0 = time.perf_counter()
     if train:
-        model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=4096, n_epochs=4, seed=seed, device="cpu")
+        policy, kwargs = policy_for(network, [256, 256], obs_size(rules), rules.num_players)
+        model = MaskablePPO(
+            policy, env, n_steps=64, batch_size=4096, n_epochs=4, seed=seed, device="cpu", policy_kwargs=kwargs
+        )
         model.learn(total_timesteps=steps)
         learner = model.num_timesteps
     else:
@@ -71,9 +81,16 @@ def main() -> None:
     print()
     print("| mode | learner steps/s | env (agent) steps/s |")
     print("|---|---:|---:|")
-    for name, train in (("MaskablePPO training (env + opponents + policy + updates)", True),
-                        ("environment + opponents only (random learner)", False)):  # fmt: skip
-        runs = [run(args.n_envs, args.steps, s, train) for s in range(args.repeats)]
+    modes = (
+        ("MaskablePPO, separate MLPs, plain obs (first baseline)", dict(train=True)),
+        ("MaskablePPO, shared trunk, plain obs", dict(train=True, network="shared")),
+        ("MaskablePPO, separate MLPs, look-ahead features", dict(train=True, features=True)),
+        ("MaskablePPO, card heads + features (default config)", dict(train=True, network="card_heads", features=True)),
+        ("environment + opponents only (random learner)", dict(train=False)),
+        ("environment + opponents + features (random learner)", dict(train=False, features=True)),
+    )
+    for name, kw in modes:
+        runs = [run(args.n_envs, args.steps, s, **kw) for s in range(args.repeats)]
         learner, engine = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
         print(f"| {name} | {learner:,.0f} | {engine:,.0f} |", flush=True)
 

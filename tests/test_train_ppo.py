@@ -48,6 +48,10 @@ def test_bad_config_and_missing_checkpoint(tmp_path, capsys):
         TrainConfig.load(None, ["learning_rat=0.1"])
     assert main(["train", "--set", "n_envs=0"]) == 2
     assert "'n_envs' must be an integer >= 1" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="'network' must be one of separate, shared, card_heads"):
+        TrainConfig.load(None, ["network=cnn"])
+    with pytest.raises(ValueError, match="network=card_heads needs features=true"):
+        TrainConfig.load(None, ["features=false"])
     with pytest.raises(AgentLoadError, match="checkpoint not found"):
         load_agent(f"ppo:{tmp_path}/nope.zip")
 
@@ -120,3 +124,41 @@ def test_shipped_baseline_loads_and_plays_legal_moves():
         acts = agent.act_batch(v.observation, v.action_mask)
         assert v.action_mask[np.arange(16), acts].all()
         v.step(acts)
+
+
+def test_behaviour_cloning_learns_the_teachers_choices():
+    """pretrain() on greedy's decisions: the policy then agrees with greedy far more than before."""
+    from sb3_contrib import MaskablePPO
+
+    from meld8_env.rules import RuleConfig
+    from training.imitation import collect, pretrain
+    from training.network import policy_for
+    from training.single_seat import SingleSeatVecEnv
+
+    rules = RuleConfig()
+    data = collect(load_agent("greedy", rules), 6000, rules, seed=1, n_games=64)
+    obs, masks, acts = data
+    assert obs.shape == (6000, 1017) and (masks.sum(axis=1) > 1).all()
+    assert masks[np.arange(len(acts)), acts].all()  # the teacher's actions were legal
+    env = SingleSeatVecEnv(4, [load_agent("random", rules), load_agent("random", rules)], rules, features=True)
+    policy, kwargs = policy_for("card_heads", [128], 786, 3)
+    model = MaskablePPO(policy, env, n_steps=8, seed=0, device="cpu", policy_kwargs=kwargs)
+    before = pretrain(model, data, epochs=0)
+    after = pretrain(model, data, epochs=10, batch_size=256)
+    # (greedy breaks exact ties by card id, so full agreement is not expected from 6k examples)
+    assert before < 0.3 and after > 0.6, (before, after)
+
+
+def test_value_warmup_keeps_the_policy_frozen(tmp_path):
+    """During vf_warmup only the value side learns: policy-side weights stay as they were."""
+    from sb3_contrib import MaskablePPO
+
+    from training.train_ppo import policy_side_parameters
+
+    cfg = {**TINY, "network": "separate", "vf_warmup": 10**9, "checkpoint_every": 64, "total_timesteps": 384}
+    train(TrainConfig(out=str(tmp_path), **cfg))
+    first, last = (MaskablePPO.load(tmp_path / f"ckpt_{t}.zip").policy for t in (128, 384))
+    same = [np.array_equal(a.detach().numpy(), b.detach().numpy())
+            for a, b in zip(policy_side_parameters(first), policy_side_parameters(last), strict=True)]  # fmt: skip
+    assert same and all(same)
+    assert not np.array_equal(first.value_net.weight.detach().numpy(), last.value_net.weight.detach().numpy())

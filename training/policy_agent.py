@@ -1,4 +1,8 @@
-"""Any MaskablePPO checkpoint as an agent: ``act_batch`` is one forward pass for all games."""
+"""Any MaskablePPO checkpoint as an agent: ``act_batch`` is one forward pass for all games.
+
+A checkpoint trained on look-ahead features (``training.features``) has a larger observation size;
+the agent recognises it by that size and computes the same features before the forward pass.
+"""
 
 from __future__ import annotations
 
@@ -26,17 +30,26 @@ class PolicyAgent(Agent):
         self._check(self.rules)
 
     def _check(self, rules: RuleConfig) -> None:
-        want = FastBatch(1, rules).obs_size
+        from training.features import augmented_size
+
+        plain = FastBatch(1, rules).obs_size
         got = int(self.model.observation_space.shape[0])
-        if got != want:
-            raise ValueError(f"checkpoint {self.path} expects observations of size {got}, these rules give {want}")
+        if got not in (plain, augmented_size(rules)):
+            raise ValueError(
+                f"checkpoint {self.path} expects observations of size {got}; these rules give {plain} "
+                f"({augmented_size(rules)} with look-ahead features)"
+            )
+        self.features = got != plain
 
     def setup(self, rules: RuleConfig) -> None:
         self._check(rules)
         self.rules = rules
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        actions, _ = self.model.predict(
-            np.asarray(obs), action_masks=np.asarray(masks), deterministic=self.deterministic
-        )
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        if self.features:
+            from training.features import augment
+
+            obs = augment(obs, masks, self.rules)
+        actions, _ = self.model.predict(obs, action_masks=masks, deterministic=self.deterministic)
         return np.asarray(actions, dtype=np.int64).reshape(-1)

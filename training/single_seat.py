@@ -8,6 +8,7 @@ only its own seat's rewards (every step, its opponents' moves included), so its 
 (final score - 30,000) / 10,000 with the default rewards. ``action_masks()`` serves sb3-contrib's
 ``MaskablePPO``. ``infos`` of finished games carry ``final_score`` and ``placement`` (and
 ``terminal_observation``, as SB3 expects; the learner's last view is not kept, so it is zeros).
+With ``features=True`` observations carry the look-ahead features of ``training.features``.
 A game that ends before the learner ever acts (possible with very short rule configs, e.g. an
 opponent's Tenhou in a one-round game) holds no learner decision; it is skipped and counted in
 ``infos[i]["idle_games"]``.
@@ -24,6 +25,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from meld8_env.actions import NUM_ACTIONS
 from meld8_env.rules import RuleConfig
 from meld8_env.vector import Meld8Vector
+from training.features import augment, augmented_size
 
 
 class SingleSeatVecEnv(VecEnv):
@@ -34,6 +36,7 @@ class SingleSeatVecEnv(VecEnv):
         rules: RuleConfig | None = None,
         seed: int = 0,
         reward: str = "points",
+        features: bool = False,
     ) -> None:
         self.rules = rules or RuleConfig()
         P = self.rules.num_players
@@ -45,7 +48,9 @@ class SingleSeatVecEnv(VecEnv):
                 a.setup(self.rules)
         self.vec = Meld8Vector(n_envs, rules=self.rules, seed=seed, reward=reward)
         self.learner_seat = (np.arange(n_envs) % P).astype(np.int64)
-        obs_space = spaces.Box(0, 255, (self.vec.obs_size,), np.uint8)
+        self.features = features
+        size = augmented_size(self.rules) if features else self.vec.obs_size
+        obs_space = spaces.Box(0, 255, (size,), np.uint8)
         self.render_mode = None
         super().__init__(n_envs, obs_space, spaces.Discrete(NUM_ACTIONS))
         self._actions = np.zeros(n_envs, np.int64)
@@ -91,7 +96,7 @@ class SingleSeatVecEnv(VecEnv):
             infos[i] = {
                 "final_score": int(v.final_scores[i, seat]),
                 "placement": int(state["placements"][seat]),
-                "terminal_observation": np.zeros(self.vec.obs_size, np.uint8),
+                "terminal_observation": np.zeros(self.observation_space.shape, np.uint8),
                 "episode": episode,  # SB3 logs rollout/ep_rew_mean from this
             }
 
@@ -103,6 +108,11 @@ class SingleSeatVecEnv(VecEnv):
         opening = np.zeros(self.num_envs, np.float64)
         self._play_opponents(opening, np.zeros(self.num_envs, bool), [{} for _ in range(self.num_envs)])
         self._carry += opening  # e.g. an opponent's Tenhou before the learner's first action
+        return self._observe()
+
+    def _observe(self) -> np.ndarray:
+        if self.features:
+            return augment(self.vec.observation, self.vec.action_mask, self.rules)
         return self.vec.observation.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -117,7 +127,7 @@ class SingleSeatVecEnv(VecEnv):
         self.vec.step(self._actions)
         self._collect(rewards, dones, infos)
         self._play_opponents(rewards, dones, infos)
-        return self.vec.observation.copy(), rewards.astype(np.float32), dones, infos
+        return self._observe(), rewards.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:
         return self.vec.action_mask.copy()

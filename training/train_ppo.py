@@ -34,8 +34,24 @@ class TrainConfig:
     clip_range: float = 0.2
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
     """hidden layers of the policy and value networks"""
+    network: str = "card_heads"
+    """``separate`` (SB3's MLPs), ``shared`` (one trunk) or ``card_heads`` (trunk + per-card action
+    heads over the look-ahead features); see ``training.network``"""
+    features: bool = True
+    """append the look-ahead features of ``training.features`` to the observation"""
     opponents: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "random"])
     """agents in the learner's relative seats 1 and 2 (3 players)"""
+    bc_teacher: str = "defensive"
+    """bot whose decisions warm-start the policy by behaviour cloning (``training.imitation``)"""
+    bc_decisions: int = 0
+    """teacher decisions to clone before PPO (0 = start PPO from a random policy)"""
+    bc_epochs: int = 3
+    bc_batch_size: int = 1024
+    vf_warmup: int = 0
+    """learner steps at the start of PPO during which only the value network learns (the policy
+    stays frozen), so a cloned policy meets sensible advantages"""
+    target_kl: float | None = None
+    """stop an update's epochs early past this KL divergence (None: no limit)"""
     selfplay: bool = False
     """draw opponents from a pool of the learner's own checkpoints plus ``pool_bots``"""
     pool_bots: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "defensive"])
@@ -70,7 +86,22 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
         cfg = cls(**data)
-        for name in ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_deals"):
+        from training.network import NETWORKS
+
+        if cfg.network not in NETWORKS:
+            raise ValueError(f"train option 'network' must be one of {', '.join(NETWORKS)}, got {cfg.network!r}")
+        if cfg.network == "card_heads" and not cfg.features:
+            raise ValueError("train option network=card_heads needs features=true (its heads read the features)")
+        for name in (
+            "total_timesteps",
+            "n_envs",
+            "n_steps",
+            "batch_size",
+            "n_epochs",
+            "eval_deals",
+            "bc_epochs",
+            "bc_batch_size",
+        ):
             if not isinstance(getattr(cfg, name), int) or getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be an integer >= 1, got {getattr(cfg, name)!r}")
         return cfg
@@ -102,6 +133,8 @@ def train(cfg: TrainConfig) -> Path:
     from stable_baselines3.common.callbacks import BaseCallback
 
     from agents.registry import load_agent
+    from meld8_env.observation import obs_size
+    from training.network import policy_for
     from training.policy_agent import PolicyAgent
     from training.single_seat import SingleSeatVecEnv
 
@@ -110,19 +143,32 @@ def train(cfg: TrainConfig) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg)))
     opponents = [load_agent(n, rules, i + 1) for i, n in enumerate(cfg.opponents)]
-    env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed)
+    env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features)
     ckpts = sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
     if cfg.resume and ckpts:
         model = MaskablePPO.load(ckpts[-1], env=env, device="cpu")
     elif cfg.resume:
         raise ValueError(f"resume: no checkpoint in {out}")
     else:
+        policy, kwargs = policy_for(cfg.network, cfg.net_arch, obs_size(rules), rules.num_players)
         model = MaskablePPO(
-            "MlpPolicy", env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
+            policy, env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
             learning_rate=cfg.learning_rate, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, ent_coef=cfg.ent_coef,
-            clip_range=cfg.clip_range, policy_kwargs={"net_arch": list(cfg.net_arch)}, seed=cfg.seed,
+            clip_range=cfg.clip_range, target_kl=cfg.target_kl, policy_kwargs=kwargs, seed=cfg.seed,
             tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
         )  # fmt: skip
+
+    fresh = model.num_timesteps == 0
+    if fresh and cfg.bc_decisions > 0:
+        from training.imitation import collect, pretrain
+
+        teacher = load_agent(cfg.bc_teacher, rules, cfg.seed + 7)
+        data = collect(teacher, cfg.bc_decisions, rules, cfg.seed, features=cfg.features, progress=cfg.progress)
+        acc = pretrain(model, data, epochs=cfg.bc_epochs, batch_size=cfg.bc_batch_size, seed=cfg.seed)
+        with open(out / "pretrain.json", "w") as f:
+            json.dump({"teacher": cfg.bc_teacher, "decisions": cfg.bc_decisions, "held_out_agreement": acc}, f)
+        print(f"behaviour cloning from {cfg.bc_teacher}: {cfg.bc_decisions} decisions, "
+              f"held-out agreement {acc:.1%}", flush=True)  # fmt: skip
 
     class Periodic(BaseCallback):
         def __init__(self) -> None:
@@ -133,6 +179,11 @@ def train(cfg: TrainConfig) -> Path:
 
         def _on_training_start(self) -> None:
             start = self.model.num_timesteps
+            if fresh and cfg.bc_decisions > 0:
+                self._evaluate(0)  # the cloned policy is the first candidate for best.zip
+            self.frozen = policy_side_parameters(self.model.policy) if start < cfg.vf_warmup else []
+            for p in self.frozen:
+                p.requires_grad_(False)
             self.next_eval, self.next_ckpt, self.next_pool = (
                 start + cfg.eval_every, start + cfg.checkpoint_every, start + cfg.pool_every
             )  # fmt: skip
@@ -143,6 +194,10 @@ def train(cfg: TrainConfig) -> Path:
 
         def _on_step(self) -> bool:
             t = self.model.num_timesteps
+            if self.frozen and t >= cfg.vf_warmup:
+                for p in self.frozen:
+                    p.requires_grad_(True)
+                self.frozen = []
             if self.bar is not None:
                 self.bar.n = min(t, cfg.total_timesteps)
                 self.bar.refresh()
@@ -189,6 +244,16 @@ def train(cfg: TrainConfig) -> Path:
         model.save(out / "best.zip")
     plot_learning_curve(out)
     return final
+
+
+def policy_side_parameters(policy) -> list:
+    """Parameters that shape the action distribution (the shared trunk included, if any)."""
+    params = list(policy.action_net.parameters()) + list(policy.mlp_extractor.policy_net.parameters())
+    if policy.share_features_extractor:
+        params += list(policy.features_extractor.parameters())
+    else:
+        params += list(policy.pi_features_extractor.parameters())
+    return params
 
 
 def plot_learning_curve(out: str | Path) -> Path | None:

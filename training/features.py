@@ -1,0 +1,94 @@
+"""Look-ahead features for learning agents: what the bots compute, appended to the observation.
+
+A policy network sees the hand as 53 one-hot bytes; learning from them which discard leaves the hand
+closest to winning is a hard combinatorial problem. These features hand it the exact answers the
+greedy and defensive bots use (``agents.greedy``, ``agents.defensive``), so learning can spend its
+budget on what the bots do not know (when to fold, when to call, which tied discard is better).
+
+``augment(obs, masks, rules)`` -> ``uint8[N, obs_size + extra_size(rules)]``: the observation (any
+seat, any phase) followed by, for the observing seat (P players):
+
+| field | size | content |
+|---|---|---|
+| discard_distance | 53 | legal discard c: 1 + distance to win after discarding c (0 = not legal now) |
+| discard_accept | 53 | acceptance count after c where c ties for the smallest distance (else 0) |
+| danger | (P-1)*53 | held card c: live, non-furiten wait shapes on c of each opponent (defensive) |
+| call_distance | 9 | legal Pon/Chii action: 1 + distance after it and its best discard (0 = not legal) |
+| call_yaku | 9 | legal Pon/Chii action: 1 if a yaku stays possible after it (greedy's heuristic) |
+| distance_now | 1 | 1 + distance of the concealed hand before acting (0 when not to act) |
+
+Distances are exact over the cards the seat has not seen (``meld8_env.hands.distance_batch``),
+clipped to 15 for an unreachable hand. A checkpoint trained with features has observations of this
+larger size; ``training.policy_agent.PolicyAgent`` recognises it by that size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.defensive import danger
+from agents.greedy import call_table, discard_table
+from meld8_env.actions import PASS, PON_BASE
+from meld8_env.observation import decode, obs_size
+from meld8_env.rules import RuleConfig
+
+N_CALLS = PASS - PON_BASE
+_CLIP = 15
+
+
+def extra_size(rules: RuleConfig) -> int:
+    return 53 * 2 + 53 * (rules.num_players - 1) + 2 * N_CALLS + 1
+
+
+def augmented_size(rules: RuleConfig) -> int:
+    return obs_size(rules) + extra_size(rules)
+
+
+def _code(dist: np.ndarray) -> np.ndarray:
+    return (1 + np.minimum(dist, _CLIP - 1)).astype(np.uint8)
+
+
+def augment(obs: np.ndarray, masks: np.ndarray, rules: RuleConfig) -> np.ndarray:
+    """``obs`` (N, obs_size) uint8 and ``masks`` (N, 64) bool -> (N, augmented_size) uint8."""
+    obs = np.asarray(obs, dtype=np.uint8)
+    masks = np.asarray(masks).astype(bool)
+    n, base, P = len(obs), obs_size(rules), rules.num_players
+    if obs.ndim != 2 or obs.shape[1] != base:
+        raise ValueError(f"augment expects observations of shape (N, {base}), got {obs.shape}")
+    out = np.zeros((n, base + extra_size(rules)), np.uint8)
+    out[:, :base] = obs
+    if n == 0:
+        return out
+    o_dist, o_acc, o_danger = base, base + 53, base + 106
+    o_call = o_danger + 53 * (P - 1)
+    o_yaku, o_now = o_call + N_CALLS, o_call + 2 * N_CALLS
+    d = decode(obs, rules)
+
+    disc = np.flatnonzero(masks[:, :52].any(axis=1))
+    if disc.size:
+        allowed = (masks[disc, :52].astype(np.uint64) * (np.uint64(1) << np.arange(52, dtype=np.uint64))).sum(
+            axis=1, dtype=np.uint64
+        )
+        rows, cards, dist, accept = discard_table(d["hand"][disc], d["melds"][disc, 0], d["unseen"][disc], allowed)
+        g = disc[rows]
+        out[g, o_dist + cards] = _code(dist)
+        out[g, o_acc + cards] = np.minimum(accept, 255).astype(np.uint8)
+        best = np.full(n, 127, np.int64)
+        np.minimum.at(best, g, dist)
+        out[disc, o_now] = _code(best[disc])
+
+    held_rows, held_cards = np.nonzero((d["hand"][:, None] >> np.arange(53, dtype=np.uint64)) & np.uint64(1))
+    real = held_cards < 52
+    held_rows, held_cards = held_rows[real], held_cards[real]
+    for k in range(1, P):
+        dk = danger(held_cards, d["unseen"][held_rows], d["discarded"][held_rows, k])
+        out[held_rows, o_danger + 53 * (k - 1) + held_cards] = np.minimum(dk, 255).astype(np.uint8)
+
+    claim = np.flatnonzero(masks[:, PON_BASE:PASS].any(axis=1))
+    if claim.size:
+        rows, acts, now, dist, yaku = call_table(d, masks, claim, rules.kuikae == "other_end")
+        g = claim[rows]
+        out[g, o_call + acts - PON_BASE] = _code(dist)
+        out[g, o_yaku + acts - PON_BASE] = yaku.astype(np.uint8)
+        out[g, o_now] = _code(now)
+    return out
