@@ -162,3 +162,15 @@ def test_value_warmup_keeps_the_policy_frozen(tmp_path):
             for a, b in zip(policy_side_parameters(first), policy_side_parameters(last), strict=True)]  # fmt: skip
     assert same and all(same)
     assert not np.array_equal(first.value_net.weight.detach().numpy(), last.value_net.weight.detach().numpy())
+
+
+def test_selfplay_draws_opponents_from_own_checkpoints_and_bots(tmp_path):
+    import json
+
+    cfg = {**TINY, "total_timesteps": 768, "checkpoint_every": 64}
+    train(TrainConfig(out=str(tmp_path), selfplay=True, pool_every=128, pool_bots=["random"], **cfg))
+    draws = [json.loads(x) for x in (tmp_path / "opponents.jsonl").read_text().splitlines()]
+    picked = [p for d in draws for p in d["opponents"]]
+    assert len(draws) >= 4 and all(len(d["opponents"]) == 2 for d in draws)
+    assert any(p.endswith(".zip") for p in picked) and "random" in picked
+    assert (tmp_path / "final.zip").is_file()

@@ -1,8 +1,9 @@
 """Train MaskablePPO in one seat of the batched engine (``meld8 train CONFIG [--set key=value]``).
 
 Outputs in ``out``: TensorBoard logs (``tb/``), checkpoints (``ckpt_<steps>.zip``), ``best.zip`` (best
-evaluation), ``final.zip``, ``eval.jsonl`` (one line per evaluation) and ``config.yaml``. With
-``resume: true`` training continues from the newest checkpoint in ``out``.
+evaluation), ``final.zip``, ``eval.jsonl`` (one line per evaluation), ``config.yaml`` and, in self-play,
+``opponents.jsonl`` (the opponents drawn at each redraw). With ``resume: true`` training continues
+from the newest checkpoint in ``out``.
 """
 
 from __future__ import annotations
@@ -228,9 +229,11 @@ def train(cfg: TrainConfig) -> Path:
         def _redraw_opponents(self, t: int) -> None:
             rng = np.random.default_rng(cfg.seed + t)
             pool = [str(p) for p in sorted(out.glob("ckpt_*.zip"))] + list(cfg.pool_bots)
-            for k in range(len(env.opponents)):
-                pick = pool[int(rng.integers(len(pool)))]
+            picks = [pool[int(rng.integers(len(pool)))] for _ in env.opponents]
+            for k, pick in enumerate(picks):
                 env.opponents[k] = PolicyAgent(pick, rules) if pick.endswith(".zip") else load_agent(pick, rules, k)
+            with open(out / "opponents.jsonl", "a") as f:
+                f.write(json.dumps({"timesteps": t, "opponents": picks}) + "\n")
 
         def _on_training_end(self) -> None:
             if self.bar is not None:
