@@ -174,3 +174,30 @@ def test_selfplay_draws_opponents_from_own_checkpoints_and_bots(tmp_path):
     assert len(draws) >= 4 and all(len(d["opponents"]) == 2 for d in draws)
     assert any(p.endswith(".zip") for p in picked) and "random" in picked
     assert (tmp_path / "final.zip").is_file()
+
+
+@pytest.mark.parametrize("network", ["card_heads", "shared", "separate"])
+def test_save_load_round_trip_gives_the_same_policy(tmp_path, network):
+    """A saved and reloaded model gives the same action probabilities and values on real states."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from meld8_env.rules import RuleConfig
+    from training.network import policy_for
+    from training.single_seat import SingleSeatVecEnv
+
+    rules = RuleConfig()
+    env = SingleSeatVecEnv(16, [load_agent("greedy", rules), load_agent("random", rules)], rules, features=True)
+    policy, kwargs = policy_for(network, [64], 786, 3)
+    model = MaskablePPO(policy, env, n_steps=16, batch_size=64, seed=3, device="cpu", policy_kwargs=kwargs)
+    model.learn(32)
+    model.save(tmp_path / "m.zip")
+    loaded = MaskablePPO.load(tmp_path / "m.zip", device="cpu")
+    obs = torch.as_tensor(env.reset(), dtype=torch.float32)
+    masks = env.action_masks()
+    a, b = model.policy, loaded.policy
+    with torch.no_grad():
+        pa = a.get_distribution(obs, action_masks=masks).distribution.probs
+        pb = b.get_distribution(obs, action_masks=masks).distribution.probs
+        assert torch.equal(pa, pb) and torch.equal(a.predict_values(obs), b.predict_values(obs))
+    assert type(loaded.policy) is type(model.policy)
