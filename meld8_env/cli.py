@@ -199,7 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=_cmd_simulate)
 
     t = sub.add_parser("tournament", help="duplicate tournament between agents")
-    t.add_argument("--agents", help="one per seat, comma separated: random, greedy, defensive or pkg.mod:Class")
+    t.add_argument(
+        "--agents",
+        help="one per seat, comma separated: random, greedy, defensive, ppo (the shipped baseline), "
+        "ppo:PATH.zip (a checkpoint) or pkg.mod:Class",
+    )
     t.add_argument("--deals", type=int, help="deal seeds, each played under every seating (default 100)")
     t.add_argument("--seed", type=int)
     t.add_argument("--workers", type=int, help="worker processes (default 1)")
