@@ -271,11 +271,14 @@ def plot_learning_curve(out: str | Path) -> Path | None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import yaml
 
+    cfg = yaml.safe_load((out / "config.yaml").read_text()) if (out / "config.yaml").exists() else {}
+    bots = " + ".join(cfg.get("eval_opponents") or ["evaluation bots"])
     steps = [r["timesteps"] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     a.plot(steps, [r["mean_placement"] for r in rows], marker="o")
-    a.set_title("mean placement vs evaluation bots (lower is better)")
+    a.set_title(f"mean placement vs {bots} (lower is better)")
     a.set_xlabel("learner steps")
     b.plot(steps, [r["mean_score"] for r in rows], marker="o")
     b.axhline(30_000, color="grey", lw=0.8)
