@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.greedy import BITS, RANK_MASKS, GreedyAgent, discard_table, first_per_row
+from agents.greedy import BITS, RANK_MASKS, GreedyAgent, discard_table, first_per_row, legal_discards
 
 U0 = np.uint64(0)
 
@@ -54,9 +54,7 @@ class DefensiveAgent(GreedyAgent):
     def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
         P = self.rules.num_players
         hands, melds, unseen = d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx]
-        rows, cards, dist, accept = discard_table(hands, melds, unseen, self._allowed(masks, idx))
-        best = np.full(len(idx), 127, np.int64)
-        np.minimum.at(best, rows, dist)
+        rows, cards, dist, accept, best = discard_table(hands, melds, unseen, legal_discards(masks[idx]))
         threat = (d["calls_used"][idx, 1:P] > 0) | (d["wall_left"][idx, None] <= self.late_wall)
         total = np.zeros(len(rows), np.int64)
         to_threats = np.zeros(len(rows), np.int64)

@@ -52,10 +52,16 @@ def _bits_of(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.nonzero(has)
 
 
+def legal_discards(masks: np.ndarray) -> np.ndarray:
+    """(N, 64) action masks -> (N,) uint64 masks of the cards each row may discard."""
+    return (masks[:, :52].astype(np.uint64) * BITS[:52]).sum(axis=1, dtype=np.uint64)
+
+
 def discard_table(
     hands: np.ndarray, melds: np.ndarray, unseen: np.ndarray, allowed: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every allowed discard of every row: (row, card, distance after it, acceptance count).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every allowed discard of every row: (row, card, distance after it, acceptance count), and
+    each row's smallest distance (N,) (127 for a row with no allowed discard).
 
     The acceptance count (unseen cards that would bring the hand one step closer) is computed only
     where it breaks a tie for the smallest distance; elsewhere it is 0.
@@ -73,7 +79,7 @@ def discard_table(
     if need.size:
         pool = (neighbours(after[need]) | JK) & unseen[rows[need]]
         accept[need] = acceptance_batch(after[need], melds[rows[need]], unseen[rows[need]], pool, dist[need])
-    return rows, cards, dist, accept
+    return rows, cards, dist, accept, best
 
 
 def first_per_row(rows: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -89,7 +95,7 @@ def best_discards(
     ``allowed`` (N,) uint64 masks of legal discards. Returns (card, distance, acceptance) per row.
     """
     n = len(hands)
-    rows, cards, dist, accept = discard_table(hands, melds, unseen, allowed)
+    rows, cards, dist, accept, _ = discard_table(hands, melds, unseen, allowed)
     first = first_per_row(rows, np.lexsort((cards, -accept, dist, rows)))
     out_card = np.full(n, -1, np.int64)
     out_dist = np.full(n, 127, np.int64)
@@ -160,11 +166,8 @@ class GreedyAgent(Agent):
         return out
 
     # -- discards ---------------------------------------------------------------------------------
-    def _allowed(self, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        return (masks[idx, :52].astype(np.uint64) * BITS[:52]).sum(axis=1, dtype=np.uint64)
-
     def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        card, _, _ = best_discards(d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx], self._allowed(masks, idx))
+        card, _, _ = best_discards(d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx], legal_discards(masks[idx]))
         return card
 
     # -- claims -----------------------------------------------------------------------------------
@@ -175,8 +178,7 @@ class GreedyAgent(Agent):
             return out
         good = (dist < now) & yaku
         # the best good call per game: smallest distance, then lowest action id
-        order = np.lexsort((acts, dist, ~good, rows))
-        first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
+        first = first_per_row(rows, np.lexsort((acts, dist, ~good, rows)))
         chosen = first[good[first]]
         out[rows[chosen]] = acts[chosen]
         return out

@@ -1,6 +1,7 @@
 """Agents by name: built-in bots (``random``, ``greedy``, ``defensive``), user code as
 ``module:Class`` (constructed with ``rules=`` and ``seed=`` when it accepts them), or a trained
-checkpoint as ``ppo:PATH`` / a ``.zip`` path (the policy adapter comes with the PPO baselines)."""
+checkpoint as ``ppo:PATH`` / a ``.zip`` path (``training.policy_agent.PolicyAgent``); ``ppo`` alone is
+the baseline shipped in ``agents/models/``."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.defensive import danger
-from agents.greedy import call_table, discard_table
+from agents.greedy import REAL, _bits_of, call_table, discard_table, legal_discards
 from meld8_env.actions import PASS, PON_BASE
 from meld8_env.observation import decode, obs_size
 from meld8_env.rules import RuleConfig
@@ -36,8 +36,25 @@ N_CALLS = PASS - PON_BASE
 _CLIP = 15
 
 
+def feature_layout(base: int, players: int) -> dict[str, tuple[int, int]]:
+    """Field -> (offset, size) of the appended features, after a plain observation of ``base`` bytes."""
+    sizes = [
+        ("discard_distance", 53),
+        ("discard_accept", 53),
+        ("danger", 53 * (players - 1)),
+        ("call_distance", N_CALLS),
+        ("call_yaku", N_CALLS),
+        ("distance_now", 1),
+    ]
+    out, off = {}, base
+    for name, size in sizes:
+        out[name] = (off, size)
+        off += size
+    return out
+
+
 def extra_size(rules: RuleConfig) -> int:
-    return 53 * 2 + 53 * (rules.num_players - 1) + 2 * N_CALLS + 1
+    return sum(size for _, size in feature_layout(0, rules.num_players).values())
 
 
 def augmented_size(rules: RuleConfig) -> int:
@@ -59,27 +76,21 @@ def augment(obs: np.ndarray, masks: np.ndarray, rules: RuleConfig) -> np.ndarray
     out[:, :base] = obs
     if n == 0:
         return out
-    o_dist, o_acc, o_danger = base, base + 53, base + 106
-    o_call = o_danger + 53 * (P - 1)
-    o_yaku, o_now = o_call + N_CALLS, o_call + 2 * N_CALLS
+    o = {name: off for name, (off, _) in feature_layout(base, P).items()}
+    o_dist, o_acc, o_danger = o["discard_distance"], o["discard_accept"], o["danger"]
+    o_call, o_yaku, o_now = o["call_distance"], o["call_yaku"], o["distance_now"]
     d = decode(obs, rules)
 
     disc = np.flatnonzero(masks[:, :52].any(axis=1))
     if disc.size:
-        allowed = (masks[disc, :52].astype(np.uint64) * (np.uint64(1) << np.arange(52, dtype=np.uint64))).sum(
-            axis=1, dtype=np.uint64
-        )
-        rows, cards, dist, accept = discard_table(d["hand"][disc], d["melds"][disc, 0], d["unseen"][disc], allowed)
+        hands, melds, unseen = d["hand"][disc], d["melds"][disc, 0], d["unseen"][disc]
+        rows, cards, dist, accept, best = discard_table(hands, melds, unseen, legal_discards(masks[disc]))
         g = disc[rows]
         out[g, o_dist + cards] = _code(dist)
         out[g, o_acc + cards] = np.minimum(accept, 255).astype(np.uint8)
-        best = np.full(n, 127, np.int64)
-        np.minimum.at(best, g, dist)
-        out[disc, o_now] = _code(best[disc])
+        out[disc, o_now] = _code(best)
 
-    held_rows, held_cards = np.nonzero((d["hand"][:, None] >> np.arange(53, dtype=np.uint64)) & np.uint64(1))
-    real = held_cards < 52
-    held_rows, held_cards = held_rows[real], held_cards[real]
+    held_rows, held_cards = _bits_of(d["hand"] & REAL)
     for k in range(1, P):
         dk = danger(held_cards, d["unseen"][held_rows], d["discarded"][held_rows, k])
         out[held_rows, o_danger + 53 * (k - 1) + held_cards] = np.minimum(dk, 255).astype(np.uint8)

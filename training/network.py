@@ -26,10 +26,10 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from meld8_env.actions import PASS, PON_BASE
+from training.features import N_CALLS, feature_layout
 
 NETWORKS = ("separate", "shared", "card_heads")
 N_CARDS = 52  # discard actions 0..51
-N_CALLS = PASS - PON_BASE
 
 
 def _mlp(width: int, hidden: tuple[int, ...]) -> tuple[nn.Sequential, int]:
@@ -67,19 +67,23 @@ class CardFeatureExtractor(BaseFeaturesExtractor):
         self.call_k = 4  # legal, distance after, yaku possible, distance now
         super().__init__(observation_space, features_dim=width + N_CARDS * self.card_k + N_CALLS * self.call_k)
         self.net, self.hidden_dim = net, width
-        self.base, self.players = int(base), int(players)
+        self.players = int(players)
+        self.offsets = {name: off for name, (off, _) in feature_layout(int(base), self.players).items()}
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        b, P = self.base, self.players
-        hand = obs[:, 0:N_CARDS]
-        dist = obs[:, b : b + N_CARDS] / 15.0
-        acc = obs[:, b + 53 : b + 53 + N_CARDS] / 16.0
-        danger = [obs[:, b + 106 + 53 * k : b + 106 + 53 * k + N_CARDS] / 4.0 for k in range(P - 1)]
+        o = self.offsets
+
+        def cards_of(off: int) -> torch.Tensor:
+            return obs[:, off : off + N_CARDS]
+
+        hand = cards_of(0)  # the observation's hand plane comes first
+        dist = cards_of(o["discard_distance"]) / 15.0
+        acc = cards_of(o["discard_accept"]) / 16.0
+        danger = [cards_of(o["danger"] + 53 * k) / 4.0 for k in range(self.players - 1)]
         cards = torch.stack([hand, dist, acc, *danger], dim=2)  # (N, 52, Kc)
-        o = b + 106 + 53 * (P - 1)
-        call_dist = obs[:, o : o + N_CALLS]
-        yaku = obs[:, o + N_CALLS : o + 2 * N_CALLS]
-        now = obs[:, o + 2 * N_CALLS : o + 2 * N_CALLS + 1].expand(-1, N_CALLS)
+        call_dist = obs[:, o["call_distance"] : o["call_distance"] + N_CALLS]
+        yaku = obs[:, o["call_yaku"] : o["call_yaku"] + N_CALLS]
+        now = obs[:, o["distance_now"] : o["distance_now"] + 1].expand(-1, N_CALLS)
         calls = torch.stack([(call_dist > 0).float(), call_dist / 15.0, yaku, now / 15.0], dim=2)  # (N, 9, Kk)
         return torch.cat([self.net(torch.log1p(obs)), cards.flatten(1), calls.flatten(1)], dim=1)
 

@@ -13,6 +13,7 @@ import numpy as np
 from agents.base import Agent
 from meld8_env.engine.fast import FastBatch
 from meld8_env.rules import RuleConfig
+from training.features import augment, augmented_size
 
 
 class PolicyAgent(Agent):
@@ -30,8 +31,6 @@ class PolicyAgent(Agent):
         self._check(self.rules)
 
     def _check(self, rules: RuleConfig) -> None:
-        from training.features import augmented_size
-
         plain = FastBatch(1, rules).obs_size
         got = int(self.model.observation_space.shape[0])
         if got not in (plain, augmented_size(rules)):
@@ -48,8 +47,6 @@ class PolicyAgent(Agent):
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs, masks = np.asarray(obs), np.asarray(masks)
         if self.features:
-            from training.features import augment
-
             obs = augment(obs, masks, self.rules)
         actions, _ = self.model.predict(obs, action_masks=masks, deterministic=self.deterministic)
         return np.asarray(actions, dtype=np.int64).reshape(-1)

@@ -209,18 +209,19 @@ def waits_batch(masks: np.ndarray, meld_masks: np.ndarray | None = None) -> np.n
     return _batch("waits_batch", _reference.waits, masks, meld_masks, np.uint64)
 
 
-#: below this many hands one thread is faster (thread hand-off costs ~20 us; a hand ~1-2 us)
+#: distance_batch / acceptance_batch: below this many hands one thread is faster
+#: (a thread hand-off costs ~20 us, a hand ~1-2 us)
 DISTANCE_SPLIT_MIN = 256
 _pools: dict[int, object] = {}
 
 
-def _distance_threads(n: int) -> int:
+def _auto_threads(n: int) -> int:
     return min(2, os.cpu_count() or 1) if n >= DISTANCE_SPLIT_MIN else 1
 
 
 def _run_parts(part, n: int, threads: int | None) -> None:
     """part(slice) over [0, n) in ``threads`` parallel slices (the C loops release the GIL)."""
-    n_threads = _distance_threads(n) if threads is None else max(1, int(threads))
+    n_threads = _auto_threads(n) if threads is None else max(1, int(threads))
     if n_threads == 1:
         part(slice(0, n))
         return
