@@ -34,7 +34,10 @@ def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0) -> Age
     elif ":" in spec:
         module, cls_name = spec.split(":", 1)
     else:
-        raise AgentLoadError(f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)} or 'package.module:ClassName'")
+        raise AgentLoadError(
+            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, ppo (the shipped baseline), "
+            "ppo:PATH.zip (a checkpoint) or 'package.module:ClassName'"
+        )
     try:
         mod = importlib.import_module(module)
     except ImportError as exc:

@@ -52,6 +52,8 @@ def test_bad_config_and_missing_checkpoint(tmp_path, capsys):
         TrainConfig.load(None, ["network=cnn"])
     with pytest.raises(ValueError, match="network=card_heads needs features=true"):
         TrainConfig.load(None, ["features=false"])
+    assert main(["train", "--set", f"out={tmp_path}/run", "--set", "eval_opponents=[greedy, grdy]"]) == 2
+    assert "unknown agent 'grdy'" in capsys.readouterr().err and not (tmp_path / "run").exists()
     with pytest.raises(AgentLoadError, match="checkpoint not found"):
         load_agent(f"ppo:{tmp_path}/nope.zip")
 

@@ -140,10 +140,18 @@ def train(cfg: TrainConfig) -> Path:
     from training.single_seat import SingleSeatVecEnv
 
     rules = _rules(cfg)
+    opponents = [load_agent(n, rules, i + 1) for i, n in enumerate(cfg.opponents)]
+    # every agent the run will need later, so a misspelt name fails now, not an hour in
+    later = [
+        *cfg.eval_opponents,
+        *(cfg.pool_bots if cfg.selfplay else []),
+        *([cfg.bc_teacher] * (cfg.bc_decisions > 0)),
+    ]
+    for name in later:
+        load_agent(name, rules)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg)))
-    opponents = [load_agent(n, rules, i + 1) for i, n in enumerate(cfg.opponents)]
     env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features)
     ckpts = sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
     if cfg.resume and ckpts:
