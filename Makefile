@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install test test-slow lint format bench demo clean
 
-$(STAMP): pyproject.toml setup.py meld8_env/hands/*.c meld8_env/hands/*.h
+$(STAMP): pyproject.toml setup.py meld8_env/hands/*.c meld8_env/hands/*.h meld8_env/engine/*.c meld8_env/engine/*.h
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# CPU torch from the local wheel first: a bare 'torch' requirement pulls a multi-GB CUDA build

@@ -28,7 +28,12 @@ setup(
                 "meld8_env/hands/_eval.c",
                 "meld8_env/hands/_score.c",
             ],
-            depends=["meld8_env/engine/_engine.h", "meld8_env/hands/_eval.h", "meld8_env/hands/_score.h"],
+            depends=[
+                "meld8_env/engine/_engine.h",
+                "meld8_env/engine/_splitmix.h",
+                "meld8_env/hands/_eval.h",
+                "meld8_env/hands/_score.h",
+            ],
             extra_compile_args=CFLAGS,
         ),
     ]

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.greedy import BITS, RANK_MASKS, GreedyAgent, discard_table, first_per_row, legal_discards
+from agents.greedy import GreedyAgent, discard_table, first_per_row
+from meld8_env.cardmask import BITS, RANK_MASKS, discard_masks
 
 U0 = np.uint64(0)
 
@@ -54,7 +55,7 @@ class DefensiveAgent(GreedyAgent):
     def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
         P = self.rules.num_players
         hands, melds, unseen = d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx]
-        rows, cards, dist, accept, best = discard_table(hands, melds, unseen, legal_discards(masks[idx]))
+        rows, cards, dist, accept, best = discard_table(hands, melds, unseen, discard_masks(masks[idx]))
         threat = (d["calls_used"][idx, 1:P] > 0) | (d["wall_left"][idx, None] <= self.late_wall)
         total = np.zeros(len(rows), np.int64)
         to_threats = np.zeros(len(rows), np.int64)

@@ -16,22 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent
-from meld8_env.actions import CHII_HIGH, CHII_LOW, CHII_MID, PASS, PON_BASE, PON_SUIT_PAIRS, RON, TSUMO
+from meld8_env.actions import CHII_LOW, PASS, PON_BASE, RON, TSUMO
+from meld8_env.calls import call_cards, kuikae_after
+from meld8_env.cardmask import BITS, BLACK, CROWN, JK, NOT_K, NOT_QK, RANK_MASKS, REAL, RED, bits_of, discard_masks
 from meld8_env.hands import acceptance_batch, distance_batch
 from meld8_env.observation import decode
 
-U1 = np.uint64(1)
-BITS = np.left_shift(U1, np.arange(53, dtype=np.uint64))
-JK = BITS[52]
-REAL = np.uint64((1 << 52) - 1)
-_ROW_NOT_K, _ROW_NOT_QK = 0x0FFF, 0x07FF
-NOT_K = np.uint64(sum(_ROW_NOT_K << (13 * s) for s in range(4)))
-NOT_QK = np.uint64(sum(_ROW_NOT_QK << (13 * s) for s in range(4)))
-RANK_MASKS = np.array([sum(1 << (13 * s + r) for s in range(4)) for r in range(13)], np.uint64)
-CROWN = RANK_MASKS[0] | RANK_MASKS[10] | RANK_MASKS[11] | RANK_MASKS[12]
 TERMINAL_SIDE = CROWN | RANK_MASKS[1] | RANK_MASKS[2] | RANK_MASKS[8] | RANK_MASKS[9]  # A 2 3 9 T J Q K
-RED = np.uint64(((1 << 13) - 1) << 13 | ((1 << 13) - 1) << 26)
-BLACK = REAL & ~RED
 
 
 def neighbours(s: np.ndarray) -> np.ndarray:
@@ -46,17 +37,6 @@ def neighbours(s: np.ndarray) -> np.ndarray:
     return (mates | nb) & REAL
 
 
-def _bits_of(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(row, card) pairs of every set bit of each mask."""
-    has = (masks[:, None] & BITS[None, :]) != 0
-    return np.nonzero(has)
-
-
-def legal_discards(masks: np.ndarray) -> np.ndarray:
-    """(N, 64) action masks -> (N,) uint64 masks of the cards each row may discard."""
-    return (masks[:, :52].astype(np.uint64) * BITS[:52]).sum(axis=1, dtype=np.uint64)
-
-
 def discard_table(
     hands: np.ndarray, melds: np.ndarray, unseen: np.ndarray, allowed: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -67,7 +47,7 @@ def discard_table(
     where it breaks a tie for the smallest distance; elsewhere it is 0.
     """
     n = len(hands)
-    rows, cards = _bits_of(allowed)
+    rows, cards = bits_of(allowed)
     after = hands[rows] & ~BITS[cards]
     dist = distance_batch(after, melds[rows], unseen[rows]).astype(np.int64)
     best = np.full(n, 127, np.int64)
@@ -106,19 +86,6 @@ def best_discards(
     return out_card, out_dist, out_acc
 
 
-def call_cards(action: np.ndarray, card: np.ndarray) -> np.ndarray:
-    """Masks of the two hand cards a Pon/Chii action uses on ``card`` (vectorized)."""
-    r, s = card % 13, card // 13
-    out = np.zeros(len(action), np.uint64)
-    for i, (a, b) in enumerate(PON_SUIT_PAIRS):
-        sel = action == PON_BASE + i
-        out[sel] = BITS[r[sel] + 13 * a] | BITS[r[sel] + 13 * b]
-    for act, (da, db) in ((CHII_LOW, (1, 2)), (CHII_MID, (-1, 1)), (CHII_HIGH, (-2, -1))):
-        sel = action == act
-        out[sel] = BITS[13 * s[sel] + r[sel] + da] | BITS[13 * s[sel] + r[sel] + db]
-    return out
-
-
 def yaku_possible(hand: np.ndarray, meld: np.ndarray, action: np.ndarray) -> np.ndarray:
     """Heuristic: does a yaku stay reachable with this called meld (call-legal yaku only)?"""
     allc = (hand | meld) & REAL
@@ -129,21 +96,6 @@ def yaku_possible(hand: np.ndarray, meld: np.ndarray, action: np.ndarray) -> np.
     toitoi = pon & (counts >= 2).any(axis=1)
     chanta = ((meld & CROWN) != 0) & ((hand & REAL & ~TERMINAL_SIDE) == 0)
     return crown_pon | one_colour | toitoi | chanta
-
-
-def kuikae_after(action: np.ndarray, card: np.ndarray, on: bool) -> np.ndarray:
-    """R20: cards the caller may not discard right after the call."""
-    out = np.zeros(len(action), np.uint64)
-    if not on:
-        return out
-    r, s = card % 13, card // 13
-    pon = action < CHII_LOW
-    out[pon] = RANK_MASKS[r[pon]]
-    low = (action == CHII_LOW) & (r + 3 <= 12)
-    out[low] = BITS[13 * s[low] + r[low] + 3]
-    high = (action == CHII_HIGH) & (r - 3 >= 0)
-    out[high] = BITS[13 * s[high] + r[high] - 3]
-    return out
 
 
 class GreedyAgent(Agent):
@@ -167,7 +119,7 @@ class GreedyAgent(Agent):
 
     # -- discards ---------------------------------------------------------------------------------
     def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        card, _, _ = best_discards(d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx], legal_discards(masks[idx]))
+        card, _, _ = best_discards(d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx], discard_masks(masks[idx]))
         return card
 
     # -- claims -----------------------------------------------------------------------------------

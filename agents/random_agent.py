@@ -10,14 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent
+from meld8_env.engine.seeding import GOLDEN, mix64_array
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix(z: np.ndarray) -> np.ndarray:
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+_GOLDEN = np.uint64(GOLDEN)
 
 
 class RandomAgent(Agent):
@@ -35,7 +30,7 @@ class RandomAgent(Agent):
             self._weights = rng.integers(1, 2**63, obs.shape[1], dtype=np.uint64) | np.uint64(1)
         with np.errstate(over="ignore"):
             h = (obs.astype(np.uint64) * self._weights).sum(axis=1, dtype=np.uint64)
-            h = _mix(h + _GOLDEN * np.uint64(self.seed + 1))
+            h = mix64_array(h + _GOLDEN * np.uint64(self.seed + 1))
         counts = masks.sum(axis=1)
         pick = (h % np.maximum(counts, 1).astype(np.uint64)).astype(np.int64)
         order = np.cumsum(masks, axis=1) - 1  # rank of each legal action in its row

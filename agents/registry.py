@@ -1,6 +1,6 @@
 """Agents by name: built-in bots (``random``, ``greedy``, ``defensive``), user code as
 ``module:Class`` (constructed with ``rules=`` and ``seed=`` when it accepts them), or a trained
-checkpoint as ``ppo:PATH`` / a ``.zip`` path (``training.policy_agent.PolicyAgent``); ``ppo`` alone is
+checkpoint as ``ppo:PATH`` / a ``.zip`` path (``agents.policy.PolicyAgent``); ``ppo`` alone is
 the baseline shipped in ``agents/models/``."""
 
 from __future__ import annotations
@@ -67,12 +67,10 @@ def shipped_baseline():
 
 
 def _load_checkpoint(path: str, rules: RuleConfig, seed: int) -> AgentProtocol:
-    from pathlib import Path
+    from agents.checkpoint import CheckpointError
+    from agents.policy import PolicyAgent
 
-    if not Path(path).is_file():
-        raise AgentLoadError(f"checkpoint not found: {path}")
     try:
-        from training.policy_agent import PolicyAgent  # arrives with the PPO baselines
-    except ImportError:
-        raise AgentLoadError(f"cannot load checkpoint {path}: the PPO policy adapter is not installed yet") from None
-    return PolicyAgent(path, rules=rules, seed=seed)
+        return PolicyAgent(path, rules=rules, seed=seed)
+    except CheckpointError as exc:
+        raise AgentLoadError(str(exc)) from None

@@ -4,9 +4,9 @@
 Usage: python bench/train_throughput.py [--n-envs 256] [--steps 65536] [--repeats 3]
 
 "env steps" count every agent step the engine takes (learner and opponents); "learner steps" are the
-PPO timesteps. Rows: the network (``training.network``: separate policy/value MLPs [256, 256], SB3's
+PPO timesteps. Rows: the network (``agents.networks``: separate policy/value MLPs [256, 256], SB3's
 default and the first baseline; one shared trunk; the shared trunk with per-card heads) and the
-observation (plain, or with the look-ahead features of ``training.features``). Medians of repeats;
+observation (plain, or with the look-ahead features of ``agents.lookahead``). Medians of repeats;
 one process, CPU torch.
 """
 
@@ -41,8 +41,8 @@ class _Counting:
 def run(n_envs: int, steps: int, seed: int, train: bool, network: str = "separate", features: bool = False):
     from sb3_contrib import MaskablePPO
 
+    from agents.networks import policy_for
     from meld8_env.observation import obs_size
-    from training.network import policy_for
 
     rules = RuleConfig()
     opponents = [load_agent("greedy", rules), load_agent("random", rules, 2)]

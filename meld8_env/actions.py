@@ -23,6 +23,7 @@ PON_SUIT_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 CHII_BASE = 60
 CHII_LOW, CHII_MID, CHII_HIGH = 60, 61, 62
 PASS = 63
+N_CALL_ACTIONS = PASS - PON_BASE  # Pon and Chii ids
 
 _SUIT = "shdc"
 
@@ -48,3 +49,18 @@ def action_name(action: int) -> str:
     if action == PASS:
         return "pass"
     raise ValueError(f"action must be 0..{NUM_ACTIONS - 1}, got {action}")
+
+
+def legal_ids(mask: int) -> list[int]:
+    """The action ids set in a 64-bit legal-action mask."""
+    return [a for a in range(NUM_ACTIONS) if mask >> a & 1]
+
+
+def illegal_action_message(action: object, who: str, phase: str, legal: list[int]) -> str:
+    """The one wording of an illegal-action error, listing the legal actions (every face uses it)."""
+    try:
+        name = action_name(int(action))  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
+        name = f"out of range 0..{NUM_ACTIONS - 1}"
+    listed = ", ".join(f"{a} ({action_name(a)})" for a in legal) or "none (the game is over)"
+    return f"illegal action {action} ({name}) for {who} in phase {phase}; legal: {listed}"

@@ -17,11 +17,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from meld8_env.actions import NUM_ACTIONS, action_name
-from meld8_env.engine import _fast
+from meld8_env.actions import NUM_ACTIONS
+from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
-from meld8_env.engine.reference import PHASE_NAMES, IllegalActionError
-from meld8_env.engine.view import view_of
+from meld8_env.engine.reference import IllegalActionError
 from meld8_env.render import render_table
 from meld8_env.rules import RuleConfig
 
@@ -62,7 +61,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._seeds = np.random.default_rng()
         self._act = np.zeros(1, np.int64)
-        self._illegal = np.zeros(1, np.uint8)
         self._seat = np.zeros(1, np.int8)
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
 
@@ -80,7 +78,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             game_seed = int(self._seeds.integers(0, 2**63))
         self.game_seed = game_seed
         self.engine.reset(np.array([game_seed], np.uint64))
-        self.state = self.engine.state[0]
+        self.record = self.engine.record(0)  # read-only view of the engine record (fields: engine.fast)
         self.action_log: list[int] = []
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -88,14 +86,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.agents[int(self.state["acting"])]
+        self.agent_selection = self.agents[int(self.record["acting"])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         self._seat[0] = self._seat_of[agent]
-        obs = np.empty((1, self.engine.obs_size), np.uint8)
-        mask = np.empty((1, NUM_ACTIONS), np.int8)
-        _fast.observe(self.engine.state, self.engine._rt, self._seat, self.oracle, obs, mask)
-        return {"observation": obs[0], "action_mask": mask[0]}
+        obs, mask = self.engine.observe(self._seat)
+        return {"observation": obs[0].copy(), "action_mask": mask[0].astype(np.int8)}
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         return self.observe(agent or self.agent_selection)["action_mask"]
@@ -106,14 +102,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._was_dead_step(action)
             return
         self._act[0] = action
-        _fast.step(self.engine.state, self.engine._rt, self._act, self._illegal)
-        if self._illegal[0]:
-            self._raise_illegal(int(action))
+        if self.engine.step(self._act)[0]:
+            raise IllegalActionError(self.engine.illegal_message(0, action, who=agent))
         self.action_log.append(int(action))
         self._cumulative_rewards[agent] = 0.0
-        st = self.state
+        st = self.record
         self.rewards = dict(zip(self.possible_agents, st["rewards"].tolist(), strict=False))
-        if st["phase"] == 3:
+        if st["phase"] == Phase.OVER:
             self.terminations = {a: True for a in self.agents}
             self.infos = {
                 a: {"final_score": int(st["final_scores"][i]), "placement": int(st["placements"][i])}
@@ -125,15 +120,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if self.render_mode == "human":
             print(self.render())
 
-    def _raise_illegal(self, action: int) -> None:
-        st = self.state
-        legal = [a for a in range(NUM_ACTIONS) if int(st["mask"]) >> a & 1]
-        name = action_name(action) if 0 <= action < NUM_ACTIONS else "out of range 0..63"
-        raise IllegalActionError(
-            f"illegal action {action} ({name}) for {self.agent_selection} in phase "
-            f"{PHASE_NAMES[int(st['phase'])]}; legal: {', '.join(f'{a} ({action_name(a)})' for a in legal)}"
-        )
-
     def save_replay(self, path: str) -> None:
         """Write this (finished) game as a replay file (``meld8 replay FILE`` re-simulates it)."""
         from meld8_env.replay import save_replay
@@ -143,7 +129,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     @property
     def game(self):
         """A read-only view of the game with the reference engine's attribute names."""
-        return view_of(self.state, self.rules)
+        return self.engine.view(0)
 
     def render(self) -> str | None:
         if self.render_mode is None:

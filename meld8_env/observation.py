@@ -33,9 +33,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from meld8_env.cardmask import masks_of_planes
+from meld8_env.codes import MAX_DISCARDS, Phase
 from meld8_env.rules import RuleConfig
 
-MAX_DISCARDS = 24
+OBS_LAYOUT_VERSION = 1
+"""Bumped whenever the layout below changes; checkpoints record the version they were trained on."""
 
 
 def layout(rules: RuleConfig, oracle: bool = False) -> dict[str, tuple[int, int]]:
@@ -92,7 +95,7 @@ def encode(game, seat: int, oracle: bool = False) -> np.ndarray:
         return lay[name][0]
 
     _plane(out, off("hand"), game.hands[seat])
-    if game.drawn >= 0 and game.acting_seat == seat and game.phase == 0:
+    if game.drawn >= 0 and game.acting_seat == seat and game.phase == Phase.DRAW:
         out[off("drawn") + game.drawn] = 1
     for k in range(P):
         p = (seat + k) % P
@@ -124,12 +127,7 @@ def encode(game, seat: int, oracle: bool = False) -> np.ndarray:
     return out
 
 
-_BITS53 = np.left_shift(np.uint64(1), np.arange(53, dtype=np.uint64))
-
-
-def _to_masks(planes: np.ndarray) -> np.ndarray:
-    """(..., 53) 0/1 planes -> (...) uint64 card masks."""
-    return (planes.astype(np.uint64) * _BITS53).sum(axis=-1, dtype=np.uint64)
+_to_masks = masks_of_planes
 
 
 def decode(obs: np.ndarray, rules: RuleConfig) -> dict[str, np.ndarray]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from meld8_env.cards import card_str
-from meld8_env.engine.reference import PHASE_NAMES
+from meld8_env.codes import PHASE_NAMES
 
 ROW = 6
 

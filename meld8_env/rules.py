@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from meld8_env.codes import HAND_SIZE
+
 STARTING_DEALER_CHOICES = ("draw",)
 KUIKAE_CHOICES = ("other_end", "off")
 PLACEMENT_TIE_CHOICES = ("chiicha_order", "share")
@@ -147,7 +149,7 @@ class RuleConfig:
 
     @property
     def hand_size(self) -> int:
-        return 7
+        return HAND_SIZE
 
     @property
     def wall_size(self) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from meld8_env.cards import JOKER, CardError, card_str, parse_card, parse_cards, rank_of, suit_of, to_mask
-from meld8_env.hands import _backend, readings_of_masks, waits_of_masks
+from meld8_env.hands import backend, readings_of_masks, relaxed_joker_standard, waits_of_masks
 from meld8_env.hands.forms import (
     FORM_CROWN_PAIRS,
     FORM_FOUR_PAIRS,
@@ -296,13 +296,11 @@ def _illegal_joker(hand: int, meld: int) -> bool:
     """R27: the hand would win if the Joker could stand for any card, in any group."""
     if not hand >> JOKER & 1:
         return False
-    from meld8_env.hands import _reference as ref
-
     base = hand & ~(1 << JOKER)
     held = (hand | meld) & ((1 << 52) - 1)
-    if any(not held >> c & 1 and _backend().is_win_form(base | 1 << c, meld) for c in range(52)):
+    if any(not held >> c & 1 and backend().is_win_form(base | 1 << c, meld) for c in range(52)):
         return True
-    return bool(ref.relaxed_joker_standard(hand, meld))
+    return relaxed_joker_standard(hand, meld)
 
 
 def score_masks(
@@ -421,9 +419,9 @@ def score_batch(
     Returns arrays ``reason`` (index into REASONS; 0 = win), ``han``, ``yakuman``, ``points``,
     ``yaku_han``. Needs the C backend.
     """
-    from meld8_env.hands import _native_module
+    from meld8_env.hands import native_module
 
-    native = _native_module()
+    native = native_module()
     hands = np.ascontiguousarray(hands, dtype=np.uint64)
     n = hands.shape[0]
 

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from meld8_env.rules import RuleConfig
-from meld8_env.scoring import score_masks
 from meld8_env.vector import Meld8Vector
 
 
@@ -36,22 +35,12 @@ def simulate(games: int, seed: int = 0, rules: RuleConfig | None = None, batch: 
     while done < games:
         v.step(v.sample_actions())
         steps += int(active.sum())
-        st = v.engine.state
-        ended = dict(zip(v.ended_index.tolist(), v.ended_states, strict=True))
-        res = st["result"].copy()
-        for i, row in ended.items():
-            res[i] = row["result"]
-        for i in np.flatnonzero((res > 0) & active):
-            kind = ("", "ron", "tsumo", "draw", "chombo")[int(res[i])]
-            kinds[kind] += 1
-            if kind in ("ron", "tsumo"):
-                row = ended.get(int(i), st[i])
-                r = score_masks(
-                    int(row["win_hand"]), int(row["win_meld"]), int(row["win_card"]),
-                    tsumo=kind == "tsumo", min_han=int(row["win_min_han"]), dealer=bool(row["win_flags"] & 2),
-                    dora=int(row["win_dora"]), first_draw=bool(row["win_flags"] & 4),
-                    last_card=bool(row["win_flags"] & 8), rules=rules,
-                )  # fmt: skip
+        for h in v.hand_outcomes():
+            if not active[h.game]:
+                continue
+            kinds[h.kind.label] += 1
+            if h.is_win:
+                r = h.score()
                 forms[r.form] += 1
                 yaku.update(y for y, _ in r.yaku)
                 han.append(r.han)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 from meld8_env.cards import JOKER
+from meld8_env.codes import HAND_SIZE, Phase
 
 
 def check_invariants(game) -> None:
@@ -64,10 +65,10 @@ def scenario(
     game.round = round_index
     if scores is not None:
         game.scores = list(scores)
-    held = [parse_cards(hands.get(p, ""), count=7) for p in range(game.P)]
+    held = [parse_cards(hands.get(p, ""), count=HAND_SIZE) for p in range(game.P)]
     order = parse_cards(wall)
     used = {c for h in held for c in h} | set(order)
-    if len(used) != 7 * game.P + len(order):
+    if len(used) != HAND_SIZE * game.P + len(order):
         raise ValueError("scenario: a card appears twice among hands and wall")
     order += [c for c in range(53) if c not in used]
     game.hands = [sum(1 << c for c in h) for h in held]
@@ -87,7 +88,7 @@ def check_batch_invariants(state, rules) -> None:
     full = (1 << 53) - 1
     counts = np.zeros(len(state), np.int64)
     union = np.zeros(len(state), np.uint64)
-    live = state["phase"] != 3
+    live = state["phase"] != Phase.OVER
     for p in range(P):
         for key in ("hands", "melds"):
             m = state[key][:, p]

@@ -9,8 +9,15 @@ After ``reset()`` and after each ``step(actions)`` these arrays describe every g
 | ``action_mask`` | (B, 64) bool | its legal actions (table: ``meld8_env.actions``) |
 | ``rewards`` | (B, P) float32 | every seat's reward from this step |
 | ``terminated`` | (B,) bool | the game ended on this step |
-| ``final_scores`` | (B, P) int32 | final scores of games that ended on this step (else 0) |
+| ``final_scores``, ``placements`` | (B, P) int32, uint8 | of games that ended on this step (else 0) |
+| ``result`` | (B,) int8 | ``codes.Result`` of a hand that ended on this step (0: none) |
+| ``caller`` | (B,) int8 | seat whose Pon/Chii was resolved on this step (-1: none) |
 | ``ended_index``, ``ended_states`` | (K,), (K,) state | games that ended on this step and their last engine state |
+
+Typed outcomes of the last step: ``hand_outcomes()`` (one ``HandOutcome`` per settled hand: result,
+winner, discarder, han, points, yaku, every seat's payment) and ``game_outcomes()`` (final scores,
+placements, seed). ``start_games(index, seeds)`` starts chosen games with chosen seeds; ``state`` is a
+read-only view of the engine records.
 
 The arrays are reused: each ``step`` overwrites them, so copy what you keep (rollout buffers do).
 
@@ -33,10 +40,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from meld8_env.actions import action_name
-from meld8_env.engine import _fast
 from meld8_env.engine.fast import FastBatch
-from meld8_env.engine.reference import PHASE_NAMES, IllegalActionError
+from meld8_env.engine.reference import IllegalActionError
+from meld8_env.outcomes import GameOutcome, HandOutcome, game_outcomes, hand_outcomes
 from meld8_env.rules import RuleConfig
 
 
@@ -66,6 +72,7 @@ class Meld8Vector:
         self._base_seed = seed
         self.seeds = np.zeros(self.num_envs, np.uint64)
         self._buffers()
+        self._no_outcomes()
 
     # -- seeds --------------------------------------------------------------------------------------
     def _take_seeds(self, n: int) -> np.ndarray:
@@ -83,8 +90,29 @@ class Meld8Vector:
         self.seeds[:] = self._take_seeds(self.num_envs)
         self.engine.reset(self.seeds)
         self._observe()
-        self.ended_index = np.zeros(0, np.int64)
-        self.ended_states = self.engine.state[:0].copy()
+        self._no_outcomes()
+
+    def start_games(self, index: np.ndarray, seeds: np.ndarray) -> None:
+        """Start new games with chosen ``seeds`` at ``index`` (others untouched); their observations,
+        masks and acting seats are updated, their rewards and flags cleared."""
+        index = np.asarray(index, dtype=np.int64)
+        if index.size == 0:
+            return
+        seeds = np.asarray(seeds, dtype=np.uint64).reshape(index.shape)
+        self.seeds[index] = seeds
+        self.engine.start(index, seeds)
+        self._observe_rows(index)
+        self._rewards[index] = 0
+        self._terminated[index] = 0
+        self._finals[index] = 0
+        self._placements[index] = 0
+        self._result[index] = 0
+        self._caller[index] = -1
+
+    @property
+    def state(self) -> np.ndarray:
+        """Read-only view of the engine records of the B games (fields: ``meld8_env.engine.fast``)."""
+        return self.engine.state
 
     # -- stepping -----------------------------------------------------------------------------------
     def _run(self, fn) -> None:
@@ -105,20 +133,48 @@ class Meld8Vector:
         self._rewards = np.zeros((B, P), np.float32)
         self._terminated = np.zeros(B, np.uint8)
         self._finals = np.zeros((B, P), np.int32)
+        self._placements = np.zeros((B, P), np.uint8)
         self._acting = np.zeros(B, np.int8)
+        self._result = np.zeros(B, np.int8)
+        self._caller = np.full(B, -1, np.int8)
+        self._out = {
+            "rewards": self._rewards,
+            "terminated": self._terminated,
+            "final_scores": self._finals,
+            "placements": self._placements,
+            "acting": self._acting,
+            "result": self._result,
+            "caller": self._caller,
+        }
         self.observation = self._obs_buf
         self.action_mask = self._mask_buf.view(bool)
         self.current_seat = self._acting
         self.rewards = self._rewards
         self.terminated = self._terminated.view(bool)
         self.final_scores = self._finals
+        self.placements = self._placements
+        self.result = self._result
+        self.caller = self._caller
 
     def _observe_part(self, sl: slice) -> None:
-        eng = self.engine
-        _fast.observe(eng.state[sl], eng._rt, self._seats[sl], eng.oracle, self._obs_buf[sl], self._mask_buf[sl])
-        _fast.outputs(
-            eng.state[sl], self.P, self._rewards[sl], self._terminated[sl], self._finals[sl], self._acting[sl]
-        )
+        self.engine.observe_part(sl, self._seats[sl], self._obs_buf[sl], self._mask_buf[sl])
+        self.engine.outputs_part(sl, {k: v[sl] for k, v in self._out.items()})
+
+    def _observe_rows(self, idx: np.ndarray) -> None:
+        """Observations, masks and acting seats of the games at ``idx`` only."""
+        obs = np.empty((idx.size, self.obs_size), np.uint8)
+        masks = np.empty((idx.size, 64), np.uint8)
+        self.engine.observe_index(idx, self._seats[: idx.size], obs, masks)
+        self._obs_buf[idx] = obs
+        self._mask_buf[idx] = masks
+        self._acting[idx] = self.engine.acting[idx]
+
+    def _no_outcomes(self) -> None:
+        self.hand_index = np.zeros(0, np.int64)
+        self.hand_states = self.engine.state[:0].copy()
+        self.ended_index = np.zeros(0, np.int64)
+        self.ended_states = self.hand_states
+        self.ended_seeds = np.zeros(0, np.uint64)
 
     def step(self, actions: np.ndarray) -> None:
         """Apply one action per game; ``-1`` holds that game still for this step (no move, no reward).
@@ -129,39 +185,38 @@ class Meld8Vector:
             raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
         eng = self.engine
         if not self.rules.penalty_mode:
-            bad = _fast.check(eng.state, acts)  # a finished game (autoreset off) ignores its action
+            bad = eng.first_illegal(acts)  # a finished game (autoreset off) ignores its action
             if bad >= 0:
-                self._raise_illegal(bad, int(acts[bad]))
+                raise IllegalActionError(f"game {bad}: " + eng.illegal_message(bad, int(acts[bad])))
 
         def work(sl: slice) -> None:
-            _fast.step(eng.state[sl], eng._rt, acts[sl], self._illegal[sl])
+            eng.step_part(sl, acts[sl], self._illegal[sl])
             self._observe_part(sl)
 
         self._run(work)
-        self.ended_index = np.flatnonzero(self._terminated)
-        self.ended_states = eng.state[self.ended_index].copy()  # before autoreset replaces them
+        # records of the games whose hand (and maybe game) ended, before autoreset replaces them
+        self.hand_index = np.flatnonzero(self._result)
+        self.hand_states = eng.snapshot(self.hand_index)
+        ended = self._terminated[self.hand_index].view(bool)
+        self.ended_index = self.hand_index[ended]
+        self.ended_states = self.hand_states[ended]
+        self.ended_seeds = self.seeds[self.ended_index].copy()
         if self.autoreset and self.ended_index.size:
             idx = self.ended_index
             new = self._take_seeds(idx.size)
             self.seeds[idx] = new
-            eng.reset_games(idx, new)
+            eng.start(idx, new)
             # the new games' first observations; rewards, flags and final scores stay those of the ended games
-            sub = eng.state[idx]
-            obs = np.empty((idx.size, self.obs_size), np.uint8)
-            masks = np.empty((idx.size, 64), np.uint8)
-            _fast.observe(sub, eng._rt, self._seats[: idx.size], eng.oracle, obs, masks)
-            self._obs_buf[idx] = obs
-            self._mask_buf[idx] = masks
-            self._acting[idx] = sub["acting"]
+            self._observe_rows(idx)
 
-    def _raise_illegal(self, i: int, action: int) -> None:
-        st = self.engine.state[i]
-        legal = [a for a in range(64) if int(st["mask"]) >> a & 1]
-        name = action_name(action) if 0 <= action < 64 else "out of range 0..63"
-        raise IllegalActionError(
-            f"game {i}: illegal action {action} ({name}) for seat {int(st['acting'])} in phase "
-            f"{PHASE_NAMES[int(st['phase'])]}; legal: {', '.join(f'{a} ({action_name(a)})' for a in legal)}"
-        )
+    # -- outcomes of the last step ------------------------------------------------------------------
+    def hand_outcomes(self) -> list[HandOutcome]:
+        """How each hand that ended on the last step was settled (see ``meld8_env.outcomes``)."""
+        return hand_outcomes(self.hand_index, self.hand_states, self.rules)
+
+    def game_outcomes(self) -> list[GameOutcome]:
+        """Final scores and placements of each game that ended on the last step."""
+        return game_outcomes(self.ended_index, self.ended_seeds, self.ended_states, self.rules)
 
     def sample_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action per game, drawn in C (games that are over get 0).
@@ -171,7 +226,7 @@ class Meld8Vector:
             base = rng.integers(0, 2**63) if rng is not None else (self._base_seed or 0) + 0x5EED
             self._sample_state = np.uint64(base) + np.arange(self.num_envs, dtype=np.uint64) * np.uint64(7919)
         out = np.empty(self.num_envs, np.int64)
-        _fast.random_legal(self.engine.state, self._sample_state, out)
+        self.engine.random_legal(self._sample_state, out)
         return out
 
     def close(self) -> None:

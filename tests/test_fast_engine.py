@@ -83,12 +83,12 @@ def test_mask_equals_actions_step_accepts():
     while not fb.over[0] and checked < 400:
         saved = fb.state.copy()
         for a in range(64):
-            fb.state[:] = saved
+            fb.restore(slice(None), saved)
             rejected = fb.step(np.array([a]))[0]
             assert (not rejected) == (int(saved["mask"][0]) >> a & 1 == 1), f"action {a}"
             if rejected:  # a rejected action changes nothing
                 assert all(np.array_equal(fb.state[f], saved[f]) for f in saved.dtype.names)
-        fb.state[:] = saved
+        fb.restore(slice(None), saved)
         fb.step(np.array([rng.choice(fb.legal_actions(0))]))
         checked += 1
 

@@ -1,16 +1,16 @@
-"""Look-ahead features (training.features): they equal what the bots compute, field by field."""
+"""Look-ahead features (agents.lookahead): they equal what the bots compute, field by field."""
 
 import numpy as np
 import pytest
 
 from agents.defensive import danger
 from agents.greedy import BITS, GreedyAgent, call_table
+from agents.lookahead import N_CALLS, augment, augmented_size, extra_size
 from meld8_env.actions import PASS, PON_BASE
 from meld8_env.hands import distance_batch
 from meld8_env.observation import decode, obs_size
 from meld8_env.rules import RuleConfig
 from meld8_env.vector import Meld8Vector
-from training.features import N_CALLS, augment, augmented_size, extra_size
 
 
 def _states(rules: RuleConfig, steps: int = 120, n: int = 32):

@@ -132,9 +132,9 @@ def test_behaviour_cloning_learns_the_teachers_choices():
     """pretrain() on greedy's decisions: the policy then agrees with greedy far more than before."""
     from sb3_contrib import MaskablePPO
 
+    from agents.networks import policy_for
     from meld8_env.rules import RuleConfig
     from training.imitation import collect, pretrain
-    from training.network import policy_for
     from training.single_seat import SingleSeatVecEnv
 
     rules = RuleConfig()
@@ -184,8 +184,8 @@ def test_save_load_round_trip_gives_the_same_policy(tmp_path, network):
     import torch
     from sb3_contrib import MaskablePPO
 
+    from agents.networks import policy_for
     from meld8_env.rules import RuleConfig
-    from training.network import policy_for
     from training.single_seat import SingleSeatVecEnv
 
     rules = RuleConfig()

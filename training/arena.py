@@ -9,14 +9,14 @@ where it must act in one ``act_batch`` call (one forward pass for a policy). Ret
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
 
+from meld8_env.codes import Result
 from meld8_env.rules import RuleConfig
 from meld8_env.vector import Meld8Vector
-
-RON, TSUMO, DRAW, CHOMBO = 1, 2, 3, 4
 
 
 @dataclasses.dataclass
@@ -56,32 +56,29 @@ def play(
         if hasattr(a, "setup"):
             a.setup(rules)
     records: list[GameRecord | None] = [None] * n
-    queue = list(range(n))
+    queue = deque(range(n))
     width = min(batch, n)
     v = Meld8Vector(width, rules=rules, seed=0, autoreset=False)
     slot_game = np.full(width, -1, np.int64)
 
     def start(slots: np.ndarray) -> None:
+        chosen = []
         for s in slots:
             if queue:
-                g = queue.pop(0)
+                g = queue.popleft()
                 slot_game[s] = g
                 records[g] = GameRecord(int(seeds[g]), seats[g].tolist(), wins=[0] * P, tsumo=[0] * P,
                                         deal_ins=[0] * P, calls=[0] * P, win_han=[0] * P)  # fmt: skip
-                v.seeds[s] = np.uint64(seeds[g])
+                chosen.append(s)
             else:
                 slot_game[s] = -1
-        live = slots[slot_game[slots] >= 0]
-        if live.size:
-            v.engine.reset_games(live, v.seeds[live])
+        if chosen:
+            idx = np.asarray(chosen, np.int64)
+            v.start_games(idx, np.asarray([seeds[slot_game[s]] for s in chosen], np.uint64))
 
     v.reset(seed=0)
     start(np.arange(width))
-    v._observe()
     while (slot_game >= 0).any():
-        st = v.engine.state
-        calls_before = st["calls_used"][:, :P].copy()
-        deals_before = st["deals"].copy()
         acts = np.zeros(width, np.int64)
         live = slot_game >= 0
         seat_now = v.current_seat.astype(np.int64)
@@ -91,31 +88,30 @@ def play(
             if rows.size:
                 acts[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows])
         v.step(acts)
-        st = v.engine.state
-        same_deal = st["deals"] == deals_before
-        new_calls = (st["calls_used"][:, :P] > calls_before) & same_deal[:, None]
-        for s in np.flatnonzero(live):
-            rec = records[slot_game[s]]
-            for p in np.flatnonzero(new_calls[s]):
-                rec.calls[p] += 1
-            res = int(st["result"][s])
-            if res:
-                rec.deals += 1
-                if res == DRAW:
-                    rec.draws += 1
-                elif res in (RON, TSUMO):
-                    w = int(st["win_seat"][s])
-                    rec.wins[w] += 1
-                    rec.win_han[w] += int(st["win_han"][s])
-                    if res == TSUMO:
-                        rec.tsumo[w] += 1
-                    else:
-                        rec.deal_ins[int(st["lose_seat"][s])] += 1
-            if st["phase"][s] == 3:
-                rec.final_scores = st["final_scores"][s, :P].tolist()
-                rec.placements = st["placements"][s, :P].tolist()
-                if on_game is not None:
-                    on_game(int(slot_game[s]), rec)
-                start(np.array([s]))
-        v._observe()
+        for s in np.flatnonzero(live & (v.caller >= 0)):
+            records[slot_game[s]].calls[int(v.caller[s])] += 1
+        for h in v.hand_outcomes():
+            if slot_game[h.game] < 0:
+                continue
+            rec = records[slot_game[h.game]]
+            rec.deals += 1
+            if h.kind == Result.DRAW:
+                rec.draws += 1
+            elif h.is_win:
+                rec.wins[h.winner] += 1
+                rec.win_han[h.winner] += h.han
+                if h.kind == Result.TSUMO:
+                    rec.tsumo[h.winner] += 1
+                else:
+                    rec.deal_ins[h.discarder] += 1
+        for o in v.game_outcomes():
+            g = int(slot_game[o.game])
+            if g < 0:  # pragma: no cover - a finished slot reports no outcome
+                continue
+            rec = records[g]
+            rec.final_scores = list(o.final_scores)
+            rec.placements = list(o.placements)
+            if on_game is not None:
+                on_game(g, rec)
+            start(np.array([o.game]))
     return records  # type: ignore[return-value]

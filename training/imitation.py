@@ -19,7 +19,7 @@ from meld8_env.vector import Meld8Vector
 def collect(
     teacher, n: int, rules: RuleConfig, seed: int = 0, features: bool = True, n_games: int = 512, progress: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from training.features import augment
+    from agents.lookahead import augment
 
     if hasattr(teacher, "setup"):
         teacher.setup(rules)

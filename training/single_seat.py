@@ -8,7 +8,7 @@ only its own seat's rewards (every step, its opponents' moves included), so its 
 (final score - 30,000) / 10,000 with the default rewards. ``action_masks()`` serves sb3-contrib's
 ``MaskablePPO``. ``infos`` of finished games carry ``final_score`` and ``placement`` (and
 ``terminal_observation``, as SB3 expects; the learner's last view is not kept, so it is zeros).
-With ``features=True`` observations carry the look-ahead features of ``training.features``.
+With ``features=True`` observations carry the look-ahead features of ``agents.lookahead``.
 A game that ends before the learner ever acts (possible with very short rule configs, e.g. an
 opponent's Tenhou in a one-round game) holds no learner decision; it is skipped and counted in
 ``infos[i]["idle_games"]``.
@@ -22,10 +22,10 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
+from agents.lookahead import augment, augmented_size
 from meld8_env.actions import NUM_ACTIONS
 from meld8_env.rules import RuleConfig
 from meld8_env.vector import Meld8Vector
-from training.features import augment, augmented_size
 
 
 class SingleSeatVecEnv(VecEnv):
@@ -108,9 +108,9 @@ class SingleSeatVecEnv(VecEnv):
         opening = np.zeros(self.num_envs, np.float64)
         self._play_opponents(opening, np.zeros(self.num_envs, bool), [{} for _ in range(self.num_envs)])
         self._carry += opening  # e.g. an opponent's Tenhou before the learner's first action
-        return self._observe()
+        return self._observation()
 
-    def _observe(self) -> np.ndarray:
+    def _observation(self) -> np.ndarray:
         if self.features:
             return augment(self.vec.observation, self.vec.action_mask, self.rules)
         return self.vec.observation.copy()
@@ -127,7 +127,7 @@ class SingleSeatVecEnv(VecEnv):
         self.vec.step(self._actions)
         self._collect(rewards, dones, infos)
         self._play_opponents(rewards, dones, infos)
-        return self._observe(), rewards.astype(np.float32), dones, infos
+        return self._observation(), rewards.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:
         return self.vec.action_mask.copy()

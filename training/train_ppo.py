@@ -37,9 +37,9 @@ class TrainConfig:
     """hidden layers of the policy and value networks"""
     network: str = "card_heads"
     """``separate`` (SB3's MLPs), ``shared`` (one trunk) or ``card_heads`` (trunk + per-card action
-    heads over the look-ahead features); see ``training.network``"""
+    heads over the look-ahead features); see ``agents.networks``"""
     features: bool = True
-    """append the look-ahead features of ``training.features`` to the observation"""
+    """append the look-ahead features of ``agents.lookahead`` to the observation"""
     opponents: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "random"])
     """agents in the learner's relative seats 1 and 2 (3 players)"""
     bc_teacher: str = "defensive"
@@ -87,7 +87,7 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
         cfg = cls(**data)
-        from training.network import NETWORKS
+        from agents.networks import NETWORKS
 
         if cfg.network not in NETWORKS:
             raise ValueError(f"train option 'network' must be one of {', '.join(NETWORKS)}, got {cfg.network!r}")
@@ -133,10 +133,10 @@ def train(cfg: TrainConfig) -> Path:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
+    from agents.networks import policy_for
+    from agents.policy import PolicyAgent
     from agents.registry import load_agent
     from meld8_env.observation import obs_size
-    from training.network import policy_for
-    from training.policy_agent import PolicyAgent
     from training.single_seat import SingleSeatVecEnv
 
     rules = _rules(cfg)
@@ -166,6 +166,15 @@ def train(cfg: TrainConfig) -> Path:
             clip_range=cfg.clip_range, target_kl=cfg.target_kl, policy_kwargs=kwargs, seed=cfg.seed,
             tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
         )  # fmt: skip
+
+    from agents.checkpoint import make_metadata, write_metadata
+
+    meta = make_metadata(rules, cfg.features, cfg.network, cfg.net_arch)
+
+    def save(path: Path) -> None:
+        """Every checkpoint carries its metadata (agents.checkpoint): loading never guesses."""
+        model.save(path)
+        write_metadata(path, meta)
 
     fresh = model.num_timesteps == 0
     if fresh and cfg.bc_decisions > 0:
@@ -211,7 +220,7 @@ def train(cfg: TrainConfig) -> Path:
                 self.bar.n = min(t, cfg.total_timesteps)
                 self.bar.refresh()
             if t >= self.next_ckpt:
-                self.model.save(out / f"ckpt_{t}.zip")
+                save(out / f"ckpt_{t}.zip")
                 self.next_ckpt += cfg.checkpoint_every
             if t >= self.next_eval:
                 self._evaluate(t)
@@ -223,7 +232,7 @@ def train(cfg: TrainConfig) -> Path:
 
         def _evaluate(self, t: int) -> None:
             path = out / "_eval.zip"
-            self.model.save(path)
+            save(path)
             res = evaluate(PolicyAgent(path, rules), cfg.eval_opponents, cfg.eval_deals, rules, cfg.seed)
             res["timesteps"] = t
             with open(out / "eval.jsonl", "a") as f:
@@ -232,7 +241,7 @@ def train(cfg: TrainConfig) -> Path:
             self.logger.record("eval/mean_score", res["mean_score"])
             if res["mean_placement"] < self.best:
                 self.best = res["mean_placement"]
-                self.model.save(out / "best.zip")
+                save(out / "best.zip")
 
         def _redraw_opponents(self, t: int) -> None:
             rng = np.random.default_rng(cfg.seed + t)
@@ -250,9 +259,9 @@ def train(cfg: TrainConfig) -> Path:
     remaining = max(cfg.total_timesteps - model.num_timesteps, 0)
     model.learn(total_timesteps=remaining, callback=Periodic(), reset_num_timesteps=False, tb_log_name="ppo")
     final = out / "final.zip"
-    model.save(final)
+    save(final)
     if not (out / "best.zip").exists():
-        model.save(out / "best.zip")
+        save(out / "best.zip")
     plot_learning_curve(out)
     return final
 

@@ -1,31 +1,16 @@
 /* Meld8 fast engine: reference.py line for line, on one game_t. See _engine.h. */
 #include "_engine.h"
 #include <string.h>
-
-#define GOLDEN 0x9E3779B97F4A7C15ULL
-#define PASS_A 63
-#define TSUMO_A 52
-#define RON_A 53
-#define PON_A 54
-#define CHII_LOW_A 60
-#define CHII_MID_A 61
-#define CHII_HIGH_A 62
+#include "_splitmix.h"
 
 static const int PON_PAIRS[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
 
 /* ---------------------------------------------------------------- seeding (seeding.py) */
-static inline u64 mix64(u64 z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 static void shuffled_deck(u64 seed, u64 index, int8_t *deck) {
     u64 state = mix64(seed ^ mix64(index * GOLDEN));
     for (int i = 0; i < 53; i++) deck[i] = (int8_t)i;
     for (int i = 52; i > 0; i--) {
-        state += GOLDEN;
-        int j = (int)(mix64(state) % (u64)(i + 1));
+        int j = (int)(splitmix_next(&state) % (u64)(i + 1));
         int8_t t = deck[i];
         deck[i] = deck[j];
         deck[j] = t;
@@ -56,7 +41,7 @@ static void start_deal(game_t *g, const rules_t *R) {
     shuffled_deck(g->seed, (u64)g->deals, deck);
     int P = R->P, dealer = dealer_of(g, R), pos = 0;
     memset(g->hands, 0, sizeof g->hands);
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < HAND_SIZE; i++)
         for (int k = 0; k < P; k++) g->hands[(dealer + k) % P] |= 1ULL << deck[pos++];
     g->wall_len = (uint8_t)(53 - pos);
     memcpy(g->wall, deck + pos, (size_t)g->wall_len);
@@ -106,7 +91,7 @@ static int wins(const game_t *g, const rules_t *R, int seat, u64 hand, int win_c
 
 static u64 discard_options(const game_t *g, int seat) { return g->hands[seat] & ~g->kuikae & REAL; }
 
-static u64 kuikae_after(const rules_t *R, int action, int card) {
+u64 eng_kuikae_after(const rules_t *R, int action, int card) {
     if (!R->kuikae_on) return 0;
     int r = rank_of(card), s = suit_of(card);
     if (action < CHII_LOW_A) return RANKM[r - 1];
@@ -115,8 +100,7 @@ static u64 kuikae_after(const rules_t *R, int action, int card) {
     return 0;
 }
 
-/* the two hand cards of a call, or 0 if the shape is impossible */
-static u64 call_cards(int action, int card) {
+u64 eng_call_cards(int action, int card) {
     int r = rank_of(card), s = suit_of(card), a, b;
     if (action < CHII_LOW_A) {
         return (1ULL << card_of(r, PON_PAIRS[action - PON_A][0])) | (1ULL << card_of(r, PON_PAIRS[action - PON_A][1]));
@@ -138,10 +122,10 @@ static u64 claim_options(const game_t *g, const rules_t *R, int seat, int card, 
     int chii_ok = seat == (discarder + 1) % R->P;
     int last = chii_ok ? CHII_HIGH_A : CHII_LOW_A - 1;
     for (int a = PON_A; a <= last; a++) {
-        u64 pair = call_cards(a, card);
+        u64 pair = eng_call_cards(a, card);
         if (!pair || (hand & pair) != pair) continue;
         u64 after = hand & ~pair;
-        if (after & ~(kuikae_after(R, a, card) | JK_BIT)) opts |= 1ULL << a;
+        if (after & ~(eng_kuikae_after(R, a, card) | JK_BIT)) opts |= 1ULL << a;
     }
     return opts;
 }
@@ -203,7 +187,9 @@ static void finish(game_t *g, const rules_t *R) {
 
 static void end_deal(game_t *g, const rules_t *R, int kind, const int *deltas) {
     g->result = (int8_t)kind;
+    g->hand_round = g->round;
     for (int p = 0; p < R->P; p++) {
+        g->deltas[p] = deltas[p];
         g->scores[p] += deltas[p];
         if (!R->reward_rank) g->rewards[p] += (float)deltas[p] / 10000.0f;
     }
@@ -266,15 +252,16 @@ static void no_claim(game_t *g, const rules_t *R, int discarder, int final) {
 }
 
 static void call(game_t *g, const rules_t *R, int seat, int action, int card, int discarder) {
-    u64 pair = call_cards(action, card);
+    u64 pair = eng_call_cards(action, card);
     g->hands[seat] &= ~pair;
     g->melds[seat] = pair | (1ULL << card);
     g->called[discarder] |= 1u << (g->ndisc[discarder] - 1);
     g->calls_used[seat] = 1;
+    g->caller = (int8_t)seat;
     g->any_call = 1;
     g->current = (int8_t)seat;
     g->phase = PH_CALL_DISCARD;
-    g->kuikae = kuikae_after(R, action, card);
+    g->kuikae = eng_kuikae_after(R, action, card);
     g->drawn = -1;
 }
 
@@ -347,8 +334,16 @@ void eng_reset(game_t *g, const rules_t *R, uint64_t seed) {
         g->chiicha = (int8_t)best;
     }
     g->result = RES_NONE;
+    g->caller = -1;
     start_deal(g, R);
     compute_mask(g, R);
+}
+
+/* what a step clears before it acts: the last step's rewards and hand outcome */
+void eng_clear_step(game_t *g) {
+    for (int p = 0; p < MAXP; p++) g->rewards[p] = 0, g->deltas[p] = 0;
+    g->result = RES_NONE;
+    g->caller = -1;
 }
 
 int eng_step(game_t *g, const rules_t *R, int action) {
@@ -356,8 +351,7 @@ int eng_step(game_t *g, const rules_t *R, int action) {
     int seat = g->acting;
     if (!(g->mask >> action & 1)) {
         if (!R->penalty_mode) return -1;
-        for (int p = 0; p < R->P; p++) g->rewards[p] = 0;
-        g->result = RES_NONE;
+        eng_clear_step(g);
         if (action == TSUMO_A || action == RON_A) {
             chombo(g, R, seat);
             compute_mask(g, R);
@@ -370,8 +364,7 @@ int eng_step(game_t *g, const rules_t *R, int action) {
             action = (g->drawn >= 0 && (opts >> g->drawn & 1)) ? g->drawn : 63 - __builtin_clzll(opts);
         }
     } else {
-        for (int p = 0; p < R->P; p++) g->rewards[p] = 0;
-        g->result = RES_NONE;
+        eng_clear_step(g);
     }
     if (g->phase == PH_CLAIM) {
         g->claim_resp[g->claim_idx++] = (int8_t)action;
@@ -386,10 +379,31 @@ int eng_step(game_t *g, const rules_t *R, int action) {
 }
 
 /* ---------------------------------------------------------------- observations (observation.py) */
-int eng_obs_size(const rules_t *R, int oracle) {
+const char *const OBS_FIELD_NAMES[OBS_NFIELDS] = {
+    "hand", "drawn", "melds", "discarded", "called", "discard_order", "dora_indicator", "claim_card",
+    "discarder", "phase", "dealer", "round", "calls_used", "scores", "replays", "wall_left", "min_han",
+    "oracle_hands", "oracle_wall",
+};
+
+void eng_obs_layout(const rules_t *R, int oracle, obs_layout_t *L) {
     int P = R->P;
-    int n = 53 + 53 + P * 53 * 3 + P * MAXD + 53 + 53 + P + 4 + P + R->rounds + P + P + 3;
-    return oracle ? n + P * 53 + 53 : n;
+    const int size[OBS_NFIELDS] = {
+        N_CARDS, N_CARDS, P * N_CARDS, P * N_CARDS, P * N_CARDS, P * MAXD, N_CARDS, N_CARDS, P, 4, P, R->rounds,
+        P, P, 1, 1, 1, oracle ? P * N_CARDS : 0, oracle ? N_CARDS : 0,
+    };
+    int off = 0;
+    for (int f = 0; f < OBS_NFIELDS; f++) {
+        L->off[f] = off;
+        L->size[f] = size[f];
+        off += size[f];
+    }
+    L->total = off;
+}
+
+int eng_obs_size(const rules_t *R, int oracle) {
+    obs_layout_t L;
+    eng_obs_layout(R, oracle, &L);
+    return L.total;
 }
 
 static void plane(uint8_t *out, u64 m) {
@@ -397,48 +411,44 @@ static void plane(uint8_t *out, u64 m) {
 }
 
 void eng_encode(const game_t *g, const rules_t *R, int seat, int oracle, uint8_t *out) {
-    int P = R->P, size = eng_obs_size(R, oracle);
-    memset(out, 0, (size_t)size);
-    uint8_t *o = out;
-    plane(o, g->hands[seat]);
-    o += 53;
-    if (g->drawn >= 0 && g->acting == seat && g->phase == PH_DRAW) o[g->drawn] = 1;
-    o += 53;
-    uint8_t *melds = o, *disc = o + P * 53, *called = o + 2 * P * 53, *order = o + 3 * P * 53;
-    o = order + P * MAXD;
-    uint8_t *dora = o, *claim = o + 53, *discarder = o + 106, *phase = discarder + P, *dealer = phase + 4;
-    uint8_t *round = dealer + P, *calls = round + R->rounds, *scores = calls + P, *tail = scores + P;
+    int P = R->P;
+    obs_layout_t L;
+    eng_obs_layout(R, oracle, &L);
+    memset(out, 0, (size_t)L.total);
+#define F(name) (out + L.off[OBS_##name])
+    plane(F(HAND), g->hands[seat]);
+    if (g->drawn >= 0 && g->acting == seat && g->phase == PH_DRAW) F(DRAWN)[g->drawn] = 1;
     for (int k = 0; k < P; k++) {
         int p = (seat + k) % P;
-        plane(melds + 53 * k, g->melds[p]);
+        plane(F(MELDS) + N_CARDS * k, g->melds[p]);
         for (int i = 0; i < g->ndisc[p]; i++) {
             int c = g->discards[p][i];
-            disc[53 * k + c] = 1;
-            if (g->called[p] >> i & 1) called[53 * k + c] = 1;
-            order[MAXD * k + i] = (uint8_t)(c + 1);
+            F(DISCARDED)[N_CARDS * k + c] = 1;
+            if (g->called[p] >> i & 1) F(CALLED)[N_CARDS * k + c] = 1;
+            F(DISCARD_ORDER)[MAXD * k + i] = (uint8_t)(c + 1);
         }
-        calls[k] = g->calls_used[p];
+        F(CALLS_USED)[k] = g->calls_used[p];
         int sc = g->scores[p] >= 0 ? g->scores[p] / 1000 : -((-g->scores[p] + 999) / 1000); /* floor */
         sc += 128;
-        scores[k] = (uint8_t)(sc < 0 ? 0 : sc > 255 ? 255 : sc);
+        F(SCORES)[k] = (uint8_t)(sc < 0 ? 0 : sc > 255 ? 255 : sc);
     }
-    if (g->dora_ind >= 0) dora[g->dora_ind] = 1;
+    if (g->dora_ind >= 0) F(DORA)[g->dora_ind] = 1;
     if (g->phase == PH_CLAIM) {
-        claim[g->claim_card] = 1;
-        discarder[(g->claim_discarder - seat + P) % P] = 1;
+        F(CLAIM_CARD)[g->claim_card] = 1;
+        F(DISCARDER)[(g->claim_discarder - seat + P) % P] = 1;
     }
-    phase[g->phase] = 1;
+    F(PHASE)[g->phase] = 1;
     if (g->phase != PH_OVER) {
-        dealer[(dealer_of(g, R) - seat + P) % P] = 1;
-        round[g->round] = 1;
-        tail[2] = (uint8_t)R->min_han[g->round];
+        F(DEALER)[(dealer_of(g, R) - seat + P) % P] = 1;
+        F(ROUND)[g->round] = 1;
+        F(MIN_HAN)[0] = (uint8_t)R->min_han[g->round];
     }
-    tail[0] = (uint8_t)(g->replays > 255 ? 255 : g->replays);
+    F(REPLAYS)[0] = (uint8_t)(g->replays > 255 ? 255 : g->replays);
     int left = g->wall_end - g->wall_pos;
-    tail[1] = (uint8_t)(left > 0 ? left : 0);
+    F(WALL_LEFT)[0] = (uint8_t)(left > 0 ? left : 0);
     if (oracle) {
-        uint8_t *oh = tail + 3, *ow = oh + P * 53;
-        for (int k = 0; k < P; k++) plane(oh + 53 * k, g->hands[(seat + k) % P]);
-        for (int i = g->wall_pos; i < g->wall_end; i++) ow[i - g->wall_pos] = (uint8_t)(g->wall[i] + 1);
+        for (int k = 0; k < P; k++) plane(F(ORACLE_HANDS) + N_CARDS * k, g->hands[(seat + k) % P]);
+        for (int i = g->wall_pos; i < g->wall_end; i++) F(ORACLE_WALL)[i - g->wall_pos] = (uint8_t)(g->wall[i] + 1);
     }
+#undef F
 }

@@ -6,10 +6,17 @@
 #include <stdint.h>
 #include "../hands/_score.h"
 
+/* Every code below is also defined in Python (meld8_env/codes.py, meld8_env/actions.py); _fast.constants()
+ * exports these values and meld8_env/engine/fast.py refuses to import when the two sides disagree. */
 #define MAXP 3
 #define MAXD 24
+#define HAND_SIZE 7
+#define N_CARDS 53
 enum { PH_DRAW = 0, PH_CALL_DISCARD = 1, PH_CLAIM = 2, PH_OVER = 3 };
 enum { RES_NONE = 0, RES_RON = 1, RES_TSUMO = 2, RES_DRAW = 3, RES_CHOMBO = 4 };
+/* action ids (meld8_env/actions.py) */
+enum { TSUMO_A = 52, RON_A = 53, PON_A = 54, CHII_LOW_A = 60, CHII_MID_A = 61, CHII_HIGH_A = 62, PASS_A = 63 };
+#define N_CALL_ACTIONS (PASS_A - PON_A)
 
 typedef struct {
     uint64_t seed;
@@ -22,6 +29,7 @@ typedef struct {
     int32_t scores[MAXP];
     int32_t final_scores[MAXP];
     float rewards[MAXP];
+    int32_t deltas[MAXP];     /* point change of each seat from the hand that ended on the last step */
     int32_t win_points, deals, replays;
     int16_t win_han;
     int8_t discards[MAXP][MAXD];
@@ -35,7 +43,9 @@ typedef struct {
     int8_t claim_asked[MAXP - 1], claim_resp[MAXP - 1];
     int8_t result, win_seat, lose_seat, win_card, win_yakuman, win_flags, acting;
     int8_t win_dora, win_min_han;
-    int8_t pad[4];
+    int8_t caller;            /* seat whose Pon/Chii was resolved on the last step, else -1 */
+    int8_t hand_round;        /* round index of the hand that ended on the last step */
+    int8_t pad[2];
 } game_t;
 
 typedef struct {
@@ -51,6 +61,23 @@ typedef struct {
 void eng_reset(game_t *g, const rules_t *R, uint64_t seed);
 /* returns 0 when applied; -1 when illegal in default mode (nothing changes) */
 int eng_step(game_t *g, const rules_t *R, int action);
+/* clear the last step's rewards, deltas, result and caller (a step that holds a game still does only this) */
+void eng_clear_step(game_t *g);
+/* The observation layout (meld8_env/observation.py writes the same table): field offsets in bytes. */
+enum {
+    OBS_HAND, OBS_DRAWN, OBS_MELDS, OBS_DISCARDED, OBS_CALLED, OBS_DISCARD_ORDER, OBS_DORA, OBS_CLAIM_CARD,
+    OBS_DISCARDER, OBS_PHASE, OBS_DEALER, OBS_ROUND, OBS_CALLS_USED, OBS_SCORES, OBS_REPLAYS, OBS_WALL_LEFT,
+    OBS_MIN_HAN, OBS_ORACLE_HANDS, OBS_ORACLE_WALL, OBS_NFIELDS
+};
+extern const char *const OBS_FIELD_NAMES[OBS_NFIELDS];
+typedef struct {
+    int off[OBS_NFIELDS], size[OBS_NFIELDS], total;
+} obs_layout_t;
+void eng_obs_layout(const rules_t *R, int oracle, obs_layout_t *L);
 int eng_obs_size(const rules_t *R, int oracle);
+/* the two hand cards a Pon/Chii action uses on a discarded card (0: impossible shape), and the cards
+ * the caller may not discard right after it (R20) */
+u64 eng_call_cards(int action, int card);
+u64 eng_kuikae_after(const rules_t *R, int action, int card);
 void eng_encode(const game_t *g, const rules_t *R, int seat, int oracle, uint8_t *out);
 #endif

@@ -5,34 +5,94 @@
 #include <Python.h>
 #include <stddef.h>
 #include "_engine.h"
+#include "_splitmix.h"
 
-static int unpack_tuple(PyObject *t, rules_t *R) {
-    /* order: see meld8_env/engine/fast.py::_rules_tuple */
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 41) {
-        PyErr_SetString(PyExc_ValueError, "rules: expected a tuple of 41 ints");
+/* The rules record: every rules_t field by name (nested score parameters as "sp.NAME"), an int or a
+ * list of exactly `count` ints. pack_rules() takes a dict with exactly these keys, so the Python side
+ * (meld8_env/engine/fast.py::rules_record) names each value instead of relying on an order. */
+typedef struct {
+    const char *name;
+    size_t offset;
+    int count;
+} rule_field_t;
+#define RF(path, n) {#path, offsetof(rules_t, path), n}
+static const rule_field_t RULE_FIELDS[] = {
+    RF(P, 1), RF(rounds, 1), RF(starting_score, 1), RF(starting_dealer, 1), RF(suit_rank, 4),
+    RF(wall_limit, 1), RF(kuikae_on, 1), RF(penalty_mode, 1), RF(chombo_payment, 1), RF(max_replays, 1),
+    RF(placement_share, 1), RF(reward_rank, 1), RF(min_han, 16), RF(placement, MAXP),
+    RF(sp.value_triplet_han, 1), RF(sp.haitei_han, 1), RF(sp.points_per_han, 1), RF(sp.counted_yakuman_han, 1),
+    RF(sp.yakuman_value, 1), RF(sp.sequence_bonus_max, 1), RF(sp.tiebreak_yaku, 1),
+};
+#undef RF
+#define N_RULE_FIELDS ((int)(sizeof RULE_FIELDS / sizeof RULE_FIELDS[0]))
+
+static int int_value(PyObject *o, const char *name, int *out) {
+    if (!PyLong_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "rules record field %s: expected an int, got %s", name, Py_TYPE(o)->tp_name);
         return 0;
     }
-    int v[41];
-    for (int i = 0; i < 41; i++) {
-        v[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(t, i));
-        if (v[i] == -1 && PyErr_Occurred()) return 0;
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) return 0;
+    if (v < INT32_MIN || v > INT32_MAX) {
+        PyErr_Format(PyExc_OverflowError, "rules record field %s: %ld does not fit a 32-bit int", name, v);
+        return 0;
+    }
+    *out = (int)v;
+    return 1;
+}
+
+static int unpack_record(PyObject *d, rules_t *R) {
+    if (!PyDict_Check(d)) {
+        PyErr_SetString(PyExc_TypeError, "rules: expected a dict (meld8_env.engine.fast.rules_record)");
+        return 0;
     }
     memset(R, 0, sizeof *R);
-    int k = 0;
-    R->P = v[k++]; R->rounds = v[k++]; R->starting_score = v[k++]; R->starting_dealer = v[k++];
-    for (int i = 0; i < 4; i++) R->suit_rank[i] = v[k++];
-    R->wall_limit = v[k++]; R->kuikae_on = v[k++]; R->penalty_mode = v[k++]; R->chombo_payment = v[k++];
-    R->max_replays = v[k++]; R->placement_share = v[k++]; R->reward_rank = v[k++];
-    for (int i = 0; i < 16; i++) R->min_han[i] = v[k++];
-    for (int i = 0; i < MAXP; i++) R->placement[i] = v[k++];
-    R->sp.value_triplet_han = v[k++]; R->sp.haitei_han = v[k++]; R->sp.points_per_han = v[k++];
-    R->sp.counted_yakuman_han = v[k++]; R->sp.yakuman_value = v[k++]; R->sp.sequence_bonus_max = v[k++];
-    R->sp.tiebreak_yaku = v[k++];
+    for (int f = 0; f < N_RULE_FIELDS; f++) {
+        const rule_field_t *F = &RULE_FIELDS[f];
+        int *dst = (int *)((char *)R + F->offset);
+        PyObject *v = PyDict_GetItemString(d, F->name); /* borrowed */
+        if (!v) {
+            PyErr_Format(PyExc_KeyError, "rules record lacks field %s", F->name);
+            return 0;
+        }
+        if (F->count == 1) {
+            if (!int_value(v, F->name, dst)) return 0;
+            continue;
+        }
+        if (!PyList_Check(v) && !PyTuple_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "rules record field %s: expected a list of %d ints", F->name, F->count);
+            return 0;
+        }
+        if (PySequence_Fast_GET_SIZE(v) != F->count) {
+            PyErr_Format(PyExc_ValueError, "rules record field %s: expected %d ints, got %zd", F->name, F->count,
+                         PySequence_Fast_GET_SIZE(v));
+            return 0;
+        }
+        for (int i = 0; i < F->count; i++)
+            if (!int_value(PySequence_Fast_GET_ITEM(v, i), F->name, dst + i)) return 0;
+    }
+    if (PyDict_Size(d) != N_RULE_FIELDS) {
+        PyErr_Format(PyExc_KeyError, "rules record has %zd fields, the engine knows %d (see rules_fields())",
+                     PyDict_Size(d), N_RULE_FIELDS);
+        return 0;
+    }
     if (R->P < 2 || R->P > MAXP || R->rounds < 1 || R->rounds > 16) {
         PyErr_SetString(PyExc_ValueError, "rules: players must be 2..3 and rounds 1..16");
         return 0;
     }
     return 1;
+}
+
+/* rules_fields() -> [(name, count)] of the rules record */
+static PyObject *py_rules_fields(PyObject *self, PyObject *noargs) {
+    PyObject *lst = PyList_New(N_RULE_FIELDS);
+    if (!lst) return NULL;
+    for (int f = 0; f < N_RULE_FIELDS; f++) {
+        PyObject *t = Py_BuildValue("(si)", RULE_FIELDS[f].name, RULE_FIELDS[f].count);
+        if (!t) { Py_DECREF(lst); return NULL; }
+        PyList_SET_ITEM(lst, f, t);
+    }
+    return lst;
 }
 
 /* Rules travel as bytes holding a rules_t (made once by pack_rules), so each call only copies them. */
@@ -48,7 +108,7 @@ static int parse_rules(PyObject *o, rules_t *R) {
 static PyObject *py_pack_rules(PyObject *self, PyObject *args) {
     PyObject *t;
     rules_t R;
-    if (!PyArg_ParseTuple(args, "O", &t) || !unpack_tuple(t, &R)) return NULL;
+    if (!PyArg_ParseTuple(args, "O", &t) || !unpack_record(t, &R)) return NULL;
     return PyBytes_FromStringAndSize((const char *)&R, sizeof R);
 }
 
@@ -98,10 +158,10 @@ static PyObject *py_step(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t act = a[i];
-        if (act == -1) { /* hold this game still for one step: no action, no reward */
-            for (int p = 0; p < MAXP; p++) g[i].rewards[p] = 0;
-            g[i].result = RES_NONE;
-            ill[i] = 0;
+        if (act == -1 || g[i].phase == PH_OVER) { /* held still (or finished): no move, no reward, no outcome */
+            eng_clear_step(&g[i]);
+            ill[i] = act != -1; /* a finished game accepts no action */
+            bad += act != -1;
             continue;
         }
         int r = (act < 0 || act > 63) ? -1 : eng_step(&g[i], &R, (int)act);
@@ -162,12 +222,7 @@ static PyObject *py_random_legal(PyObject *self, PyObject *args) {
         uint64_t m = g[i].mask;
         int k = __builtin_popcountll(m);
         if (!k) { out[i] = 0; continue; }
-        rng[i] += 0x9E3779B97F4A7C15ULL;
-        uint64_t z = rng[i];
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        z ^= z >> 31;
-        int r = (int)(z % (uint64_t)k);
+        int r = (int)(splitmix_next(&rng[i]) % (uint64_t)k);
         while (r--) m &= m - 1;
         out[i] = __builtin_ctzll(m);
     }
@@ -195,42 +250,45 @@ static PyObject *py_check(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(bad);
 }
 
-/* outputs(states, P, rewards f4[B,P], terminated u1[B], final_scores i4[B,P], acting i1[B]) */
+/* outputs(states, P, rewards f4[B,P], terminated u1[B], final_scores i4[B,P], placements u1[B,P], acting i1[B],
+ *         result i1[B], caller i1[B]): the per-step outputs of every game, in one pass */
 static PyObject *py_outputs(PyObject *self, PyObject *args) {
-    PyObject *so, *ro, *to, *fo, *ao;
+    enum { NB = 8 };
+    PyObject *so, *o[NB - 1];
     int P;
-    Py_buffer bs, br, bt, bf, ba;
-    if (!PyArg_ParseTuple(args, "OiOOOO", &so, &P, &ro, &to, &fo, &ao)) return NULL;
+    Py_buffer b[NB];
+    if (!PyArg_ParseTuple(args, "OiOOOOOOO", &so, &P, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6])) return NULL;
     if (P < 2 || P > MAXP) { PyErr_SetString(PyExc_ValueError, "P must be 2 or 3"); return NULL; }
-    if (!get_buf(so, &bs, 0, sizeof(game_t), -1, "states")) return NULL;
-    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
-    if (!get_buf(ro, &br, 1, 4 * P, n, "rewards")) { PyBuffer_Release(&bs); return NULL; }
-    if (!get_buf(to, &bt, 1, 1, n, "terminated")) { PyBuffer_Release(&bs); PyBuffer_Release(&br); return NULL; }
-    if (!get_buf(fo, &bf, 1, 4 * P, n, "final_scores")) {
-        PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bt);
-        return NULL;
-    }
-    if (!get_buf(ao, &ba, 1, 1, n, "acting")) {
-        PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bt); PyBuffer_Release(&bf);
-        return NULL;
-    }
-    const game_t *g = bs.buf;
-    float *rw = br.buf;
-    uint8_t *term = bt.buf;
-    int32_t *fs = bf.buf;
-    int8_t *act = ba.buf;
+    if (!get_buf(so, &b[0], 0, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = b[0].len / (Py_ssize_t)sizeof(game_t);
+    static const char *names[NB - 1] = {"rewards", "terminated", "final_scores", "placements", "acting", "result",
+                                        "caller"};
+    const Py_ssize_t item[NB - 1] = {4 * P, 1, 4 * P, P, 1, 1, 1};
+    for (int k = 0; k < NB - 1; k++)
+        if (!get_buf(o[k], &b[k + 1], 1, item[k], n, names[k])) {
+            for (int j = 0; j <= k; j++) PyBuffer_Release(&b[j]);
+            return NULL;
+        }
+    const game_t *g = b[0].buf;
+    float *rw = b[1].buf;
+    uint8_t *term = b[2].buf, *place = b[4].buf;
+    int32_t *fs = b[3].buf;
+    int8_t *act = b[5].buf, *res = b[6].buf, *caller = b[7].buf;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         int over = g[i].phase == PH_OVER;
         term[i] = (uint8_t)over;
         act[i] = g[i].acting;
+        res[i] = g[i].result;
+        caller[i] = g[i].caller;
         for (int p = 0; p < P; p++) {
             rw[i * P + p] = g[i].rewards[p];
             fs[i * P + p] = over ? g[i].final_scores[p] : 0;
+            place[i * P + p] = over ? g[i].placements[p] : 0;
         }
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&bs); PyBuffer_Release(&br); PyBuffer_Release(&bt); PyBuffer_Release(&bf); PyBuffer_Release(&ba);
+    for (int k = 0; k < NB; k++) PyBuffer_Release(&b[k]);
     Py_RETURN_NONE;
 }
 
@@ -260,7 +318,7 @@ static PyObject *py_layout(PyObject *self, PyObject *noargs) {
     ADD(seed, "u8", 0, 0); ADD(hands, "u8", MAXP, 0); ADD(melds, "u8", MAXP, 0); ADD(kuikae, "u8", 0, 0);
     ADD(claim_opts, "u8", MAXP - 1, 0); ADD(mask, "u8", 0, 0); ADD(win_hand, "u8", 0, 0); ADD(win_meld, "u8", 0, 0);
     ADD(scores, "i4", MAXP, 0); ADD(final_scores, "i4", MAXP, 0); ADD(rewards, "f4", MAXP, 0);
-    ADD(win_points, "i4", 0, 0); ADD(deals, "i4", 0, 0); ADD(replays, "i4", 0, 0); ADD(win_han, "i2", 0, 0);
+    ADD(deltas, "i4", MAXP, 0); ADD(win_points, "i4", 0, 0); ADD(deals, "i4", 0, 0); ADD(replays, "i4", 0, 0); ADD(win_han, "i2", 0, 0);
     ADD(discards, "i1", MAXP, MAXD); ADD(called, "u4", MAXP, 0); ADD(wall, "i1", 53, 0);
     ADD(ndisc, "u1", MAXP, 0); ADD(calls_used, "u1", MAXP, 0); ADD(dead, "u1", MAXP, 0);
     ADD(draws_taken, "u1", MAXP, 0); ADD(placements, "u1", MAXP, 0);
@@ -272,7 +330,8 @@ static PyObject *py_layout(PyObject *self, PyObject *noargs) {
     ADD(claim_idx, "i1", 0, 0); ADD(claim_asked, "i1", MAXP - 1, 0); ADD(claim_resp, "i1", MAXP - 1, 0);
     ADD(result, "i1", 0, 0); ADD(win_seat, "i1", 0, 0); ADD(lose_seat, "i1", 0, 0); ADD(win_card, "i1", 0, 0);
     ADD(win_yakuman, "i1", 0, 0); ADD(win_flags, "i1", 0, 0); ADD(acting, "i1", 0, 0);
-    ADD(win_dora, "i1", 0, 0); ADD(win_min_han, "i1", 0, 0); ADD(pad, "i1", 4, 0);
+    ADD(win_dora, "i1", 0, 0); ADD(win_min_han, "i1", 0, 0); ADD(caller, "i1", 0, 0); ADD(hand_round, "i1", 0, 0);
+    ADD(pad, "i1", 2, 0);
     if (!ok) {
         Py_XDECREF(lst);
         return NULL;
@@ -280,13 +339,63 @@ static PyObject *py_layout(PyObject *self, PyObject *noargs) {
     return Py_BuildValue("(Nn)", lst, (Py_ssize_t)sizeof(game_t));
 }
 
+/* constants() -> {name: value}: every code the Python side also defines (codes.py, actions.py) */
+static PyObject *py_constants(PyObject *self, PyObject *noargs) {
+    return Py_BuildValue(
+        "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}",
+        "MAX_PLAYERS", MAXP, "MAX_DISCARDS", MAXD, "HAND_SIZE", HAND_SIZE, "N_CARDS", N_CARDS,
+        "PHASE_DRAW", PH_DRAW, "PHASE_CALL_DISCARD", PH_CALL_DISCARD, "PHASE_CLAIM", PH_CLAIM, "PHASE_OVER", PH_OVER,
+        "RESULT_NONE", RES_NONE, "RESULT_RON", RES_RON, "RESULT_TSUMO", RES_TSUMO, "RESULT_DRAW", RES_DRAW,
+        "RESULT_CHOMBO", RES_CHOMBO, "FLAG_TSUMO", FL_TSUMO, "FLAG_DEALER", FL_DEALER, "FLAG_FIRST_DRAW",
+        FL_FIRST_DRAW, "FLAG_LAST_CARD", FL_LAST_CARD, "ACTION_TSUMO", TSUMO_A, "ACTION_RON", RON_A,
+        "ACTION_PON_BASE", PON_A, "ACTION_CHII_LOW", CHII_LOW_A, "ACTION_CHII_MID", CHII_MID_A, "ACTION_CHII_HIGH",
+        CHII_HIGH_A, "ACTION_PASS", PASS_A, "N_CALL_ACTIONS", N_CALL_ACTIONS);
+}
+
+/* obs_layout(rules, oracle) -> [(field, offset, size)] as eng_encode writes them */
+static PyObject *py_obs_layout(PyObject *self, PyObject *args) {
+    PyObject *ro;
+    int oracle;
+    rules_t R;
+    obs_layout_t L;
+    if (!PyArg_ParseTuple(args, "Op", &ro, &oracle) || !parse_rules(ro, &R)) return NULL;
+    eng_obs_layout(&R, oracle, &L);
+    PyObject *lst = PyList_New(0);
+    for (int f = 0; lst && f < OBS_NFIELDS; f++) {
+        if (!L.size[f]) continue;
+        PyObject *t = Py_BuildValue("(sii)", OBS_FIELD_NAMES[f], L.off[f], L.size[f]);
+        if (!t || PyList_Append(lst, t) < 0) { Py_XDECREF(t); Py_DECREF(lst); return NULL; }
+        Py_DECREF(t);
+    }
+    return lst;
+}
+
+/* call_tables(rules) -> (pairs, kuikae): bytes of N_CALL_ACTIONS x 52 uint64, row = action - PON, column = card */
+static PyObject *py_call_tables(PyObject *self, PyObject *args) {
+    PyObject *ro;
+    rules_t R;
+    if (!PyArg_ParseTuple(args, "O", &ro) || !parse_rules(ro, &R)) return NULL;
+    u64 pairs[N_CALL_ACTIONS][52], kk[N_CALL_ACTIONS][52];
+    for (int a = 0; a < N_CALL_ACTIONS; a++)
+        for (int c = 0; c < 52; c++) {
+            pairs[a][c] = eng_call_cards(PON_A + a, c);
+            kk[a][c] = eng_kuikae_after(&R, PON_A + a, c);
+        }
+    return Py_BuildValue("(y#y#)", (const char *)pairs, (Py_ssize_t)sizeof pairs, (const char *)kk,
+                         (Py_ssize_t)sizeof kk);
+}
+
 static PyMethodDef methods[] = {
     {"reset", py_reset, METH_VARARGS, "reset(states, rules, seeds)"},
     {"step", py_step, METH_VARARGS, "step(states, rules, actions, illegal) -> n_illegal"},
     {"observe", py_observe, METH_VARARGS, "observe(states, rules, seats, oracle, obs, masks)"},
-    {"pack_rules", py_pack_rules, METH_VARARGS, "pack_rules(tuple of 41 ints) -> bytes"},
+    {"pack_rules", py_pack_rules, METH_VARARGS, "pack_rules(rules record dict) -> bytes"},
+    {"rules_fields", py_rules_fields, METH_NOARGS, "rules_fields() -> [(name, count)]"},
+    {"constants", py_constants, METH_NOARGS, "constants() -> {name: value}"},
+    {"obs_layout", py_obs_layout, METH_VARARGS, "obs_layout(rules, oracle) -> [(field, offset, size)]"},
+    {"call_tables", py_call_tables, METH_VARARGS, "call_tables(rules) -> (pairs bytes, kuikae bytes)"},
     {"check", py_check, METH_VARARGS, "check(states, actions) -> first illegal index or -1"},
-    {"outputs", py_outputs, METH_VARARGS, "outputs(states, P, rewards, terminated, final_scores, acting)"},
+    {"outputs", py_outputs, METH_VARARGS, "outputs(states, P, rewards, terminated, final_scores, placements, acting, result, caller)"},
     {"random_legal", py_random_legal, METH_VARARGS, "random_legal(states, rng, out)"},
     {"obs_size", py_obs_size, METH_VARARGS, "obs_size(rules, oracle) -> int"},
     {"layout", py_layout, METH_NOARGS, "layout() -> ([(field, offset, format, shape)], itemsize)"},

@@ -1,30 +1,44 @@
 """The fast engine: B games as one numpy structured array, stepped in C (``_fast``).
 
-``state`` is a C-contiguous array of shape (B,) whose dtype mirrors the C ``game_t`` (built from the
-extension's own ``layout()``, so a mismatch cannot go unnoticed). Fields, per game (P = 3 slots;
-unused slots stay zero with two players):
+The state is a C-contiguous array of shape (B,) whose dtype mirrors the C ``game_t`` (built from the
+extension's own ``layout()``, so a mismatch cannot go unnoticed); ``FastBatch.state`` is a read-only
+view of it. Fields, per game (P = 3 slots; unused slots stay zero with two players):
 
 | field | dtype, shape | meaning |
 |---|---|---|
 | hands, melds | uint64 (3,) | 53-bit card masks of concealed cards / the exposed meld |
 | scores, final_scores | int32 (3,) | current scores; final scores with placement points (R40) |
 | rewards | float32 (3,) | reward of the last step for each seat |
+| deltas | int32 (3,) | point change of each seat from the hand that ended on the last step |
 | discards | int8 (3, 24) | discard order per seat (-1 beyond ``ndisc``); ``called`` bit i: i-th was called |
 | wall | int8 (53,) | draw order after the deal; ``wall_pos`` / ``wall_end`` |
-| phase, acting, round, replays | | 0 draw, 1 call_discard, 2 claim, 3 over; the seat to act; round; replays |
+| phase, acting, round, replays | | :class:`~meld8_env.codes.Phase`; the seat to act; round; replays |
 | mask | uint64 | legal actions of the acting seat (bit = action id) |
-| result, win_seat, lose_seat | | how the last step ended a deal: 0 none, 1 ron, 2 tsumo, 3 draw, 4 chombo |
+| result, win_seat, lose_seat | | how the last step ended a hand (:class:`~meld8_env.codes.Result`) |
+| caller, hand_round | int8 | seat whose call the last step resolved (-1: none); round of the hand that ended |
+
+Everything the C side shares with Python is checked here at import: the state layout (offsets from
+the C struct), every code (``codes.check_native_constants``), the rules record (packed by field name,
+:func:`rules_record`) and, per rule set, the observation layout (:func:`check_obs_layout`).
 
 The same seed gives the same game as ``reference.Game`` (tests compare them step by step).
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from meld8_env import observation
+from meld8_env.actions import illegal_action_message, legal_ids
+from meld8_env.codes import Phase, check_native_constants
 from meld8_env.engine import _fast
+from meld8_env.engine.view import GameView, view_of
 from meld8_env.rules import RuleConfig
 from meld8_env.scoring import score_params
+
+check_native_constants(_fast.constants())
 
 _fields, _itemsize = _fast.layout()
 STATE_DTYPE = np.dtype(
@@ -38,40 +52,83 @@ STATE_DTYPE = np.dtype(
 if STATE_DTYPE.itemsize != _itemsize:  # pragma: no cover - a build/layout mismatch
     raise ImportError("meld8 fast engine: numpy state dtype does not match the C struct")
 
-RESULT_NAMES = ("none", "ron", "tsumo", "draw", "chombo")
+MAX_ROUNDS = 16
 
 
-def rules_tuple(rules: RuleConfig, reward: str = "points") -> tuple[int, ...]:
-    """The flat int encoding of the rules that the C engine reads (order fixed in _fast.c)."""
-    if rules.rounds > 16:
-        raise ValueError("the fast engine supports at most 16 rounds")
+def rules_record(rules: RuleConfig, reward: str = "points") -> dict[str, int | list[int]]:
+    """The rules as the C engine reads them, by field name (``_fast.rules_fields()`` lists the names)."""
+    if rules.rounds > MAX_ROUNDS:
+        raise ValueError(f"the fast engine supports at most {MAX_ROUNDS} rounds, got {rules.rounds}")
     order = rules.dealer_draw_suit_order
-    suit_rank = [3 - order.index(ch) for ch in "shdc"]
-    min_han = list(rules.min_yaku_han) + [0] * (16 - rules.rounds)
-    placement = list(rules.placement_points) + [0] * (3 - rules.num_players)
-    sd = -1 if rules.starting_dealer == "draw" else int(rules.starting_dealer)
-    return (
-        rules.num_players,
-        rules.rounds,
-        rules.starting_score,
-        sd,
-        *suit_rank,
-        rules.wall_limit,
-        1 if rules.kuikae == "other_end" else 0,
-        1 if rules.penalty_mode else 0,
-        rules.chombo_payment,
-        -1 if rules.max_replays is None else rules.max_replays,
-        1 if rules.placement_tie == "share" else 0,
-        1 if reward == "rank" else 0,
-        *min_han,
-        *placement,
-        *score_params(rules),  # the scorer's own parameters, in its order
-    )
+    names = ("value_triplet_han", "haitei_han", "points_per_han", "counted_yakuman_han", "yakuman_value")
+    names += ("sequence_bonus_max", "tiebreak_yaku")
+    return {
+        "P": rules.num_players,
+        "rounds": rules.rounds,
+        "starting_score": rules.starting_score,
+        "starting_dealer": -1 if rules.starting_dealer == "draw" else int(rules.starting_dealer),
+        "suit_rank": [3 - order.index(ch) for ch in "shdc"],
+        "wall_limit": rules.wall_limit,
+        "kuikae_on": int(rules.kuikae == "other_end"),
+        "penalty_mode": int(rules.penalty_mode),
+        "chombo_payment": rules.chombo_payment,
+        "max_replays": -1 if rules.max_replays is None else rules.max_replays,
+        "placement_share": int(rules.placement_tie == "share"),
+        "reward_rank": int(reward == "rank"),
+        "min_han": list(rules.min_yaku_han) + [0] * (MAX_ROUNDS - rules.rounds),
+        "placement": list(rules.placement_points) + [0] * (3 - rules.num_players),
+        # the scorer's own parameters, named as in its C struct
+        **{f"sp.{n}": v for n, v in zip(names, score_params(rules), strict=True)},
+    }
+
+
+def pack_rules(rules: RuleConfig, reward: str = "points") -> bytes:
+    return _fast.pack_rules(rules_record(rules, reward))
+
+
+@functools.cache
+def check_obs_layout(rules: RuleConfig, oracle: bool = False) -> None:
+    """Raise RuntimeError if the C encoder's observation layout differs from ``observation.layout``."""
+    native = {name: (off, size) for name, off, size in _fast.obs_layout(pack_rules(rules), oracle)}
+    python = {name: spec for name, spec in observation.layout(rules, oracle).items() if spec[1]}
+    if native != python:
+        diff = sorted(k for k in set(native) | set(python) if native.get(k) != python.get(k))
+        raise RuntimeError(
+            "meld8: the C observation layout differs from meld8_env.observation.layout in "
+            + ", ".join(f"{k} (C {native.get(k)}, Python {python.get(k)})" for k in diff)
+        )
+
+
+def check_records(rec: np.ndarray, P: int) -> None:
+    """Raise ValueError naming the first field of ``rec`` that the C engine could not index safely."""
+    from meld8_env.codes import MAX_DISCARDS, N_CARDS
+
+    def bad(name: str, ok: np.ndarray) -> None:
+        if not np.all(ok):
+            raise ValueError(f"engine record field {name!r} out of range in game {int(np.argmin(ok))}")
+
+    bad("phase", np.isin(rec["phase"], [int(p) for p in Phase]))
+    bad("acting", (rec["acting"] >= -1) & (rec["acting"] < P))
+    bad("current", (rec["current"] >= -1) & (rec["current"] < P))
+    bad("ndisc", (rec["ndisc"] <= MAX_DISCARDS).all(axis=1))
+    bad("discards", ((rec["discards"] >= -1) & (rec["discards"] < N_CARDS)).all(axis=(1, 2)))
+    bad("wall_len", rec["wall_len"] <= N_CARDS)
+    bad("wall_pos", (rec["wall_pos"] <= rec["wall_len"]) & (rec["wall_end"] <= rec["wall_len"]))
+    bad("wall", ((rec["wall"] >= 0) & (rec["wall"] < N_CARDS)).all(axis=1) | (rec["wall_len"] == 0))
+    bad("round", (rec["round"] >= 0) & (rec["round"] < MAX_ROUNDS))
+    bad("claim_n", (rec["claim_n"] >= 0) & (rec["claim_n"] <= 2) & (rec["claim_idx"] >= 0) & (rec["claim_idx"] <= 2))
+    for f in ("drawn", "dora_ind", "claim_card", "win_card"):
+        bad(f, (rec[f] >= -1) & (rec[f] < N_CARDS))
+    for f in ("claim_asked", "claim_discarder", "win_seat", "lose_seat", "caller"):
+        bad(f, ((rec[f] >= -1) & (rec[f] < P)).reshape(len(rec), -1).all(axis=1))
 
 
 class FastBatch:
-    """B games in C. ``reset(seeds)``, ``step(actions)`` (returns a bool array of rejected actions),
-    ``observe(seats=None)`` -> (obs uint8[B, D], masks bool[B, 64])."""
+    """B games in C: ``reset(seeds)`` / ``start(index, seeds)``, ``step(actions)`` (returns a bool array
+    of rejected actions), ``observe(seats=None)`` -> (obs uint8[B, D], masks bool[B, 64]).
+
+    The ``*_part`` methods take a slice of the batch and caller-owned buffers; the vector env uses
+    them to split one batch over threads (the C loops release the GIL)."""
 
     def __init__(self, num_games: int, rules: RuleConfig | None = None, reward: str = "points", oracle: bool = False):
         if num_games < 1:
@@ -79,47 +136,126 @@ class FastBatch:
         self.rules = rules or RuleConfig()
         self.reward = reward
         self.oracle = oracle
-        self._rt = _fast.pack_rules(rules_tuple(self.rules, reward))
+        self.packed_rules = pack_rules(self.rules, reward)
+        check_obs_layout(self.rules, oracle)
         self.B = num_games
         self.P = self.rules.num_players
-        self.obs_size = _fast.obs_size(self._rt, oracle)
-        self.state = np.zeros(num_games, STATE_DTYPE)
+        self.obs_size = _fast.obs_size(self.packed_rules, oracle)
+        self._state = np.zeros(num_games, STATE_DTYPE)
+        self._view = self._state.view()
+        self._view.flags.writeable = False
         self._illegal = np.zeros(num_games, np.uint8)
         self._obs = np.zeros((num_games, self.obs_size), np.uint8)
         self._masks = np.zeros((num_games, 64), np.uint8)
 
+    # -- state ----------------------------------------------------------------------------------
+    @property
+    def state(self) -> np.ndarray:
+        """Read-only view of every game's engine record (fields: module docstring)."""
+        return self._view
+
+    def record(self, i: int) -> np.void:
+        """Read-only view of game ``i``'s record (it follows the game as it is stepped)."""
+        return self._view[i]
+
+    def snapshot(self, index: np.ndarray | slice) -> np.ndarray:
+        """A copy of the records of the games at ``index``."""
+        return self._state[index].copy()
+
+    def restore(self, index: np.ndarray | slice, records: np.ndarray) -> None:
+        """Put back records taken by :meth:`snapshot` (save/restore for search); fields that would take
+        the C engine out of bounds are refused (ValueError naming the field)."""
+        records = np.asarray(records)
+        if records.dtype != STATE_DTYPE:
+            raise TypeError("restore takes records made by FastBatch.snapshot (dtype STATE_DTYPE)")
+        check_records(records, self.P)
+        self._state[index] = records
+
+    @property
+    def acting(self) -> np.ndarray:
+        return self._view["acting"]
+
+    @property
+    def phase(self) -> np.ndarray:
+        return self._view["phase"]
+
+    @property
+    def over(self) -> np.ndarray:
+        return self._view["phase"] == Phase.OVER
+
+    def legal_actions(self, i: int) -> list[int]:
+        return legal_ids(int(self._state["mask"][i]))
+
+    def illegal_message(self, i: int, action: object, who: str | None = None) -> str:
+        """The illegal-action error text for game ``i`` (names the legal actions)."""
+        row = self._state[i]
+        who = who or f"seat {int(row['acting'])}"
+        phase = Phase(int(row["phase"])).label
+        return illegal_action_message(action, who, phase, self.legal_actions(i))
+
+    def view(self, i: int) -> GameView:
+        """Game ``i`` with the reference engine's attribute names (for rendering and replays)."""
+        return view_of(self._state[i], self.rules)
+
+    # -- whole batch ----------------------------------------------------------------------------
     def reset(self, seeds: np.ndarray) -> None:
         seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
         if seeds.shape != (self.B,):
             raise ValueError(f"seeds must have shape ({self.B},), got {seeds.shape}")
-        _fast.reset(self.state, self._rt, seeds)
+        _fast.reset(self._state, self.packed_rules, seeds)
 
-    def reset_games(self, index: np.ndarray, seeds: np.ndarray) -> None:
-        """Reset only the games at ``index`` (autoreset)."""
-        sub = self.state[index]
-        _fast.reset(sub, self._rt, np.ascontiguousarray(seeds, dtype=np.uint64))
-        self.state[index] = sub
+    def start(self, index: np.ndarray, seeds: np.ndarray) -> None:
+        """Start new games at ``index`` with the given seeds (the others are untouched)."""
+        index = np.asarray(index, dtype=np.int64)
+        seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+        if seeds.shape != index.shape:
+            raise ValueError(f"give one seed per game: {index.shape} games, {seeds.shape} seeds")
+        sub = self._state[index]
+        _fast.reset(sub, self.packed_rules, seeds)
+        self._state[index] = sub
 
     def step(self, actions: np.ndarray) -> np.ndarray:
         actions = np.ascontiguousarray(actions, dtype=np.int64)
         if actions.shape != (self.B,):
             raise ValueError(f"actions must have shape ({self.B},), got {actions.shape}")
-        _fast.step(self.state, self._rt, actions, self._illegal)
+        _fast.step(self._state, self.packed_rules, actions, self._illegal)
         return self._illegal.view(bool)
 
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Observations and masks of ``seats`` (-1 or None: the acting seat); buffers are reused."""
         s = np.full(self.B, -1, np.int8) if seats is None else np.ascontiguousarray(seats, dtype=np.int8)
-        _fast.observe(self.state, self._rt, s, self.oracle, self._obs, self._masks)
+        self.observe_part(slice(0, self.B), s, self._obs, self._masks)
         return self._obs, self._masks.view(bool)
 
-    @property
-    def acting(self) -> np.ndarray:
-        return self.state["acting"]
+    # -- slices, caller-owned buffers -------------------------------------------------------------
+    def step_part(self, sl: slice, actions: np.ndarray, illegal: np.ndarray) -> None:
+        """Step games ``sl`` (actions int64, -1 holds a game still); ``illegal`` uint8 gets 1 where rejected."""
+        _fast.step(self._state[sl], self.packed_rules, actions, illegal)
 
-    @property
-    def over(self) -> np.ndarray:
-        return self.state["phase"] == 3
+    def observe_part(self, sl: slice, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
+        _fast.observe(self._state[sl], self.packed_rules, seats, self.oracle, obs, masks)
 
-    def legal_actions(self, i: int) -> list[int]:
-        m = int(self.state["mask"][i])
-        return [a for a in range(64) if m >> a & 1]
+    def observe_index(self, index: np.ndarray, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
+        """Observations and masks of the games at ``index`` (fancy index) into caller-owned buffers."""
+        _fast.observe(self._state[index], self.packed_rules, seats, self.oracle, obs, masks)
+
+    def outputs_part(self, sl: slice, out: dict[str, np.ndarray]) -> None:
+        """Per-step outputs of games ``sl`` into ``out``: rewards f4[n,P], terminated u1, final_scores
+        i4[n,P], placements u1[n,P], acting i1, result i1, caller i1."""
+        _fast.outputs(
+            self._state[sl], self.P, out["rewards"], out["terminated"], out["final_scores"], out["placements"],
+            out["acting"], out["result"], out["caller"],
+        )  # fmt: skip
+
+    def first_illegal(self, actions: np.ndarray) -> int:
+        """Index of the first game whose action is not legal (-1: none; finished games and -1 pass)."""
+        return int(_fast.check(self._state, actions))
+
+    def random_legal(self, rng_state: np.ndarray, out: np.ndarray) -> None:
+        """A uniformly random legal action per game from per-game splitmix64 states (advanced in place)."""
+        _fast.random_legal(self._state, rng_state, out)
+
+    def call_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """The C engine's (call cards, kuikae) tables, shaped like ``meld8_env.calls.call_tables``."""
+        pairs, kk = _fast.call_tables(self.packed_rules)
+        return np.frombuffer(pairs, np.uint64).reshape(-1, 52), np.frombuffer(kk, np.uint64).reshape(-1, 52)

@@ -14,25 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 
-from meld8_env.actions import (
-    CHII_HIGH,
-    CHII_LOW,
-    CHII_MID,
-    PASS,
-    PON_BASE,
-    PON_SUIT_PAIRS,
-    RON,
-    TSUMO,
-    action_name,
-)
-from meld8_env.cards import JOKER, card_id, card_str, rank_of, suit_of
+from meld8_env.actions import CHII_HIGH, CHII_LOW, PASS, PON_BASE, RON, TSUMO, illegal_action_message
+from meld8_env.calls import call_pair, kuikae_mask
+from meld8_env.cards import JOKER, card_str, rank_of, suit_of
+from meld8_env.codes import HAND_SIZE, PHASE_NAMES, Phase
 from meld8_env.engine.seeding import shuffled_deck
 from meld8_env.hands import is_win_form_mask
 from meld8_env.rules import RuleConfig
 from meld8_env.scoring import ScoreResult, dora_of, score_masks
 
-PHASE_DRAW, PHASE_CALL_DISCARD, PHASE_CLAIM, PHASE_OVER = 0, 1, 2, 3
-PHASE_NAMES = ("draw", "call_discard", "claim", "over")
+PHASE_DRAW, PHASE_CALL_DISCARD, PHASE_CLAIM, PHASE_OVER = Phase.DRAW, Phase.CALL_DISCARD, Phase.CLAIM, Phase.OVER
 REWARD_MODES = ("points", "rank")
 
 
@@ -117,7 +108,7 @@ class Game:
         deck = shuffled_deck(self.seed, self.deals)
         self.hands = [0] * self.P
         pos = 0
-        for _ in range(self.rules.hand_size):  # one at a time, from the dealer (R10)
+        for _ in range(HAND_SIZE):  # one at a time, from the dealer (R10)
             for k in range(self.P):
                 self.hands[(self.dealer + k) % self.P] |= _bit(deck[pos])
                 pos += 1
@@ -223,27 +214,15 @@ class Game:
 
     def _kuikae_after(self, action: int, card: int) -> int:
         """R20: what the caller may not discard right after calling ``card`` with ``action``."""
-        if self.rules.kuikae == "off":
-            return 0
-        r, s = rank_of(card), suit_of(card)
-        if action < CHII_LOW:  # Pon: no card of the called rank
-            return sum(_bit(card_id(r, x)) for x in range(4))
-        if action == CHII_LOW and r + 3 <= 13:
-            return _bit(card_id(r + 3, s))
-        if action == CHII_HIGH and r - 3 >= 1:
-            return _bit(card_id(r - 3, s))
-        return 0
+        return kuikae_mask(action, card, self.rules.kuikae != "off")
 
     def _call_cards(self, action: int, card: int) -> tuple[int, int] | None:
         """The two hand cards a Pon/Chii action uses on ``card`` (None if the shape is impossible)."""
-        r, s = rank_of(card), suit_of(card)
-        if action < CHII_LOW:
-            a, b = PON_SUIT_PAIRS[action - PON_BASE]
-            return card_id(r, a), card_id(r, b)
-        ranks = {CHII_LOW: (r + 1, r + 2), CHII_MID: (r - 1, r + 1), CHII_HIGH: (r - 2, r - 1)}[action]
-        if min(ranks) < 1 or max(ranks) > 13:
+        pair = call_pair(action, card)
+        if not pair:
             return None
-        return card_id(ranks[0], s), card_id(ranks[1], s)
+        low = (pair & -pair).bit_length() - 1
+        return low, (pair & ~(1 << low)).bit_length() - 1
 
     def _claim_options(self, seat: int, card: int, discarder: int, final: bool, dealer_first: bool) -> list[int]:
         if self.dead[seat]:
@@ -255,7 +234,7 @@ class Game:
         if final or dealer_first or self.calls_used[seat]:  # R14, R17, R18
             return opts
         chii_ok = seat == (discarder + 1) % self.P  # only the shimocha (R16)
-        candidates = list(range(PON_BASE, CHII_LOW)) + ([CHII_LOW, CHII_MID, CHII_HIGH] if chii_ok else [])
+        candidates = list(range(PON_BASE, CHII_HIGH + 1 if chii_ok else CHII_LOW))
         for action in candidates:
             pair = self._call_cards(action, card)
             if pair is None or not (hand >> pair[0] & 1 and hand >> pair[1] & 1):
@@ -398,10 +377,7 @@ class Game:
         legal = self.legal_actions()
         if action not in legal:
             if not 0 <= action < 64 or not self.rules.penalty_mode:
-                raise IllegalActionError(
-                    f"illegal action {action} ({_safe_name(action)}) for seat {seat} in phase "
-                    f"{PHASE_NAMES[self.phase]}; legal: {', '.join(f'{a} ({action_name(a)})' for a in legal)}"
-                )
+                raise IllegalActionError(illegal_action_message(action, f"seat {seat}", PHASE_NAMES[self.phase], legal))
             action = self._penalty(seat, action, legal)
             if action < 0:
                 return
@@ -441,10 +417,3 @@ class Game:
     def __repr__(self) -> str:
         hands = " / ".join(" ".join(card_str(c) for c in _cards(h)) for h in self.hands)
         return f"Game(round={self.round + 1}, phase={PHASE_NAMES[self.phase]}, acting={self.acting_seat}, {hands})"
-
-
-def _safe_name(action: int) -> str:
-    try:
-        return action_name(action)
-    except ValueError:
-        return "out of range 0..63"

@@ -3,30 +3,45 @@
 Stream ``k`` of game seed ``s`` is splitmix64 started from ``mix(s, k)``; stream 0 shuffles the deck
 for the starting-dealer draw (R7), stream ``n`` >= 1 shuffles the n-th deal of the game (replayed
 rounds included, so no wall ever repeats). Fisher-Yates with ``next() % (i + 1)``. The same code
-is written in C for the fast engine; both must produce identical decks.
+is written in C for the fast engine (``_splitmix.h``); both must produce identical decks. ``mix64`` and
+``mix64_array`` are the project's only Python splitmix64 mixers (the random agent hashes with the
+array one).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
+_M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
-def _mix(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+def mix64(z: int) -> int:
+    """The splitmix64 output function on one 64-bit int."""
+    z = ((z ^ (z >> 30)) * _M1) & MASK64
+    z = ((z ^ (z >> 27)) * _M2) & MASK64
     return z ^ (z >> 31)
+
+
+def mix64_array(z: np.ndarray) -> np.ndarray:
+    """:func:`mix64` over a uint64 array (wrapping multiplication)."""
+    z = np.asarray(z, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
+    return z ^ (z >> np.uint64(31))
 
 
 class Stream:
     """splitmix64 generator."""
 
     def __init__(self, game_seed: int, index: int) -> None:
-        self.state = _mix((game_seed & MASK64) ^ _mix((index * GOLDEN) & MASK64))
+        self.state = mix64((game_seed & MASK64) ^ mix64((index * GOLDEN) & MASK64))
 
     def next(self) -> int:
         self.state = (self.state + GOLDEN) & MASK64
-        return _mix(self.state)
+        return mix64(self.state)
 
 
 def shuffled_deck(game_seed: int, index: int) -> list[int]:

@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 
-from meld8_env.engine.reference import PHASE_CLAIM, PHASE_OVER
+from meld8_env.codes import Phase
 from meld8_env.rules import RuleConfig
 
 
@@ -40,7 +40,7 @@ class GameView:
 
     @property
     def over(self) -> bool:
-        return self.phase == PHASE_OVER
+        return self.phase == Phase.OVER
 
 
 def view_of(row: np.void, rules: RuleConfig) -> GameView:
@@ -50,7 +50,7 @@ def view_of(row: np.void, rules: RuleConfig) -> GameView:
         n, called = int(row["ndisc"][p]), int(row["called"][p])
         discards.append([[int(row["discards"][p][i]), bool(called >> i & 1)] for i in range(n)])
     phase = int(row["phase"])
-    over = phase == PHASE_OVER
+    over = phase == Phase.OVER
     return GameView(
         rules=rules,
         P=P,
@@ -67,7 +67,7 @@ def view_of(row: np.void, rules: RuleConfig) -> GameView:
         drawn=int(row["drawn"]),
         dora_indicator=int(row["dora_ind"]),
         wall_left=max(0, int(row["wall_end"]) - int(row["wall_pos"])),
-        claim=ClaimView(int(row["claim_card"]), int(row["claim_discarder"])) if phase == PHASE_CLAIM else None,
+        claim=ClaimView(int(row["claim_card"]), int(row["claim_discarder"])) if phase == Phase.CLAIM else None,
         final_scores=[int(x) for x in row["final_scores"][:P]] if over else None,
         placements=[int(x) for x in row["placements"][:P]] if over else None,
     )

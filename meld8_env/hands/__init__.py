@@ -54,8 +54,19 @@ if _choice == "c" and _native is None:
 BACKEND: str = _choice
 
 
-def _backend() -> ModuleType:
+def backend() -> ModuleType:
+    """The module that evaluates hands now: the C extension or the Python reference (``BACKEND``)."""
     return _native if BACKEND == "c" else _reference  # type: ignore[return-value]
+
+
+def native_module() -> ModuleType:
+    """The C extension; RuntimeError when it is not built."""
+    return _native_module()
+
+
+def relaxed_joker_standard(mask: int, meld: int = 0) -> bool:
+    """R27 helper of the reference evaluator: a standard form if the Joker could stand anywhere."""
+    return bool(_reference.relaxed_joker_standard(mask, meld))
 
 
 def _native_module() -> ModuleType:
@@ -119,15 +130,15 @@ def _check_size(mask: int, meld: int, sizes: tuple[int, int], what: str) -> None
 # -- mask-level API (the engine uses these) ------------------------------------------------------
 def readings_of_masks(mask: int, meld: int = 0) -> list[Reading]:
     """Readings in canonical order: by form, then groups, then the Joker's card."""
-    return sorted(_backend().readings(mask, meld), key=lambda r: (r[0], tuple(sorted(r[1])), r[2]))
+    return sorted(backend().readings(mask, meld), key=lambda r: (r[0], tuple(sorted(r[1])), r[2]))
 
 
 def is_win_form_mask(mask: int, meld: int = 0) -> bool:
-    return bool(_backend().is_win_form(mask, meld))
+    return bool(backend().is_win_form(mask, meld))
 
 
 def waits_of_masks(mask: int, meld: int = 0) -> int:
-    return _backend().waits(mask, meld)
+    return backend().waits(mask, meld)
 
 
 # -- public single-hand API --------------------------------------------------------------------
@@ -135,7 +146,7 @@ def is_win_form(concealed: str | Iterable[int | str], meld: str | Iterable[int |
     """True if the 8 cards (concealed + meld) make a winning form (R26, R27); yaku are not checked."""
     h, m = _masks(concealed, meld)
     _check_size(h, m, (8, 5), "is_win_form")
-    return bool(_backend().is_win_form(h, m))
+    return bool(backend().is_win_form(h, m))
 
 
 def decompositions(
@@ -156,7 +167,7 @@ def waits(hand: str | Iterable[int | str], meld: str | Iterable[int | str] | Non
     (52) when drawing it would win."""
     h, m = _masks(hand, meld)
     _check_size(h, m, (7, 4), "waits")
-    return from_mask(_backend().waits(h, m))
+    return from_mask(backend().waits(h, m))
 
 
 def distance_to_win(
@@ -173,7 +184,7 @@ def distance_to_win(
     if n not in want:
         raise CardError(f"distance_to_win needs {want[0]} or {want[1]} concealed cards, got {n}")
     u = ((1 << 53) - 1) & ~(h | m) if unseen is None else _cards_mask(unseen, "unseen") & ~(h | m)
-    return int(_backend().distance(h, m, u))
+    return int(backend().distance(h, m, u))
 
 
 # -- batched API ---------------------------------------------------------------------------

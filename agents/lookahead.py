@@ -18,8 +18,8 @@ seat, any phase) followed by, for the observing seat (P players):
 | distance_now | 1 | 1 + distance of the concealed hand before acting (0 when not to act) |
 
 Distances are exact over the cards the seat has not seen (``meld8_env.hands.distance_batch``),
-clipped to 15 for an unreachable hand. A checkpoint trained with features has observations of this
-larger size; ``training.policy_agent.PolicyAgent`` recognises it by that size.
+clipped to 15 for an unreachable hand. A checkpoint trained with features records it in its metadata
+(``agents.checkpoint``), with ``FEATURES_LAYOUT_VERSION``.
 """
 
 from __future__ import annotations
@@ -27,12 +27,15 @@ from __future__ import annotations
 import numpy as np
 
 from agents.defensive import danger
-from agents.greedy import REAL, _bits_of, call_table, discard_table, legal_discards
-from meld8_env.actions import PASS, PON_BASE
+from agents.greedy import call_table, discard_table
+from meld8_env.actions import N_CALL_ACTIONS, PON_BASE
+from meld8_env.cardmask import REAL, bits_of, discard_masks
 from meld8_env.observation import decode, obs_size
 from meld8_env.rules import RuleConfig
 
-N_CALLS = PASS - PON_BASE
+N_CALLS = N_CALL_ACTIONS
+FEATURES_LAYOUT_VERSION = 1
+"""Bumped whenever the features below change; checkpoints record the version they were trained on."""
 _CLIP = 15
 
 
@@ -84,18 +87,18 @@ def augment(obs: np.ndarray, masks: np.ndarray, rules: RuleConfig) -> np.ndarray
     disc = np.flatnonzero(masks[:, :52].any(axis=1))
     if disc.size:
         hands, melds, unseen = d["hand"][disc], d["melds"][disc, 0], d["unseen"][disc]
-        rows, cards, dist, accept, best = discard_table(hands, melds, unseen, legal_discards(masks[disc]))
+        rows, cards, dist, accept, best = discard_table(hands, melds, unseen, discard_masks(masks[disc]))
         g = disc[rows]
         out[g, o_dist + cards] = _code(dist)
         out[g, o_acc + cards] = np.minimum(accept, 255).astype(np.uint8)
         out[disc, o_now] = _code(best)
 
-    held_rows, held_cards = _bits_of(d["hand"] & REAL)
+    held_rows, held_cards = bits_of(d["hand"] & REAL)
     for k in range(1, P):
         dk = danger(held_cards, d["unseen"][held_rows], d["discarded"][held_rows, k])
         out[held_rows, o_danger + 53 * (k - 1) + held_cards] = np.minimum(dk, 255).astype(np.uint8)
 
-    claim = np.flatnonzero(masks[:, PON_BASE:PASS].any(axis=1))
+    claim = np.flatnonzero(masks[:, PON_BASE : PON_BASE + N_CALLS].any(axis=1))
     if claim.size:
         rows, acts, now, dist, yaku = call_table(d, masks, claim, rules.kuikae == "other_end")
         g = claim[rows]

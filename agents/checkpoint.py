@@ -1,0 +1,108 @@
+"""Checkpoint metadata: what a trained policy expects, written into the checkpoint itself.
+
+A MaskablePPO checkpoint is a zip; Meld8 adds one member, ``meld8.json``, beside SB3's own files
+(SB3 ignores it when loading). It records how to build and feed the policy, so nothing is guessed
+from sizes:
+
+| key | meaning |
+|---|---|
+| ``format`` | ``meld8-checkpoint`` and ``version`` 1 |
+| ``features`` | whether observations carry the look-ahead features (``agents.lookahead``) |
+| ``network``, ``net_arch`` | the policy network (``agents.networks``) and its hidden sizes |
+| ``obs_layout_version``, ``features_layout_version`` | the layouts it was trained on |
+| ``obs_size`` | the size of its input vector |
+| ``rules_hash``, ``num_players``, ``rounds`` | the rule set it was trained under |
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from meld8_env.observation import OBS_LAYOUT_VERSION, obs_size
+from meld8_env.rules import RuleConfig
+
+MEMBER = "meld8.json"
+FORMAT = "meld8-checkpoint"
+VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, unreadable, or made for other observations."""
+
+
+def make_metadata(rules: RuleConfig, features: bool, network: str, net_arch: list[int]) -> dict[str, Any]:
+    from agents.lookahead import FEATURES_LAYOUT_VERSION, augmented_size
+
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "features": bool(features),
+        "network": network,
+        "net_arch": [int(h) for h in net_arch],
+        "obs_layout_version": OBS_LAYOUT_VERSION,
+        "features_layout_version": FEATURES_LAYOUT_VERSION,
+        "obs_size": augmented_size(rules) if features else obs_size(rules),
+        "rules_hash": rules.rules_hash,
+        "num_players": rules.num_players,
+        "rounds": rules.rounds,
+    }
+
+
+def write_metadata(path: str | Path, meta: dict[str, Any]) -> None:
+    """Add (or replace) ``meld8.json`` in the checkpoint zip at ``path``."""
+    path = Path(path)
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist() if n != MEMBER}
+    tmp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+        z.writestr(MEMBER, json.dumps(meta, indent=1, sort_keys=True))
+    tmp.replace(path)
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The checkpoint's metadata; CheckpointError when it is not a Meld8 checkpoint."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint not found: {path}")
+    try:
+        with zipfile.ZipFile(path) as z:
+            if MEMBER not in z.namelist():
+                raise CheckpointError(
+                    f"{path}: no {MEMBER} inside (not written by meld8 train); add it with "
+                    "agents.checkpoint.write_metadata(path, make_metadata(rules, features, network, net_arch))"
+                )
+            meta = json.loads(z.read(MEMBER))
+    except (zipfile.BadZipFile, OSError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{path}: not a readable checkpoint zip ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: {MEMBER} is not Meld8 checkpoint metadata")
+    if meta.get("version") != VERSION:
+        raise CheckpointError(f"{path}: metadata version {meta.get('version')!r}; this meld8 reads {VERSION}")
+    return meta
+
+
+def check_compatible(meta: dict[str, Any], rules: RuleConfig, where: str) -> None:
+    """Raise CheckpointError unless a policy with ``meta`` can play under ``rules``."""
+    from agents.lookahead import FEATURES_LAYOUT_VERSION, augmented_size
+
+    if meta.get("obs_layout_version") != OBS_LAYOUT_VERSION:
+        raise CheckpointError(
+            f"{where}: trained on observation layout v{meta.get('obs_layout_version')}, this meld8 writes "
+            f"v{OBS_LAYOUT_VERSION}"
+        )
+    if meta.get("features") and meta.get("features_layout_version") != FEATURES_LAYOUT_VERSION:
+        raise CheckpointError(
+            f"{where}: trained on look-ahead features v{meta.get('features_layout_version')}, this meld8 "
+            f"computes v{FEATURES_LAYOUT_VERSION}"
+        )
+    want = augmented_size(rules) if meta.get("features") else obs_size(rules)
+    if meta.get("obs_size") != want:
+        raise CheckpointError(
+            f"{where}: expects observations of size {meta.get('obs_size')} ({meta.get('num_players')} players, "
+            f"{meta.get('rounds')} rounds); these rules give {want}"
+        )

@@ -1,0 +1,7 @@
+"""``python -m meld8_env.cli`` = ``meld8``."""
+
+import sys
+
+from meld8_env.cli import main
+
+sys.exit(main())

@@ -1,0 +1,33 @@
+"""``meld8 distance``: the fewest further cards to a winning hand."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from meld8_env.cards import parse_cards
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    d = sub.add_parser("distance", help="fewest further cards to a winning hand")
+    d.add_argument("cards")
+    d.add_argument("--meld")
+    d.add_argument("--seen", help="cards seen elsewhere (not drawable)")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from meld8_env.hands import UNREACHABLE, distance_to_win
+
+    unseen = None
+    if args.seen:
+        held = set(parse_cards(args.cards)) | set(parse_cards(args.meld or ""))
+        seen = set(parse_cards(args.seen))
+        unseen = [c for c in range(53) if c not in seen and c not in held]
+    d = distance_to_win(args.cards, args.meld, unseen)
+    if args.json:
+        print(json.dumps({"distance": d if d != UNREACHABLE else None}))
+    else:
+        print(d if d != UNREACHABLE else "unreachable: no winning hand can be made from the unseen cards")
+    return 0

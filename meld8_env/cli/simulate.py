@@ -1,0 +1,28 @@
+"""``meld8 simulate``: random-legal self-play statistics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from meld8_env.cli.common import rules_from
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    sim = sub.add_parser("simulate", help="random-legal self-play statistics")
+    sim.add_argument("--games", type=int, default=100, help="games to play (default 100)")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--batch", type=int, default=256, help="games stepped together")
+    sim.add_argument("--rules", help="rule config YAML")
+    sim.add_argument("--json", action="store_true")
+    sim.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from meld8_env.simulate import format_report, simulate
+
+    if args.games < 1:
+        raise ValueError("--games must be >= 1")
+    stats = simulate(args.games, seed=args.seed, rules=rules_from(args.rules), batch=args.batch)
+    print(json.dumps(stats) if args.json else format_report(stats))
+    return 0
