@@ -24,6 +24,8 @@ from meld8_env.engine.reference import IllegalActionError
 from meld8_env.render import render_table
 from meld8_env.rules import RuleConfig
 
+_OVER = int(Phase.OVER)  # a plain int: numpy compares it without probing the enum
+
 
 def env(**kwargs) -> AECEnv:
     """The wrapped env (PettingZoo's order enforcement). Out-of-range and illegal actions are
@@ -61,6 +63,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._seeds = np.random.default_rng()
         self._act = np.zeros(1, np.int64)
+        self._illegal = np.zeros(1, np.uint8)
         self._seat = np.zeros(1, np.int8)
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
 
@@ -90,8 +93,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         self._seat[0] = self._seat_of[agent]
-        obs, mask = self.engine.observe(self._seat)
-        return {"observation": obs[0].copy(), "action_mask": mask[0].astype(np.int8)}
+        obs = np.empty((1, self.engine.obs_size), np.uint8)
+        mask = np.empty((1, NUM_ACTIONS), np.int8)
+        self.engine.observe_into(self._seat, obs, mask)
+        return {"observation": obs[0], "action_mask": mask[0]}
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         return self.observe(agent or self.agent_selection)["action_mask"]
@@ -102,13 +107,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._was_dead_step(action)
             return
         self._act[0] = action
-        if self.engine.step(self._act)[0]:
+        self.engine.step_into(self._act, self._illegal)
+        if self._illegal[0]:
             raise IllegalActionError(self.engine.illegal_message(0, action, who=agent))
         self.action_log.append(int(action))
         self._cumulative_rewards[agent] = 0.0
         st = self.record
         self.rewards = dict(zip(self.possible_agents, st["rewards"].tolist(), strict=False))
-        if st["phase"] == Phase.OVER:
+        if int(st["phase"]) == _OVER:
             self.terminations = {a: True for a in self.agents}
             self.infos = {
                 a: {"final_score": int(st["final_scores"][i]), "placement": int(st["placements"][i])}

@@ -129,7 +129,8 @@ def hand_outcomes(index: np.ndarray, rows: np.ndarray, rules: RuleConfig) -> lis
         out.append(
             HandOutcome(
                 game=g,
-                hand=int(row["deals"]) - (0 if row["phase"] == Phase.OVER else 1),  # a new deal has started unless over
+                hand=int(row["deals"])
+                - (0 if int(row["phase"]) == Phase.OVER else 1),  # a new deal has started unless over
                 round=int(row["hand_round"]),
                 kind=kind,
                 winner=int(row["win_seat"]) if win else -1,

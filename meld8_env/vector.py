@@ -137,6 +137,7 @@ class Meld8Vector:
         self._acting = np.zeros(B, np.int8)
         self._result = np.zeros(B, np.int8)
         self._caller = np.full(B, -1, np.int8)
+        self._views: dict = {}
         self._out = {
             "rewards": self._rewards,
             "terminated": self._terminated,
@@ -156,9 +157,19 @@ class Meld8Vector:
         self.result = self._result
         self.caller = self._caller
 
+    def _part_buffers(self, sl: slice) -> tuple:
+        """The buffers of one slice of the batch (views made once: a step reuses them)."""
+        key = (sl.start, sl.stop)
+        views = self._views.get(key)
+        if views is None:
+            views = (self._seats[sl], self._obs_buf[sl], self._mask_buf[sl], {k: v[sl] for k, v in self._out.items()})
+            self._views[key] = views
+        return views
+
     def _observe_part(self, sl: slice) -> None:
-        self.engine.observe_part(sl, self._seats[sl], self._obs_buf[sl], self._mask_buf[sl])
-        self.engine.outputs_part(sl, {k: v[sl] for k, v in self._out.items()})
+        seats, obs, masks, out = self._part_buffers(sl)
+        self.engine.observe_part(sl, seats, obs, masks)
+        self.engine.outputs_part(sl, out)
 
     def _observe_rows(self, idx: np.ndarray) -> None:
         """Observations, masks and acting seats of the games at ``idx`` only."""
@@ -170,11 +181,11 @@ class Meld8Vector:
         self._acting[idx] = self.engine.acting[idx]
 
     def _no_outcomes(self) -> None:
-        self.hand_index = np.zeros(0, np.int64)
-        self.hand_states = self.engine.state[:0].copy()
-        self.ended_index = np.zeros(0, np.int64)
-        self.ended_states = self.hand_states
-        self.ended_seeds = np.zeros(0, np.uint64)
+        if not hasattr(self, "_empty"):
+            self._empty = (np.zeros(0, np.int64), self.engine.snapshot(slice(0, 0)), np.zeros(0, np.uint64))
+        self.hand_index, self.ended_states, self.ended_seeds = self._empty
+        self.ended_index = self.hand_index
+        self._hand_ended = np.zeros(0, bool)
 
     def step(self, actions: np.ndarray) -> None:
         """Apply one action per game; ``-1`` holds that game still for this step (no move, no reward).
@@ -194,13 +205,16 @@ class Meld8Vector:
             self._observe_part(sl)
 
         self._run(work)
-        # records of the games whose hand (and maybe game) ended, before autoreset replaces them
+        # games whose hand (and maybe game) ended; the records of ended games are copied before autoreset
+        # replaces them, the others stay in the engine until the next step (hand_outcomes reads them)
         self.hand_index = np.flatnonzero(self._result)
-        self.hand_states = eng.snapshot(self.hand_index)
-        ended = self._terminated[self.hand_index].view(bool)
-        self.ended_index = self.hand_index[ended]
-        self.ended_states = self.hand_states[ended]
-        self.ended_seeds = self.seeds[self.ended_index].copy()
+        if self.hand_index.size == 0:
+            self._no_outcomes()
+            return
+        self._hand_ended = self._terminated[self.hand_index].view(bool)
+        self.ended_index = self.hand_index[self._hand_ended]
+        self.ended_states = eng.snapshot(self.ended_index)
+        self.ended_seeds = self.seeds[self.ended_index]
         if self.autoreset and self.ended_index.size:
             idx = self.ended_index
             new = self._take_seeds(idx.size)
@@ -211,8 +225,14 @@ class Meld8Vector:
 
     # -- outcomes of the last step ------------------------------------------------------------------
     def hand_outcomes(self) -> list[HandOutcome]:
-        """How each hand that ended on the last step was settled (see ``meld8_env.outcomes``)."""
-        return hand_outcomes(self.hand_index, self.hand_states, self.rules)
+        """How each hand that ended on the last step was settled (see ``meld8_env.outcomes``).
+
+        Call it before the next step (like the other per-step outputs, the next step replaces it)."""
+        if self.hand_index.size == 0:
+            return []
+        rows = self.engine.snapshot(self.hand_index)
+        rows[self._hand_ended] = self.ended_states
+        return hand_outcomes(self.hand_index, rows, self.rules)
 
     def game_outcomes(self) -> list[GameOutcome]:
         """Final scores and placements of each game that ended on the last step."""

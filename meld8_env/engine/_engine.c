@@ -91,7 +91,7 @@ static int wins(const game_t *g, const rules_t *R, int seat, u64 hand, int win_c
 
 static u64 discard_options(const game_t *g, int seat) { return g->hands[seat] & ~g->kuikae & REAL; }
 
-u64 eng_kuikae_after(const rules_t *R, int action, int card) {
+static inline u64 kuikae_after(const rules_t *R, int action, int card) {
     if (!R->kuikae_on) return 0;
     int r = rank_of(card), s = suit_of(card);
     if (action < CHII_LOW_A) return RANKM[r - 1];
@@ -100,7 +100,7 @@ u64 eng_kuikae_after(const rules_t *R, int action, int card) {
     return 0;
 }
 
-u64 eng_call_cards(int action, int card) {
+static inline u64 call_cards(int action, int card) {
     int r = rank_of(card), s = suit_of(card), a, b;
     if (action < CHII_LOW_A) {
         return (1ULL << card_of(r, PON_PAIRS[action - PON_A][0])) | (1ULL << card_of(r, PON_PAIRS[action - PON_A][1]));
@@ -122,10 +122,10 @@ static u64 claim_options(const game_t *g, const rules_t *R, int seat, int card, 
     int chii_ok = seat == (discarder + 1) % R->P;
     int last = chii_ok ? CHII_HIGH_A : CHII_LOW_A - 1;
     for (int a = PON_A; a <= last; a++) {
-        u64 pair = eng_call_cards(a, card);
+        u64 pair = call_cards(a, card);
         if (!pair || (hand & pair) != pair) continue;
         u64 after = hand & ~pair;
-        if (after & ~(eng_kuikae_after(R, a, card) | JK_BIT)) opts |= 1ULL << a;
+        if (after & ~(kuikae_after(R, a, card) | JK_BIT)) opts |= 1ULL << a;
     }
     return opts;
 }
@@ -252,7 +252,7 @@ static void no_claim(game_t *g, const rules_t *R, int discarder, int final) {
 }
 
 static void call(game_t *g, const rules_t *R, int seat, int action, int card, int discarder) {
-    u64 pair = eng_call_cards(action, card);
+    u64 pair = call_cards(action, card);
     g->hands[seat] &= ~pair;
     g->melds[seat] = pair | (1ULL << card);
     g->called[discarder] |= 1u << (g->ndisc[discarder] - 1);
@@ -261,7 +261,7 @@ static void call(game_t *g, const rules_t *R, int seat, int action, int card, in
     g->any_call = 1;
     g->current = (int8_t)seat;
     g->phase = PH_CALL_DISCARD;
-    g->kuikae = eng_kuikae_after(R, action, card);
+    g->kuikae = kuikae_after(R, action, card);
     g->drawn = -1;
 }
 
@@ -339,19 +339,26 @@ void eng_reset(game_t *g, const rules_t *R, uint64_t seed) {
     compute_mask(g, R);
 }
 
+/* exported for _fast.call_tables (the test that C and meld8_env/calls.py agree) */
+u64 eng_call_cards(int action, int card) { return call_cards(action, card); }
+u64 eng_kuikae_after(const rules_t *R, int action, int card) { return kuikae_after(R, action, card); }
+
 /* what a step clears before it acts: the last step's rewards and hand outcome */
-void eng_clear_step(game_t *g) {
+static inline void clear_step(game_t *g) {
     for (int p = 0; p < MAXP; p++) g->rewards[p] = 0, g->deltas[p] = 0;
     g->result = RES_NONE;
     g->caller = -1;
 }
+
+void eng_clear_step(game_t *g) { clear_step(g); }
+
 
 int eng_step(game_t *g, const rules_t *R, int action) {
     if (g->phase == PH_OVER || action < 0 || action > 63) return -1;
     int seat = g->acting;
     if (!(g->mask >> action & 1)) {
         if (!R->penalty_mode) return -1;
-        eng_clear_step(g);
+        clear_step(g);
         if (action == TSUMO_A || action == RON_A) {
             chombo(g, R, seat);
             compute_mask(g, R);
@@ -364,7 +371,7 @@ int eng_step(game_t *g, const rules_t *R, int action) {
             action = (g->drawn >= 0 && (opts >> g->drawn & 1)) ? g->drawn : 63 - __builtin_clzll(opts);
         }
     } else {
-        eng_clear_step(g);
+        clear_step(g);
     }
     if (g->phase == PH_CLAIM) {
         g->claim_resp[g->claim_idx++] = (int8_t)action;
@@ -400,11 +407,12 @@ void eng_obs_layout(const rules_t *R, int oracle, obs_layout_t *L) {
     L->total = off;
 }
 
-int eng_obs_size(const rules_t *R, int oracle) {
-    obs_layout_t L;
-    eng_obs_layout(R, oracle, &L);
-    return L.total;
+void eng_prepare_rules(rules_t *R) {
+    eng_obs_layout(R, 0, &R->obs[0]);
+    eng_obs_layout(R, 1, &R->obs[1]);
 }
+
+int eng_obs_size(const rules_t *R, int oracle) { return R->obs[oracle != 0].total; }
 
 static void plane(uint8_t *out, u64 m) {
     for (u64 t = m; t; t &= t - 1) out[ctz64(t)] = 1;
@@ -412,10 +420,9 @@ static void plane(uint8_t *out, u64 m) {
 
 void eng_encode(const game_t *g, const rules_t *R, int seat, int oracle, uint8_t *out) {
     int P = R->P;
-    obs_layout_t L;
-    eng_obs_layout(R, oracle, &L);
-    memset(out, 0, (size_t)L.total);
-#define F(name) (out + L.off[OBS_##name])
+    const obs_layout_t *L = &R->obs[oracle != 0];
+    memset(out, 0, (size_t)L->total);
+#define F(name) (out + L->off[OBS_##name])
     plane(F(HAND), g->hands[seat]);
     if (g->drawn >= 0 && g->acting == seat && g->phase == PH_DRAW) F(DRAWN)[g->drawn] = 1;
     for (int k = 0; k < P; k++) {

@@ -48,21 +48,6 @@ typedef struct {
     int8_t pad[2];
 } game_t;
 
-typedef struct {
-    int P, rounds, starting_score, starting_dealer; /* starting_dealer -1: draw (R7) */
-    int suit_rank[4];                                /* dealer-draw strength of each suit */
-    int wall_limit, kuikae_on, penalty_mode, chombo_payment, max_replays; /* max_replays -1: none */
-    int placement_share, reward_rank;
-    int min_han[16];
-    int placement[MAXP];
-    score_params_t sp;
-} rules_t;
-
-void eng_reset(game_t *g, const rules_t *R, uint64_t seed);
-/* returns 0 when applied; -1 when illegal in default mode (nothing changes) */
-int eng_step(game_t *g, const rules_t *R, int action);
-/* clear the last step's rewards, deltas, result and caller (a step that holds a game still does only this) */
-void eng_clear_step(game_t *g);
 /* The observation layout (meld8_env/observation.py writes the same table): field offsets in bytes. */
 enum {
     OBS_HAND, OBS_DRAWN, OBS_MELDS, OBS_DISCARDED, OBS_CALLED, OBS_DISCARD_ORDER, OBS_DORA, OBS_CLAIM_CARD,
@@ -73,7 +58,25 @@ extern const char *const OBS_FIELD_NAMES[OBS_NFIELDS];
 typedef struct {
     int off[OBS_NFIELDS], size[OBS_NFIELDS], total;
 } obs_layout_t;
+typedef struct {
+    int P, rounds, starting_score, starting_dealer; /* starting_dealer -1: draw (R7) */
+    int suit_rank[4];                                /* dealer-draw strength of each suit */
+    int wall_limit, kuikae_on, penalty_mode, chombo_payment, max_replays; /* max_replays -1: none */
+    int placement_share, reward_rank;
+    int min_han[16];
+    int placement[MAXP];
+    score_params_t sp;
+    obs_layout_t obs[2]; /* derived, not part of the record: the layout without / with the oracle view */
+} rules_t;
+
+void eng_reset(game_t *g, const rules_t *R, uint64_t seed);
+/* returns 0 when applied; -1 when illegal in default mode (nothing changes) */
+int eng_step(game_t *g, const rules_t *R, int action);
+/* clear the last step's rewards, deltas, result and caller (a step that holds a game still does only this) */
+void eng_clear_step(game_t *g);
 void eng_obs_layout(const rules_t *R, int oracle, obs_layout_t *L);
+/* fill the derived fields of a rules_t (call once after setting the record fields) */
+void eng_prepare_rules(rules_t *R);
 int eng_obs_size(const rules_t *R, int oracle);
 /* the two hand cards a Pon/Chii action uses on a discarded card (0: impossible shape), and the cards
  * the caller may not discard right after it (R20) */

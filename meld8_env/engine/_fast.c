@@ -80,6 +80,7 @@ static int unpack_record(PyObject *d, rules_t *R) {
         PyErr_SetString(PyExc_ValueError, "rules: players must be 2..3 and rounds 1..16");
         return 0;
     }
+    eng_prepare_rules(R);
     return 1;
 }
 
@@ -357,9 +358,8 @@ static PyObject *py_obs_layout(PyObject *self, PyObject *args) {
     PyObject *ro;
     int oracle;
     rules_t R;
-    obs_layout_t L;
     if (!PyArg_ParseTuple(args, "Op", &ro, &oracle) || !parse_rules(ro, &R)) return NULL;
-    eng_obs_layout(&R, oracle, &L);
+    const obs_layout_t L = R.obs[oracle != 0];
     PyObject *lst = PyList_New(0);
     for (int f = 0; lst && f < OBS_NFIELDS; f++) {
         if (!L.size[f]) continue;

@@ -181,7 +181,7 @@ class FastBatch:
 
     @property
     def over(self) -> np.ndarray:
-        return self._view["phase"] == Phase.OVER
+        return self._view["phase"] == int(Phase.OVER)
 
     def legal_actions(self, i: int) -> list[int]:
         return legal_ids(int(self._state["mask"][i]))
@@ -215,6 +215,7 @@ class FastBatch:
         self._state[index] = sub
 
     def step(self, actions: np.ndarray) -> np.ndarray:
+        """Apply int64 actions (one per game; -1 holds a game still); returns where each was rejected."""
         actions = np.ascontiguousarray(actions, dtype=np.int64)
         if actions.shape != (self.B,):
             raise ValueError(f"actions must have shape ({self.B},), got {actions.shape}")
@@ -224,8 +225,17 @@ class FastBatch:
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Observations and masks of ``seats`` (-1 or None: the acting seat); buffers are reused."""
         s = np.full(self.B, -1, np.int8) if seats is None else np.ascontiguousarray(seats, dtype=np.int8)
-        self.observe_part(slice(0, self.B), s, self._obs, self._masks)
+        _fast.observe(self._state, self.packed_rules, s, self.oracle, self._obs, self._masks)
         return self._obs, self._masks.view(bool)
+
+    # -- caller-owned buffers (no conversions: the C side checks every buffer's size) --------------
+    def step_into(self, actions: np.ndarray, illegal: np.ndarray) -> None:
+        """:meth:`step` with caller-owned buffers: actions int64[B], illegal uint8[B] (the AEC's path)."""
+        _fast.step(self._state, self.packed_rules, actions, illegal)
+
+    def observe_into(self, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
+        """:meth:`observe` into caller-owned buffers: seats int8[B], obs uint8[B, D], masks 1-byte[B, 64]."""
+        _fast.observe(self._state, self.packed_rules, seats, self.oracle, obs, masks)
 
     # -- slices, caller-owned buffers -------------------------------------------------------------
     def step_part(self, sl: slice, actions: np.ndarray, illegal: np.ndarray) -> None:
