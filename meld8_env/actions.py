@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from meld8_env.cards import card_str
 
 NUM_ACTIONS = 64
@@ -56,11 +58,41 @@ def legal_ids(mask: int) -> list[int]:
     return [a for a in range(NUM_ACTIONS) if mask >> a & 1]
 
 
+class IllegalActionError(ValueError):
+    """An action that is not legal now (default mode, R43), or no action id at all. Nothing changed."""
+
+
+def is_action_id(action: object) -> bool:
+    """An integer 0..63 (Python or numpy int; not a bool, float or string)."""
+    return isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) and 0 <= action < 64
+
+
 def illegal_action_message(action: object, who: str, phase: str, legal: list[int]) -> str:
     """The one wording of an illegal-action error, listing the legal actions (every face uses it)."""
-    try:
+    if is_action_id(action):
         name = action_name(int(action))  # type: ignore[call-overload]
-    except (TypeError, ValueError, OverflowError):
+    elif isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         name = f"out of range 0..{NUM_ACTIONS - 1}"
+    else:
+        name = f"not an action id: a {type(action).__name__}, expected an integer 0..{NUM_ACTIONS - 1}"
     listed = ", ".join(f"{a} ({action_name(a)})" for a in legal) or "none (the game is over)"
-    return f"illegal action {action} ({name}) for {who} in phase {phase}; legal: {listed}"
+    shown = action if isinstance(action, (int, np.integer)) else repr(action)
+    return f"illegal action {shown} ({name}) for {who} in phase {phase}; legal: {listed}"
+
+
+def as_action_array(actions: object, n: int, hold: bool = True) -> np.ndarray:
+    """Actions for a batch of ``n`` games as int64, refusing anything that is not exactly an action id
+    (floats, booleans, values outside 0..63; -1 "hold this game still" where ``hold``)."""
+    arr = np.asarray(actions)
+    lo = -1 if hold else 0
+    if arr.dtype.kind not in "iu":
+        raise IllegalActionError(f"actions must be integers {lo}..{NUM_ACTIONS - 1}, got dtype {arr.dtype}")
+    if arr.shape != (n,):
+        raise ValueError(f"actions must have shape ({n},), got {arr.shape}")
+    if arr.size:
+        bad = (arr > NUM_ACTIONS - 1) | ((arr < lo) if arr.dtype.kind == "i" else False)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            what = "an action id 0..63" + (" or -1 (hold the game still)" if hold else "")
+            raise IllegalActionError(f"game {i}: action {arr[i]} is not {what}")
+    return np.ascontiguousarray(arr, dtype=np.int64)

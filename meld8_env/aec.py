@@ -17,10 +17,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from meld8_env.actions import NUM_ACTIONS
+from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
-from meld8_env.engine.reference import IllegalActionError
 from meld8_env.render import render_table
 from meld8_env.rules import RuleConfig
 
@@ -106,6 +105,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        if not is_action_id(action):  # -1, floats, out of range: refused (None is only for dead agents)
+            raise IllegalActionError(self.engine.illegal_message(0, action, who=agent))
         self._act[0] = action
         self.engine.step_into(self._act, self._illegal)
         if self._illegal[0]:

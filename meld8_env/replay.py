@@ -15,9 +15,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from meld8_env.actions import action_name
+from meld8_env.actions import IllegalActionError, action_name
 from meld8_env.cards import card_str, format_cards
-from meld8_env.engine.reference import Game, IllegalActionError
+from meld8_env.engine.reference import Game
 from meld8_env.rules import RuleConfig, RuleConfigError
 
 FORMAT = "meld8-replay"

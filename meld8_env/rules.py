@@ -73,6 +73,9 @@ class RuleConfig:
     """Cap on consecutive replays of a drawn round (None: no cap, R8)."""
 
     def __post_init__(self) -> None:
+        for key in ("min_yaku_han", "placement_points"):  # lists are accepted on every path (from_dict too)
+            if isinstance(getattr(self, key), list):
+                object.__setattr__(self, key, tuple(getattr(self, key)))
         _validate(self)
 
     # -- construction -------------------------------------------------------------------
@@ -98,11 +101,7 @@ class RuleConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise RuleConfigError(f"unknown rule option {unknown[0]!r}; known options: {', '.join(sorted(known))}")
-        clean = dict(data)
-        for key in ("min_yaku_han", "placement_points"):
-            if isinstance(clean.get(key), list):
-                clean[key] = tuple(clean[key])
-        return cls(**clean)
+        return cls(**data)
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> RuleConfig:
@@ -220,6 +219,36 @@ def _validate(c: RuleConfig) -> None:
         _fail("penalty_mode", c.penalty_mode, "true or false")
     if c.max_replays is not None and (not _is_int(c.max_replays) or c.max_replays < 0):
         _fail("max_replays", c.max_replays, "null or an integer >= 0")
+    _check_engine_range(c)
+
+
+INT32_MAX = 2**31 - 1
+MAX_HAN = 127  # han counts are small integers in the engine (int8/int16 fields)
+
+
+def _check_engine_range(c: RuleConfig) -> None:
+    """Refuse options under which a reachable score (or a hand's points) would overflow the engine's
+    32-bit integers. A hand moves at most ``largest`` points between seats (a double yakuman, the
+    biggest counted hand, or a chombo paid to everyone), every hand that moves points ends a round,
+    so no score leaves ``starting_score +- rounds * largest`` before placement points."""
+    for key in ("value_triplet_han", "haitei_han", "counted_yakuman_han", "sequence_bonus_max"):
+        if getattr(c, key) > MAX_HAN:
+            _fail(key, getattr(c, key), f"an integer <= {MAX_HAN}")
+    if c.max_replays is not None and c.max_replays > INT32_MAX:
+        _fail("max_replays", c.max_replays, f"null or an integer <= {INT32_MAX}")
+    for v in c.min_yaku_han:
+        if v > MAX_HAN:
+            _fail("min_yaku_han", c.min_yaku_han, f"integers 1..{MAX_HAN}")
+    largest = max(
+        2 * c.yakuman_value, (c.counted_yakuman_han - 1) * c.points_per_han, c.chombo_payment * (c.num_players - 1)
+    )
+    worst = c.starting_score + c.rounds * largest + max(abs(v) for v in c.placement_points)
+    if worst > INT32_MAX:
+        raise RuleConfigError(
+            f"rule options can overflow the engine's 32-bit scores: starting_score ({c.starting_score:,}) + "
+            f"{c.rounds} rounds x the largest payment of a hand ({largest:,}) + placement points reach "
+            f"{worst:,} > {INT32_MAX:,}; lower starting_score, points_per_han, yakuman_value or chombo_payment"
+        )
 
 
 DEFAULT_RULES = RuleConfig()

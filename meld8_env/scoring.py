@@ -420,14 +420,31 @@ def score_batch(
     ``yaku_han``. Needs the C backend.
     """
     from meld8_env.hands import native_module
+    from meld8_env.hands.contract import check_card_sets, check_hands, exact_int, exact_uint64
 
     native = native_module()
-    hands = np.ascontiguousarray(hands, dtype=np.uint64)
+    hands = exact_uint64(hands, "hands")
     n = hands.shape[0]
 
-    def arr(x, dt):
-        return None if x is None else np.ascontiguousarray(x, dtype=dt)
+    def arr(x, what: str, dt, lo: int, hi: int):
+        out = exact_int(x, what, dt, lo, hi)
+        if out.shape != (n,):
+            raise ValueError(f"{what}: expected {n} values, got {out.shape[0]}")
+        return out
 
+    melds = None if melds is None else exact_uint64(melds, "melds")
+    if melds is not None and melds.shape != (n,):
+        raise ValueError(f"melds: expected {n} masks, got {melds.shape[0]}")
+    check_hands("score", hands, melds)
+    win_cards = arr(win_cards, "win_cards", np.int8, 0, 52)
+    if ((hands >> win_cards.astype(np.uint64)) & np.uint64(1) == 0).any():
+        i = int(np.flatnonzero((hands >> win_cards.astype(np.uint64)) & np.uint64(1) == 0)[0])
+        raise ValueError(f"win_cards: row {i}: the winning card is not in the hand")
+    flags, min_han = arr(flags, "flags", np.uint8, 0, 15), arr(min_han, "min_han", np.int8, 0, 127)
+    dora = arr(dora, "dora", np.int8, -1, 52)
+    if furiten is not None:
+        furiten = exact_uint64(furiten, "furiten")
+        check_card_sets("furiten", furiten)
     out = {
         "reason": np.zeros(n, np.int8),
         "han": np.zeros(n, np.int16),
@@ -436,8 +453,7 @@ def score_batch(
         "yaku_han": np.zeros(n, np.int16),
     }
     native.score_batch(
-        hands, arr(melds, np.uint64), arr(win_cards, np.int8), arr(flags, np.uint8), arr(min_han, np.int8),
-        arr(dora, np.int8), arr(furiten, np.uint64), score_params(rules),
+        hands, melds, win_cards, flags, min_han, dora, furiten, score_params(rules),
         out["reason"], out["han"], out["yakuman"], out["points"], out["yaku_han"],
     )  # fmt: skip
     return out

@@ -40,8 +40,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from meld8_env.actions import IllegalActionError, as_action_array
 from meld8_env.engine.fast import FastBatch
-from meld8_env.engine.reference import IllegalActionError
 from meld8_env.outcomes import GameOutcome, HandOutcome, game_outcomes, hand_outcomes
 from meld8_env.rules import RuleConfig
 
@@ -191,9 +191,7 @@ class Meld8Vector:
         """Apply one action per game; ``-1`` holds that game still for this step (no move, no reward).
 
         An illegal action (default rules) raises before any game moves."""
-        acts = np.ascontiguousarray(actions, dtype=np.int64)
-        if acts.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {acts.shape}")
+        acts = as_action_array(actions, self.num_envs)  # integers -1..63 only, in every mode
         eng = self.engine
         if not self.rules.penalty_mode:
             bad = eng.first_illegal(acts)  # a finished game (autoreset off) ignores its action

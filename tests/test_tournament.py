@@ -107,7 +107,7 @@ def test_log_of_another_run_or_corrupt_middle_is_an_error(tmp_path):
     log = tmp_path / "games.jsonl"
     lines = log.read_text().splitlines()
     log.write_text("\n".join([lines[0], "{broken", *lines[1:]]) + "\n")
-    with pytest.raises(TournamentError, match="line 2 is corrupt"):
+    with pytest.raises(TournamentError, match="line 2 is not JSON"):
         run(TournamentConfig(**{**cfg.__dict__, "resume": True}))
 
 

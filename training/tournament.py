@@ -45,6 +45,7 @@ class TournamentConfig:
     rules: RuleConfig = dataclasses.field(default_factory=RuleConfig)
     deals_per_task: int = 8
     progress: bool = True
+    chart: bool = True
 
     def header(self) -> dict:
         return {"type": "header", "agents": self.agents, "seed": self.seed, "rules_hash": self.rules.rules_hash}
@@ -61,37 +62,121 @@ def deal_seed(seed: int, deal: int) -> int:
 
 
 # -- the log --------------------------------------------------------------------------------------
-def read_log(path: Path, header: dict) -> tuple[list[dict], int]:
-    """Logged deals and the byte length of the valid part. A corrupt last line (a crash during a
-    write) is reported and dropped; corruption elsewhere, or a log of another run, is an error."""
+GAME_KEYS = ("seed", "seats", "final_scores", "placements", "deals", "draws", "wins", "tsumo", "deal_ins", "calls",
+             "win_han")  # fmt: skip
+PER_SEAT = ("seats", "final_scores", "placements", "wins", "tsumo", "deal_ins", "calls", "win_han")
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def deal_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> str | None:
+    """Why a logged line is not a deal entry of this tournament, or None."""
+    if not isinstance(obj, dict) or obj.get("type") != "deal":
+        return "not a deal entry"
+    deal, games = obj.get("deal"), obj.get("games")
+    if not _is_int(deal) or deal < 0:
+        return f"deal id {deal!r} is not an integer >= 0"
+    if obj.get("seed") != deal_seed(cfg.seed, deal):
+        return f"deal {deal} has seed {obj.get('seed')!r}, this tournament's is {deal_seed(cfg.seed, deal)}"
+    if not isinstance(games, list) or len(games) != n_seatings:
+        return f"deal {deal} should hold {n_seatings} games (one per seating)"
+    P = cfg.rules.num_players
+    for g in games:
+        if not isinstance(g, dict) or any(k not in g for k in GAME_KEYS):
+            return f"deal {deal}: a game record lacks fields"
+        if any(not isinstance(g[k], list) or len(g[k]) != P or not all(map(_is_int, g[k])) for k in PER_SEAT):
+            return f"deal {deal}: a game record has malformed per-seat fields"
+        if not all(0 <= a < len(cfg.agents) for a in g["seats"]) or sorted(g["placements"]) != list(range(1, P + 1)):
+            return f"deal {deal}: a game record has impossible seats or placements"
+    return None
+
+
+def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
+    """(logged deals, byte length of the valid part, whether that part holds the header).
+
+    A torn last line (a crash during a write: no newline, or not JSON) is reported and dropped, and so
+    is a torn header. Anything else that is not this tournament's header followed by distinct deal
+    entries - a log of another run, a corrupt or foreign line, a deal logged twice - is refused with a
+    TournamentError naming the line: resuming never double-counts and never guesses."""
     raw = path.read_bytes()
+    header, n_seatings = cfg.header(), len(seatings(cfg.agents))
     lines = raw.split(b"\n")
-    entries, good_end, pos = [], 0, 0
+    entries: list[dict] = []
+    first_line: dict[int, int] = {}
+    good_end = pos = 0
+    has_header = False
     for i, line in enumerate(lines):
         end = pos + len(line) + 1
-        last = i == len(lines) - 1
-        if not line.strip():
-            pos = end
-            continue
+        last = i == len(lines) - 1  # the text after the final newline (empty when the file ends cleanly)
+        if last and not line:
+            break
         try:
-            obj = json.loads(line)
-            complete = not last  # a line without its newline was cut off
-        except json.JSONDecodeError:
-            obj, complete = None, False
-        if not complete:
-            if last or all(not rest.strip() for rest in lines[i + 1 :]):
-                print(f"{path}: last line is incomplete or corrupt (interrupted write); skipping it", file=sys.stderr)
-                break
-            raise TournamentError(f"{path}: line {i + 1} is corrupt; refusing to merge (fix or move the file)")
+            obj = json.loads(line) if not last else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            obj = None
+        if obj is None and (last or all(not rest for rest in lines[i + 1 :])):
+            print(f"{path}: line {i + 1} is incomplete (interrupted write); dropping it", file=sys.stderr)
+            break
+        where = f"{path}: line {i + 1}"
+        if obj is None:
+            raise TournamentError(f"{where} is not JSON; refusing to resume (fix or move the file)")
         if i == 0:
-            if obj.get("type") != "header" or {k: obj.get(k) for k in header} != header:
+            if not isinstance(obj, dict) or obj.get("type") != "header":
+                raise TournamentError(f"{where} is not a tournament header; refusing to resume")
+            if {k: obj.get(k) for k in header} != header:
                 raise TournamentError(
-                    f"{path}: the log belongs to another tournament ({obj}); use another --out or the same settings"
+                    f"{where}: the log belongs to another tournament ({obj}); use another --out or the same settings"
                 )
+            has_header = True
         else:
+            err = deal_entry_error(obj, cfg, n_seatings)
+            if err:
+                raise TournamentError(f"{where}: {err}; refusing to resume (fix or move the file)")
+            deal = obj["deal"]
+            if deal in first_line:
+                raise TournamentError(
+                    f"{where} repeats deal {deal} (first logged on line {first_line[deal]}); refusing to count it twice"
+                )
+            first_line[deal] = i + 1
             entries.append(obj)
         pos = good_end = end
-    return entries, good_end
+    return entries, good_end, has_header
+
+
+class OutputLock:
+    """An exclusive lock on a tournament's output folder (``OUT/.lock``, flock): a second run that
+    would append to the same log is refused, naming the holder. Released when the process exits."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / ".lock"
+        self.f = None
+
+    def __enter__(self) -> OutputLock:
+        import fcntl
+        import socket
+
+        f = open(self.path, "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            f.close()
+            raise TournamentError(
+                f"{self.path.parent} is in use by {holder}; wait for it to finish or choose another --out"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()} on {socket.gethostname()}")
+        f.flush()
+        self.f = f
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.f is not None:
+            self.f.close()
 
 
 def _append(f, obj: dict) -> None:
@@ -155,27 +240,48 @@ def run(cfg: TournamentConfig) -> dict:
         load_agent(spec, cfg.rules)  # fail fast with a clear error
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
+    with OutputLock(out):
+        return _run_locked(cfg, out)
+
+
+#: deals scheduled at a time in one process: memory is bounded by this, not by the number of deals
+LOCAL_CHUNK = 512
+
+
+def _tasks(cfg: TournamentConfig, finished: set[int], per_task: int):
+    """(deal ids, seeds, seatings) tasks over the deals still to play, made lazily."""
+    seats = seatings(cfg.agents)
+    chunk: list[int] = []
+    for d in range(cfg.deals):
+        if d in finished:
+            continue
+        chunk.append(d)
+        if len(chunk) == per_task:
+            yield chunk, [deal_seed(cfg.seed, x) for x in chunk], seats
+            chunk = []
+    if chunk:
+        yield chunk, [deal_seed(cfg.seed, x) for x in chunk], seats
+
+
+def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
     log = out / LOG
     header = cfg.header()
     done: list[dict] = []
+    has_header = False
     if log.exists() and log.stat().st_size:
         if not cfg.resume:
             raise TournamentError(f"{log} exists: add --resume to continue it, or choose another --out")
-        done, valid = read_log(log, header)
+        done, valid, has_header = read_log(log, cfg)
         with open(log, "r+b") as f:
             f.truncate(valid)
     finished = {e["deal"] for e in done}
-    todo = [d for d in range(cfg.deals) if d not in finished]
-    seats = seatings(cfg.agents)
-    per_task = len(todo) if cfg.workers <= 1 and cfg.backend == "local" else cfg.deals_per_task
-    tasks = [
-        (chunk, [deal_seed(cfg.seed, d) for d in chunk], seats)
-        for chunk in (todo[i : i + per_task] for i in range(0, len(todo), max(per_task, 1)))
-    ]
+    n_todo = cfg.deals - sum(1 for d in finished if d < cfg.deals)
+    per_task = LOCAL_CHUNK if cfg.workers <= 1 and cfg.backend == "local" else cfg.deals_per_task
+    tasks = _tasks(cfg, finished, per_task)
     init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed)
-    bar = _progress(len(todo), cfg.progress)
+    bar = _progress(n_todo, cfg.progress)
     with open(log, "a") as f:
-        if not done:
+        if not has_header:
             _append(f, header)
         pool = None
         if cfg.backend == "ray":
@@ -196,7 +302,7 @@ def run(cfg: TournamentConfig) -> dict:
 
             # spawn, not fork: a parent that has loaded a torch policy must not be forked (deadlocks)
             pool = mp.get_context("spawn").Pool(cfg.workers, initializer=_init_worker, initargs=init_args)
-            results = pool.imap_unordered(_play_deals, tasks)
+            results = _bounded(pool, tasks, 2 * cfg.workers)
         try:
             for entries in results:
                 for e in entries:
@@ -211,14 +317,29 @@ def run(cfg: TournamentConfig) -> dict:
     results_doc = summarize(done, cfg.agents, cfg.rules.num_players, cfg.seed)
     (out / "results.json").write_text(json.dumps(results_doc, indent=1))
     write_games_csv(out / "games.csv", done, cfg.agents)
-    try:
-        write_chart(out / "chart.png", results_doc)
-    except ImportError:
-        print("matplotlib not installed: no chart.png", file=sys.stderr)
+    if cfg.chart:
+        try:
+            write_chart(out / "chart.png", results_doc)
+        except ImportError:
+            print("matplotlib not installed: no chart.png", file=sys.stderr)
     return results_doc
 
 
-def _ray_results(tasks: list, init_args: tuple, workers: int):
+def _bounded(pool, tasks, in_flight: int):
+    """Results of ``_play_deals`` over ``tasks`` with at most ``in_flight`` tasks submitted at a time
+    (Pool.imap would read every task up front: memory would grow with the number of deals)."""
+    from collections import deque
+
+    pending: deque = deque()
+    for task in tasks:
+        pending.append(pool.apply_async(_play_deals, (task,)))
+        if len(pending) >= in_flight:
+            yield pending.popleft().get()
+    while pending:
+        yield pending.popleft().get()
+
+
+def _ray_results(tasks, init_args: tuple, workers: int):
     """Run the tasks on Ray actors (each loads the agents once); yield results as they finish."""
     try:
         import ray
@@ -238,17 +359,19 @@ def _ray_results(tasks: list, init_args: tuple, workers: int):
             return _play_deals(task)
 
     actors = [_Worker.remote(*init_args) for _ in range(workers)]
-    queue = list(tasks)
+    queue = iter(tasks)  # read lazily: one task per idle actor
     pending = {}
     for actor in actors:
-        if queue:
-            pending[actor.play.remote(queue.pop(0))] = actor
+        task = next(queue, None)
+        if task is not None:
+            pending[actor.play.remote(task)] = actor
     try:
         while pending:
             (ref,), _ = ray.wait(list(pending), num_returns=1)
             actor = pending.pop(ref)
-            if queue:
-                pending[actor.play.remote(queue.pop(0))] = actor
+            task = next(queue, None)
+            if task is not None:
+                pending[actor.play.remote(task)] = actor
             yield ray.get(ref)
     finally:
         for actor in actors:

@@ -31,7 +31,7 @@ import functools
 import numpy as np
 
 from meld8_env import observation
-from meld8_env.actions import illegal_action_message, legal_ids
+from meld8_env.actions import as_action_array, illegal_action_message, legal_ids
 from meld8_env.codes import Phase, check_native_constants
 from meld8_env.engine import _fast
 from meld8_env.engine.view import GameView, view_of
@@ -216,9 +216,7 @@ class FastBatch:
 
     def step(self, actions: np.ndarray) -> np.ndarray:
         """Apply int64 actions (one per game; -1 holds a game still); returns where each was rejected."""
-        actions = np.ascontiguousarray(actions, dtype=np.int64)
-        if actions.shape != (self.B,):
-            raise ValueError(f"actions must have shape ({self.B},), got {actions.shape}")
+        actions = as_action_array(actions, self.B)
         _fast.step(self._state, self.packed_rules, actions, self._illegal)
         return self._illegal.view(bool)
 

@@ -14,7 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from meld8_env.actions import CHII_HIGH, CHII_LOW, PASS, PON_BASE, RON, TSUMO, illegal_action_message
+from meld8_env.actions import (
+    CHII_HIGH,
+    CHII_LOW,
+    PASS,
+    PON_BASE,
+    RON,
+    TSUMO,
+    IllegalActionError,
+    illegal_action_message,
+    is_action_id,
+)
 from meld8_env.calls import call_pair, kuikae_mask
 from meld8_env.cards import JOKER, card_str, rank_of, suit_of
 from meld8_env.codes import HAND_SIZE, PHASE_NAMES, Phase
@@ -27,8 +37,7 @@ PHASE_DRAW, PHASE_CALL_DISCARD, PHASE_CLAIM, PHASE_OVER = Phase.DRAW, Phase.CALL
 REWARD_MODES = ("points", "rank")
 
 
-class IllegalActionError(ValueError):
-    """An action that is not legal now (default mode, R43). The game state is unchanged."""
+__all__ = ["Game", "IllegalActionError", "DealResult", "PHASE_NAMES"]
 
 
 def _bit(c: int) -> int:
@@ -371,12 +380,14 @@ class Game:
         """Apply the acting seat's action. Illegal actions raise (default) or are penalised (R41-R43)."""
         if self.over:
             raise IllegalActionError("the game is over; no action is legal")
-        action = int(action)
         seat = self.acting_seat
-        self.rewards = [0.0] * self.P
         legal = self.legal_actions()
+        if not is_action_id(action):  # refused in every mode: not an action at all
+            raise IllegalActionError(illegal_action_message(action, f"seat {seat}", PHASE_NAMES[self.phase], legal))
+        action = int(action)
+        self.rewards = [0.0] * self.P
         if action not in legal:
-            if not 0 <= action < 64 or not self.rules.penalty_mode:
+            if not self.rules.penalty_mode:
                 raise IllegalActionError(illegal_action_message(action, f"seat {seat}", PHASE_NAMES[self.phase], legal))
             action = self._penalty(seat, action, legal)
             if action < 0:

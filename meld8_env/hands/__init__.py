@@ -19,6 +19,7 @@ import numpy as np
 
 from meld8_env.cards import JOKER, CardError, card_str, from_mask, parse_cards, to_mask
 from meld8_env.hands import _reference
+from meld8_env.hands.contract import check_card_sets, check_hands, exact_int, exact_uint64
 from meld8_env.hands.forms import FORM_NAMES, UNREACHABLE, Reading
 
 __all__ = [
@@ -191,9 +192,9 @@ def distance_to_win(
 def _as_masks(a: np.ndarray | None, n: int | None, what: str) -> np.ndarray | None:
     if a is None:
         return None
-    arr = np.ascontiguousarray(a, dtype=np.uint64)
-    if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
-        raise ValueError(f"{what} must be a 1-D array of {n if n is not None else 'B'} uint64 masks")
+    arr = exact_uint64(a, what)
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{what} must be a 1-D array of {n} uint64 masks, got {arr.shape[0]}")
     return arr
 
 
@@ -201,6 +202,7 @@ def _batch(native_name: str, reference, masks, meld_masks, dtype) -> np.ndarray:
     """Run one batched evaluator: the C loop, or the twin hand by hand."""
     h = _as_masks(masks, None, "masks")
     m = _as_masks(meld_masks, h.shape[0], "meld_masks")
+    check_hands({"is_win_form_batch": "is_win_form", "waits_batch": "waits"}[native_name], h, m)
     out = np.zeros(h.shape[0], dtype)
     if BACKEND == "c":
         getattr(_native_module(), native_name)(h, m, out)
@@ -262,6 +264,9 @@ def distance_batch(
     h = _as_masks(masks, None, "masks")
     m = _as_masks(meld_masks, h.shape[0], "meld_masks")
     u = _as_masks(unseen_masks, h.shape[0], "unseen_masks")
+    check_hands("distance", h, m)
+    if u is not None:
+        check_card_sets("unseen_masks", u)
     out = np.zeros(h.shape[0], np.int8)
     if BACKEND == "c":
 
@@ -297,9 +302,14 @@ def acceptance_batch(
     m = _as_masks(meld_masks, n, "meld_masks")
     u = _as_masks(unseen_masks, n, "unseen_masks")
     p = _as_masks(pool_masks, n, "pool_masks")
-    d = np.ascontiguousarray(distances, dtype=np.int8)
-    if u is None or p is None or d.shape != (n,):
+    if u is None or p is None:
         raise ValueError(f"acceptance_batch needs unseen_masks, pool_masks and distances of length {n}")
+    d = exact_int(distances, "distances", np.int8, 0, 127)
+    if d.shape != (n,):
+        raise ValueError(f"acceptance_batch needs distances of length {n}, got {d.shape[0]}")
+    check_hands("acceptance", h, m)
+    check_card_sets("unseen_masks", u)
+    check_card_sets("pool_masks", p)
     out = np.zeros(n, np.int8)
     if BACKEND == "c":
 

@@ -14,10 +14,62 @@ static int get_u64(PyObject *o, u64 *out) {
     return 1;
 }
 
+/* ---- the input contract (meld8_env/hands/contract.py says it in Python, with the same words) ------
+ * Cards are bits 0..52; a meld is 0 or 3 playing cards disjoint from the hand; a function takes lo..hi
+ * cards counting the meld. The evaluator's arrays are sized for that: nothing outside it reaches them. */
+static char contract_msg[96];
+
+static const char *hand_error(u64 h, u64 m, int lo, int hi) {
+    if (h >> 53) return "a card id outside 0..52 in the hand";
+    if (m >> 52) return "a card id outside 0..51 (or the Joker) in the meld";
+    if (h & m) return "a card both in the hand and the meld";
+    int nm = pc64(m), n = pc64(h) + nm;
+    if (nm != 0 && nm != 3) {
+        snprintf(contract_msg, sizeof contract_msg, "a meld of %d cards (a called meld has 3)", nm);
+        return contract_msg;
+    }
+    if (n < lo || n > hi) {
+        if (lo == hi)
+            snprintf(contract_msg, sizeof contract_msg, "%d cards counting the meld (this function takes %d)", n, lo);
+        else
+            snprintf(contract_msg, sizeof contract_msg, "%d cards counting the meld (this function takes %d or %d)", n,
+                     lo, hi);
+        return contract_msg;
+    }
+    return NULL;
+}
+
+static int check_one(const char *fn, u64 h, u64 m, int lo, int hi) {
+    const char *err = hand_error(h, m, lo, hi);
+    if (err) PyErr_Format(PyExc_ValueError, "%s: %s", fn, err);
+    return err == NULL;
+}
+
+static int check_rows(const char *fn, const u64 *h, const u64 *m, Py_ssize_t n, int lo, int hi) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *err = hand_error(h[i], m ? m[i] : 0, lo, hi);
+        if (err) {
+            PyErr_Format(PyExc_ValueError, "%s: row %zd: %s", fn, i, err);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int check_sets(const char *what, const u64 *s, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; s && i < n; i++)
+        if (s[i] >> 53) {
+            PyErr_Format(PyExc_ValueError, "%s: row %zd has a card id outside 0..52", what, i);
+            return 0;
+        }
+    return 1;
+}
+
 static PyObject *py_is_win_form(PyObject *self, PyObject *args) {
     PyObject *ho, *mo;
     u64 h, m;
     if (!PyArg_ParseTuple(args, "OO", &ho, &mo) || !get_u64(ho, &h) || !get_u64(mo, &m)) return NULL;
+    if (!check_one("is_win_form", h, m, 8, 8)) return NULL;
     return PyBool_FromLong(eval_is_win(h, m));
 }
 
@@ -25,6 +77,7 @@ static PyObject *py_readings(PyObject *self, PyObject *args) {
     PyObject *ho, *mo;
     u64 h, m;
     if (!PyArg_ParseTuple(args, "OO", &ho, &mo) || !get_u64(ho, &h) || !get_u64(mo, &m)) return NULL;
+    if (!check_one("readings", h, m, 8, 8)) return NULL;
     reading_t rd[MAX_READINGS];
     int n = eval_readings(h, m, rd, MAX_READINGS);
     PyObject *lst = PyList_New(n);
@@ -45,6 +98,7 @@ static PyObject *py_waits(PyObject *self, PyObject *args) {
     PyObject *ho, *mo;
     u64 h, m;
     if (!PyArg_ParseTuple(args, "OO", &ho, &mo) || !get_u64(ho, &h) || !get_u64(mo, &m)) return NULL;
+    if (!check_one("waits", h, m, 7, 7)) return NULL;
     return PyLong_FromUnsignedLongLong(eval_waits(h, m));
 }
 
@@ -54,6 +108,7 @@ static PyObject *py_distance(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOO", &ho, &mo, &uo) || !get_u64(ho, &h) || !get_u64(mo, &m) ||
         !get_u64(uo, &u))
         return NULL;
+    if (!check_one("distance", h, m, 7, 8) || !check_sets("unseen", &u, 1)) return NULL;
     return PyLong_FromLong(eval_distance(h, m, u));
 }
 
@@ -97,6 +152,7 @@ static void drop_buf(buf_t *b) {
 static PyObject *py_is_win_form_batch(PyObject *self, PyObject *args) {
     BATCH_HEAD("OOO", &ho, &mo, &oo)
     if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
+    if (!check_rows("is_win_form", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 8, 8)) goto fail;
     {
         const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL;
         uint8_t *o = bo.view.buf;
@@ -114,6 +170,7 @@ fail:
 static PyObject *py_waits_batch(PyObject *self, PyObject *args) {
     BATCH_HEAD("OOO", &ho, &mo, &oo)
     if (!take_buf(oo, &bo, 8, n, 1, "out")) goto fail;
+    if (!check_rows("waits", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 7, 7)) goto fail;
     {
         const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL;
         u64 *o = bo.view.buf;
@@ -139,6 +196,14 @@ static PyObject *py_acceptance_batch(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "acceptance_batch needs unseen, pool and dist arrays");
         goto fail;
     }
+    if (!check_rows("acceptance", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 7, 7) ||
+        !check_sets("unseen", bu.view.buf, n) || !check_sets("pool", bp.view.buf, n))
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (((const int8_t *)bd.view.buf)[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "dist: row %zd is negative", i);
+            goto fail;
+        }
     {
         const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *p = bp.view.buf;
         const int8_t *d = bd.view.buf;
@@ -157,6 +222,9 @@ fail:
 static PyObject *py_distance_batch(PyObject *self, PyObject *args) {
     BATCH_HEAD("OOOO", &ho, &mo, &uo, &oo)
     if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
+    if (!check_rows("distance", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 7, 8) ||
+        !check_sets("unseen", bu.held ? bu.view.buf : NULL, n))
+        goto fail;
     {
         const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.held ? bu.view.buf : NULL;
         int8_t *o = bo.view.buf;
@@ -198,6 +266,29 @@ static PyObject *py_score_batch(PyObject *self, PyObject *args) {
         !take_buf(o3, &r3, 1, n, 1, "yakuman") || !take_buf(o4, &r4, 4, n, 1, "points") ||
         !take_buf(o5, &r5, 2, n, 1, "yaku_han"))
         goto fail;
+    if (!bw.held || !bf.held || !bn.held || !bd.held) {
+        PyErr_SetString(PyExc_ValueError, "score_batch needs win_cards, flags, min_han and dora arrays");
+        goto fail;
+    }
+    if (!check_rows("score", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 8, 8) ||
+        !check_sets("furiten", bfu.held ? bfu.view.buf : NULL, n))
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const int8_t w = ((const int8_t *)bw.view.buf)[i], dr = ((const int8_t *)bd.view.buf)[i];
+        const uint8_t fl = ((const uint8_t *)bf.view.buf)[i];
+        if (w < 0 || w > 52 || !(((const u64 *)bh.view.buf)[i] >> w & 1)) {
+            PyErr_Format(PyExc_ValueError, "win_cards: row %zd is not a card of its hand", i);
+            goto fail;
+        }
+        if (dr < -1 || dr > 52 || fl > 15 || ((const int8_t *)bn.view.buf)[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "score: row %zd: dora must be -1..52, flags 0..15, min_han >= 0", i);
+            goto fail;
+        }
+    }
+    if (P.points_per_han < 0 || P.yakuman_value < 0 || P.counted_yakuman_han < 1) {
+        PyErr_SetString(PyExc_ValueError, "score: bad scoring parameters");
+        goto fail;
+    }
     {
         const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *fu = bfu.held ? bfu.view.buf : NULL;
         const int8_t *w = bw.view.buf, *mn = bn.view.buf, *dr = bd.view.buf;

@@ -18,6 +18,7 @@ from itertools import combinations
 import numpy as np
 
 from meld8_env.cards import JOKER, REAL_MASK, card_id, from_mask, rank_of, suit_of
+from meld8_env.hands.contract import check_hand
 from meld8_env.hands.forms import (
     FORM_CROWN_PAIRS,
     FORM_FOUR_PAIRS,
@@ -137,6 +138,7 @@ def _specials(cards: list[int]) -> list[Reading]:
 
 def readings(mask: int, meld: int = 0) -> list[Reading]:
     """Every reading of the concealed cards ``mask`` with exposed meld ``meld`` (R26-R28)."""
+    check_hand("readings", mask, meld)
     cards = from_mask(mask)
     held = (mask | meld) & REAL_MASK
     if meld:
@@ -151,11 +153,13 @@ def relaxed_joker_standard(mask: int, meld: int = 0) -> bool:
 
 
 def is_win_form(mask: int, meld: int = 0) -> bool:
+    check_hand("is_win_form", mask, meld)
     return bool(readings(mask, meld))
 
 
 def waits(mask: int, meld: int = 0) -> int:
     """R33: every card (the Joker included) that completes a winning form."""
+    check_hand("waits", mask, meld)
     out = 0
     for c in range(53):
         bit = 1 << c
@@ -251,6 +255,9 @@ def distance(mask: int, meld: int = 0, unseen: int | None = None) -> int:
 
     min |W \\ H| over winning concealed W with W \\ H among the unseen cards, a held Joker kept.
     """
+    check_hand("distance", mask, meld)
+    if unseen is not None and not 0 <= unseen < 1 << 53:
+        raise ValueError("unseen: a card id outside 0..52")
     held = mask | meld
     avail = (~held & ((1 << 53) - 1)) if unseen is None else (unseen & ~held)
     if meld:

@@ -1,0 +1,146 @@
+"""Tournament log integrity (hardening): a log cut at any byte, or holding junk, is either resumed to
+exactly the results of an uninterrupted run or refused with one line naming the line - never a
+traceback, never a deal counted twice; two runs never append to one log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import pytest
+
+from meld8_env.rules import RuleConfig
+from training.tournament import TournamentConfig, TournamentError, run
+
+TINY = RuleConfig.two_player(rounds=1, min_yaku_han=(1,), max_replays=0)
+
+
+def _cfg(out, **kw) -> TournamentConfig:
+    base = dict(agents=["greedy", "random"], deals=3, seed=5, out=str(out), rules=TINY, progress=False, chart=False)
+    return TournamentConfig(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    out = tmp_path_factory.mktemp("clean")
+    results = run(_cfg(out))
+    return results, (out / "games.jsonl").read_bytes()
+
+
+def _resume(tmp_path, log_bytes: bytes):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "games.jsonl").write_bytes(log_bytes)
+    return run(_cfg(tmp_path, resume=True))
+
+
+def test_truncated_at_every_byte_offset_resumes_to_identical_results(finished, tmp_path, capsys):
+    results, log = finished
+    assert log.count(b"\n") == 4  # header + 3 deals
+    for k in range(len(log) + 1):
+        got = _resume(tmp_path / str(k), log[:k])
+        assert got == results, f"cut at byte {k} of {len(log)}"
+        relogged = (tmp_path / str(k) / "games.jsonl").read_text().splitlines()
+        assert len(relogged) == 4 and sorted(json.loads(x)["deal"] for x in relogged[1:]) == [0, 1, 2], k
+    capsys.readouterr()
+
+
+def _lines(log: bytes) -> list[bytes]:
+    return log.rstrip(b"\n").split(b"\n")
+
+
+JUNK = {
+    "number": b"42",
+    "empty object": b"{}",
+    "list": b"[1, 2]",
+    "string deal id": None,  # built from a real line below
+    "foreign seed": None,
+    "missing games": None,
+    "not JSON": b"{broken",
+}
+
+
+def _variants(log: bytes) -> dict[str, bytes]:
+    header, d0, d1, d2 = _lines(log)
+    e = json.loads(d1)
+    out = {}
+    for name, junk in JUNK.items():
+        if junk is None:
+            f = dict(e)
+            if name == "string deal id":
+                f["deal"] = str(f["deal"])
+            elif name == "foreign seed":
+                f["seed"] += 1
+            else:
+                f.pop("games", None)
+            junk = json.dumps(f).encode()
+        out[f"{name} in the middle"] = b"\n".join([header, d0, junk, d2]) + b"\n"
+    out["header is a list"] = b"\n".join([b"[1]", d0, d1, d2]) + b"\n"
+    out["a deal logged twice"] = b"\n".join([header, d0, d1, d0, d2]) + b"\n"
+    out["two headers"] = b"\n".join([header, header, d0]) + b"\n"
+    return out
+
+
+CASES = [f"{name} in the middle" for name in JUNK] + ["header is a list", "a deal logged twice", "two headers"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_junk_lines_are_refused_with_the_line_number(finished, tmp_path, case):
+    _, log = finished
+    bad = _variants(log)[case]
+    with pytest.raises(TournamentError, match=r"line \d+") as exc:
+        _resume(tmp_path, bad)
+    assert "\n" not in str(exc.value)
+
+
+def test_junk_lines_are_one_line_errors_on_the_command_line(finished, tmp_path):
+    _, log = finished
+    (tmp_path / "games.jsonl").write_bytes(_variants(log)["a deal logged twice"])
+    rules = tmp_path / "tiny.yaml"
+    rules.write_text(json.dumps(TINY.to_dict()))  # JSON is YAML
+    p = subprocess.run(
+        [sys.executable, "-m", "meld8_env", "tournament", "--agents", "greedy,random", "--deals", "3", "--seed", "5",
+         "--rules", str(rules), "--out", str(tmp_path), "--resume"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert "repeats deal" in p.stderr and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
+
+
+def test_header_only_log_resumes_without_a_second_header(finished, tmp_path):
+    results, log = finished
+    assert _resume(tmp_path, _lines(log)[0] + b"\n") == results
+    lines = (tmp_path / "games.jsonl").read_text().splitlines()
+    assert sum(json.loads(x)["type"] == "header" for x in lines) == 1
+
+
+def test_a_second_run_on_the_same_folder_is_refused_naming_the_holder(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from pathlib import Path; from training.tournament import OutputLock;\n"
+         f"lock = OutputLock(Path({str(tmp_path)!r})).__enter__(); print('locked', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(TournamentError, match=rf"in use by pid {holder.pid} on "):
+            run(_cfg(tmp_path, resume=True))
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.1)
+    run(_cfg(tmp_path, resume=True))  # the lock died with its holder
+
+
+def test_scheduling_is_lazy_memory_does_not_grow_with_the_deal_count(tmp_path):
+    """Asking for 10^11 deals must not build 10^11 tasks before the first game (it was OOM-killed)."""
+    from training import tournament
+
+    tracemalloc.start()
+    tasks = tournament._tasks(_cfg(tmp_path, deals=10**11), set(), tournament.LOCAL_CHUNK)
+    first = next(tasks)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(first[0]) == tournament.LOCAL_CHUNK and peak < 5_000_000
