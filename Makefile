@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test test-slow lint format bench demo clean
+.PHONY: install test test-slow sanitize lint format bench demo clean
 
 $(STAMP): pyproject.toml setup.py meld8_env/hands/*.c meld8_env/hands/*.h meld8_env/engine/*.c meld8_env/engine/*.h
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: install  ## the CI test command: fails if the C extension did not build
 
 test-slow: install  ## 10M-hand differential run (minutes)
 	MELD8_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -m slow
+
+sanitize: install  ## ASan + UBSan build of both C extensions in a scratch copy, then the boundary fuzz tests
+	PYTHON=$(BIN)/python tools/sanitize.sh
 
 lint: install
 	$(BIN)/ruff check .

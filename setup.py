@@ -1,5 +1,6 @@
 """Only the C extension lives here; everything else is in pyproject.toml."""
 
+import os
 import platform
 
 from setuptools import Extension, setup
@@ -7,6 +8,13 @@ from setuptools import Extension, setup
 # popcount is the evaluator's inner loop: use the instruction where every x86-64 CPU since ~2008 has it
 ARCH_FLAGS = ["-mpopcnt"] if platform.machine() in ("x86_64", "AMD64") else []
 CFLAGS = ["-O3", "-std=c99", "-Wall", "-Wno-unused-function", *ARCH_FLAGS]
+LDFLAGS: list[str] = []
+# MELD8_SANITIZE=1: an AddressSanitizer + UndefinedBehaviorSanitizer build for the fuzz job
+# (tools/sanitize.sh); any memory error or undefined behaviour aborts the process.
+if os.environ.get("MELD8_SANITIZE") == "1":
+    SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-g"]
+    CFLAGS = ["-O1", "-std=c99", "-Wall", "-Wno-unused-function", *ARCH_FLAGS, *SAN]
+    LDFLAGS = SAN
 
 setup(
     ext_modules=[
@@ -19,6 +27,7 @@ setup(
             ],
             depends=["meld8_env/hands/_eval.h", "meld8_env/hands/_score.h"],
             extra_compile_args=CFLAGS,
+            extra_link_args=LDFLAGS,
         ),
         Extension(
             "meld8_env.engine._fast",
@@ -35,6 +44,7 @@ setup(
                 "meld8_env/hands/_score.h",
             ],
             extra_compile_args=CFLAGS,
+            extra_link_args=LDFLAGS,
         ),
     ]
 )

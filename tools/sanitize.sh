@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The sanitizer job: build both C extensions with AddressSanitizer + UndefinedBehaviorSanitizer in a
+# scratch copy of the tracked files, then run the boundary fuzz tests (and the engine tests) on it.
+# Any out-of-bounds access, use of uninitialised stack memory or undefined shift aborts the run.
+# Usage: tools/sanitize.sh [pytest args...]   (PYTHON=... picks the interpreter; default .venv/bin/python)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-.venv/bin/python}
+[[ "$PY" = /* ]] || PY="$PWD/$PY"  # absolute, without resolving the venv symlink
+ARGS=("$@")
+[ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_boundary_fuzz.py tests/test_fast_engine.py tests/test_engine_surface.py)
+SCRATCH=$(mktemp -d)
+trap 'rm -rf "$SCRATCH"' EXIT
+git ls-files -z | xargs -0 -I{} cp --parents {} "$SCRATCH"
+cp --parents tests/test_boundary_fuzz.py "$SCRATCH" 2>/dev/null || true
+(cd "$SCRATCH" && MELD8_SANITIZE=1 "$PY" setup.py -q build_ext --inplace >/dev/null)
+export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+export PYTHONPATH="$SCRATCH" MELD8_REQUIRE_NATIVE=1
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+cd "$SCRATCH"
+echo "sanitizer build (ASan + UBSan) in $SCRATCH: pytest ${ARGS[*]}"
+"$PY" -m pytest -q -p no:cacheprovider "${ARGS[@]}"
