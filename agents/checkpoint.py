@@ -2,7 +2,11 @@
 
 A MaskablePPO checkpoint is a zip; Meld8 adds one member, ``meld8.json``, beside SB3's own files
 (SB3 ignores it when loading). It records how to build and feed the policy, so nothing is guessed
-from sizes:
+from sizes - and nothing is unpickled: :func:`load_policy` rebuilds the network from this metadata
+and reads only tensors (``policy.pth``) with ``torch.load(weights_only=True)``. SB3's own ``data``
+member is never read by default, because SB3 unpickles it with cloudpickle and a crafted checkpoint
+would run code. Loading a foreign zip that needs that (no ``meld8.json``) takes ``trust=True``
+(``--trust-checkpoint`` on the command line).
 
 | key | meaning |
 |---|---|
@@ -12,6 +16,7 @@ from sizes:
 | ``obs_layout_version``, ``features_layout_version`` | the layouts it was trained on |
 | ``obs_size`` | the size of its input vector |
 | ``rules_hash``, ``num_players``, ``rounds`` | the rule set it was trained under |
+| ``num_timesteps`` | learner steps when it was saved (``meld8 train`` resumes from it) |
 """
 
 from __future__ import annotations
@@ -64,6 +69,60 @@ def write_metadata(path: str | Path, meta: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
+def read_member(path: str | Path, name: str) -> bytes:
+    try:
+        with zipfile.ZipFile(path) as z:
+            return z.read(name)
+    except KeyError:
+        raise CheckpointError(f"{path}: no {name} inside") from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise CheckpointError(f"{path}: not a readable checkpoint zip ({exc})") from None
+
+
+def load_tensors(path: str | Path, name: str) -> Any:
+    """A member saved with torch.save, read with ``weights_only=True`` (tensors and plain data only)."""
+    import io
+
+    import torch
+
+    try:
+        return torch.load(io.BytesIO(read_member(path, name)), map_location="cpu", weights_only=True)
+    except CheckpointError:
+        raise
+    except Exception as exc:  # the weights-only unpickler refuses anything but tensors and plain data
+        why = " ".join(str(exc).split())[:200]
+        raise CheckpointError(f"{path}: {name} is not a plain tensor file ({why})") from None
+
+
+def build_policy(meta: dict[str, Any], rules: RuleConfig):
+    """The policy network that ``meta`` describes, with fresh weights (inference: learning rate 0)."""
+    import numpy as np
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    from agents.networks import policy_for
+    from meld8_env.actions import NUM_ACTIONS
+
+    cls, kwargs = policy_for(meta["network"], list(meta["net_arch"]), obs_size(rules), int(meta["num_players"]))
+    if cls == "MlpPolicy":
+        cls = MaskableActorCriticPolicy
+    obs_space = spaces.Box(0, 255, (int(meta["obs_size"]),), np.uint8)
+    return cls(obs_space, spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
+
+
+def load_policy(path: str | Path, rules: RuleConfig):
+    """(policy, metadata) of a Meld8 checkpoint without unpickling anything."""
+    meta = read_metadata(path)
+    check_compatible(meta, rules, str(path))
+    policy = build_policy(meta, rules)
+    try:
+        policy.load_state_dict(load_tensors(path, "policy.pth"))
+    except (RuntimeError, TypeError) as exc:
+        raise CheckpointError(f"{path}: its weights do not fit the network its metadata names ({exc})") from None
+    policy.set_training_mode(False)
+    return policy, meta
+
+
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The checkpoint's metadata; CheckpointError when it is not a Meld8 checkpoint."""
     path = Path(path)
@@ -73,8 +132,9 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
         with zipfile.ZipFile(path) as z:
             if MEMBER not in z.namelist():
                 raise CheckpointError(
-                    f"{path}: no {MEMBER} inside (not written by meld8 train); add it with "
-                    "agents.checkpoint.write_metadata(path, make_metadata(rules, features, network, net_arch))"
+                    f"{path}: no {MEMBER} inside (not written by meld8 train). Loading it would unpickle code "
+                    "stored in the file: pass --trust-checkpoint (trust=True) only if you trust its author, or add "
+                    "the metadata with agents.checkpoint.write_metadata"
                 )
             meta = json.loads(z.read(MEMBER))
     except (zipfile.BadZipFile, OSError, json.JSONDecodeError) as exc:

@@ -1,8 +1,11 @@
 """Any MaskablePPO checkpoint written by ``meld8 train`` as an agent: ``act_batch`` is one forward pass
 for all games.
 
-The checkpoint's own metadata (``agents.checkpoint``) says whether its observations carry the
-look-ahead features (``agents.lookahead``); the agent computes them before the forward pass.
+Loading is weights-only (``agents.checkpoint.load_policy``): the network is rebuilt from the
+checkpoint's metadata and only tensors are read, so a shared checkpoint cannot run code. The metadata
+also says whether observations carry the look-ahead features (``agents.lookahead``); the agent
+computes them before the forward pass. ``trust=True`` loads a foreign SB3 zip through SB3 itself,
+which unpickles code stored in the file.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import Agent
-from agents.checkpoint import check_compatible, read_metadata
+from agents.checkpoint import CheckpointError, check_compatible, load_policy, read_metadata
 from agents.lookahead import augment
 from meld8_env.rules import RuleConfig
 
@@ -20,24 +23,47 @@ from meld8_env.rules import RuleConfig
 class PolicyAgent(Agent):
     name = "ppo"
 
-    def __init__(self, path: str | Path, rules: RuleConfig | None = None, seed: int = 0, deterministic: bool = True):
+    def __init__(
+        self,
+        path: str | Path,
+        rules: RuleConfig | None = None,
+        seed: int = 0,
+        deterministic: bool = True,
+        trust: bool = False,
+    ):
         super().__init__(rules, seed)
         self.path = str(path)
-        self.meta = read_metadata(path)
+        self.deterministic = deterministic
+        if trust:
+            self._load_trusted()
+        else:
+            self.policy, self.meta = load_policy(path, self.rules)
         self.features = bool(self.meta["features"])
-        check_compatible(self.meta, self.rules, self.path)
+
+    def _load_trusted(self) -> None:
+        """SB3's own loader: it unpickles the zip's ``data`` (code may run). Only on explicit trust."""
         from sb3_contrib import MaskablePPO
 
-        self.model = MaskablePPO.load(self.path, device="cpu")
-        self.deterministic = deterministic
+        try:
+            self.meta = read_metadata(self.path)
+        except CheckpointError:
+            self.meta = None
+        model = MaskablePPO.load(self.path, device="cpu")
+        self.policy = model.policy
+        if self.meta is None:  # a foreign zip: what its observation space says is all there is
+            from meld8_env.observation import obs_size
+
+            size = int(model.observation_space.shape[0])
+            self.meta = {"features": size != obs_size(self.rules), "obs_size": size}
 
     def setup(self, rules: RuleConfig) -> None:
-        check_compatible(self.meta, rules, self.path)
+        if "obs_layout_version" in self.meta:
+            check_compatible(self.meta, rules, self.path)
         self.rules = rules
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs, masks = np.asarray(obs), np.asarray(masks)
         if self.features:
             obs = augment(obs, masks, self.rules)
-        actions, _ = self.model.predict(obs, action_masks=masks, deterministic=self.deterministic)
+        actions, _ = self.policy.predict(obs, action_masks=masks, deterministic=self.deterministic)
         return np.asarray(actions, dtype=np.int64).reshape(-1)

@@ -22,13 +22,14 @@ class AgentLoadError(ValueError):
     """An agent spec that names nothing loadable."""
 
 
-def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0) -> AgentProtocol:
-    """``random`` / ``greedy`` / ``defensive`` or ``package.module:ClassName``."""
+def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0, trust: bool = False) -> AgentProtocol:
+    """``random`` / ``greedy`` / ``defensive`` or ``package.module:ClassName`` (imports and runs that code,
+    by design), or a checkpoint (loaded weights-only; ``trust=True`` lets SB3 unpickle a foreign zip)."""
     rules = rules or RuleConfig()
     if spec == "ppo":  # the trained baseline shipped in the package
-        return _load_checkpoint(str(shipped_baseline()), rules, seed)
+        return _load_checkpoint(str(shipped_baseline()), rules, seed, trust)
     if spec.startswith("ppo:") or spec.endswith(".zip"):
-        return _load_checkpoint(spec.removeprefix("ppo:"), rules, seed)
+        return _load_checkpoint(spec.removeprefix("ppo:"), rules, seed, trust)
     if spec in BUILTIN:
         module, cls_name = BUILTIN[spec]
     elif ":" in spec:
@@ -66,11 +67,11 @@ def shipped_baseline():
     return files("agents") / "models" / "ppo_baseline.zip"
 
 
-def _load_checkpoint(path: str, rules: RuleConfig, seed: int) -> AgentProtocol:
+def _load_checkpoint(path: str, rules: RuleConfig, seed: int, trust: bool = False) -> AgentProtocol:
     from agents.checkpoint import CheckpointError
     from agents.policy import PolicyAgent
 
     try:
-        return PolicyAgent(path, rules=rules, seed=seed)
+        return PolicyAgent(path, rules=rules, seed=seed, trust=trust)
     except CheckpointError as exc:
         raise AgentLoadError(str(exc)) from None

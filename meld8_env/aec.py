@@ -20,6 +20,7 @@ from pettingzoo.utils import wrappers
 from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
+from meld8_env.engine.seeding import check_seed
 from meld8_env.render import render_table
 from meld8_env.rules import RuleConfig
 
@@ -74,8 +75,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
-            self._seeds = np.random.default_rng(seed)
-            game_seed = int(seed)
+            game_seed = check_seed(seed)
+            self._seeds = np.random.default_rng(game_seed)
         else:
             game_seed = int(self._seeds.integers(0, 2**63))
         self.game_seed = game_seed

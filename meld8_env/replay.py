@@ -87,6 +87,7 @@ def load_replay(path: str | Path) -> tuple[dict[str, Any], Game]:
     missing = [k for k in ("version", "rules", "rules_hash", "seed", "actions", "result", "checksum") if k not in doc]
     if missing:
         raise ReplayError(f"{p}: missing field {missing[0]!r}")
+    _check_schema(doc, p)
     if doc["version"] != _version():
         raise ReplayError(
             f"{p}: made by meld8 {doc['version']}, this is meld8 {_version()}; replay it with that version"
@@ -105,6 +106,27 @@ def load_replay(path: str | Path) -> tuple[dict[str, Any], Game]:
     if not game.over or got != doc["result"]:
         raise ReplayError(f"{p}: re-simulation does not reach the recorded result ({got} != {doc['result']})")
     return doc, game
+
+
+def _check_schema(doc: dict[str, Any], p: Path) -> None:
+    """Types and ranges of every field, before anything is simulated (a checksum is easy to recompute)."""
+
+    def is_int(v: object) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    for key in ("version", "rules_hash", "checksum"):
+        if not isinstance(doc[key], str):
+            raise ReplayError(f"{p}: field {key!r} must be a string, got {doc[key]!r}")
+    if not isinstance(doc["rules"], dict):
+        raise ReplayError(f"{p}: field 'rules' must be a mapping of rule options")
+    if not is_int(doc["seed"]) or not 0 <= doc["seed"] <= 2**63:
+        raise ReplayError(f"{p}: field 'seed' must be an integer 0..2**63, got {doc['seed']!r}")
+    acts = doc["actions"]
+    if not isinstance(acts, list) or not all(is_int(a) and 0 <= a < 64 for a in acts):
+        raise ReplayError(f"{p}: field 'actions' must be a list of action ids 0..63")
+    res = doc["result"]
+    if not isinstance(res, dict) or set(res) != {"final_scores", "placements", "deals"}:
+        raise ReplayError(f"{p}: field 'result' must hold final_scores, placements and deals")
 
 
 def narrate(doc: dict[str, Any]) -> Iterator[str]:

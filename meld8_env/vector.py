@@ -42,6 +42,7 @@ import numpy as np
 
 from meld8_env.actions import IllegalActionError, as_action_array
 from meld8_env.engine.fast import FastBatch
+from meld8_env.engine.seeding import check_seed
 from meld8_env.outcomes import GameOutcome, HandOutcome, game_outcomes, hand_outcomes
 from meld8_env.rules import RuleConfig
 
@@ -69,7 +70,7 @@ class Meld8Vector:
         n_threads = threads if threads is not None else (2 if self.num_envs >= 2048 else 1)
         self._parts = [p for p in np.array_split(np.arange(self.num_envs), max(1, n_threads)) if p.size]
         self._pool = ThreadPoolExecutor(len(self._parts)) if len(self._parts) > 1 else None
-        self._base_seed = seed
+        self._base_seed = None if seed is None else check_seed(seed)
         self.seeds = np.zeros(self.num_envs, np.uint64)
         self._buffers()
         self._no_outcomes()
@@ -83,7 +84,7 @@ class Meld8Vector:
     def reset(self, seed: int | None = None) -> None:
         """Start B new games (seeds ``seed + i``; a random base seed when none was ever given)."""
         if seed is not None:
-            self._base_seed = int(seed)
+            self._base_seed = check_seed(seed)
         if self._base_seed is None:
             self._base_seed = int(np.random.default_rng().integers(0, 2**62))
         self._next_seed = self._base_seed

@@ -46,6 +46,7 @@ class TournamentConfig:
     deals_per_task: int = 8
     progress: bool = True
     chart: bool = True
+    trust_checkpoints: bool = False  # let SB3 unpickle foreign checkpoint zips (runs code stored in them)
 
     def header(self) -> dict:
         return {"type": "header", "agents": self.agents, "seed": self.seed, "rules_hash": self.rules.rules_hash}
@@ -189,11 +190,11 @@ def _append(f, obj: dict) -> None:
 _WORKER: dict = {}
 
 
-def _init_worker(specs: list[str], rules_dict: dict, seed: int) -> None:
+def _init_worker(specs: list[str], rules_dict: dict, seed: int, trust: bool = False) -> None:
     from agents.registry import load_agent
 
     rules = RuleConfig.from_dict(rules_dict)
-    _WORKER["agents"] = [load_agent(s, rules, seed + i) for i, s in enumerate(specs)]
+    _WORKER["agents"] = [load_agent(s, rules, seed + i, trust) for i, s in enumerate(specs)]
     _WORKER["rules"] = rules
 
 
@@ -237,7 +238,7 @@ def run(cfg: TournamentConfig) -> dict:
     if not 2 <= len(cfg.agents) <= 3 or len(cfg.agents) != cfg.rules.num_players:
         raise TournamentError(f"give one agent per seat: {cfg.rules.num_players} agents, got {len(cfg.agents)}")
     for spec in dict.fromkeys(cfg.agents):
-        load_agent(spec, cfg.rules)  # fail fast with a clear error
+        load_agent(spec, cfg.rules, trust=cfg.trust_checkpoints)  # fail fast with a clear error
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     with OutputLock(out):
@@ -278,7 +279,7 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
     n_todo = cfg.deals - sum(1 for d in finished if d < cfg.deals)
     per_task = LOCAL_CHUNK if cfg.workers <= 1 and cfg.backend == "local" else cfg.deals_per_task
     tasks = _tasks(cfg, finished, per_task)
-    init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed)
+    init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed, cfg.trust_checkpoints)
     bar = _progress(n_todo, cfg.progress)
     with open(log, "a") as f:
         if not has_header:

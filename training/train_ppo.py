@@ -81,11 +81,17 @@ class TrainConfig:
             if "=" not in item:
                 raise ValueError(f"--set expects key=value, got {item!r}")
             key, value = item.split("=", 1)
-            data[key] = yaml.safe_load(value)
+            try:
+                data[key] = yaml.safe_load(value)
+            except yaml.YAMLError as exc:
+                reason = str(exc).splitlines()[0]
+                raise ValueError(f"--set {item}: the value is not valid YAML ({reason})") from None
         known = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise ValueError(f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
+        for key, value in data.items():
+            _check_type(key, value, known[key])
         cfg = cls(**data)
         from agents.networks import NETWORKS
 
@@ -106,6 +112,26 @@ class TrainConfig:
             if not isinstance(getattr(cfg, name), int) or getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be an integer >= 1, got {getattr(cfg, name)!r}")
         return cfg
+
+
+def _check_type(key: str, value: Any, field: dataclasses.Field) -> None:
+    """Each option has the type of its default (ints for int options, a list of names for lists, ...)."""
+    default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+    if value is None and (default is None or key in ("target_kl", "rules")):
+        return
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float) or key == "target_kl":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif isinstance(default, list):
+        kind = type(default[0]) if default else str
+        ok = isinstance(value, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        raise ValueError(f"train option {key!r} must be like its default {default!r}, got {value!r}")
 
 
 def _rules(cfg: TrainConfig) -> RuleConfig:
@@ -154,27 +180,36 @@ def train(cfg: TrainConfig) -> Path:
     (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg)))
     env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features)
     ckpts = sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
-    if cfg.resume and ckpts:
-        model = MaskablePPO.load(ckpts[-1], env=env, device="cpu")
-    elif cfg.resume:
+    if cfg.resume and not ckpts:
         raise ValueError(f"resume: no checkpoint in {out}")
-    else:
-        policy, kwargs = policy_for(cfg.network, cfg.net_arch, obs_size(rules), rules.num_players)
-        model = MaskablePPO(
-            policy, env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
-            learning_rate=cfg.learning_rate, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, ent_coef=cfg.ent_coef,
-            clip_range=cfg.clip_range, target_kl=cfg.target_kl, policy_kwargs=kwargs, seed=cfg.seed,
-            tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
-        )  # fmt: skip
+    policy, kwargs = policy_for(cfg.network, cfg.net_arch, obs_size(rules), rules.num_players)
+    model = MaskablePPO(
+        policy, env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
+        learning_rate=cfg.learning_rate, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, ent_coef=cfg.ent_coef,
+        clip_range=cfg.clip_range, target_kl=cfg.target_kl, policy_kwargs=kwargs, seed=cfg.seed,
+        tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
+    )  # fmt: skip
+    if cfg.resume:  # weights only: the checkpoint's tensors into the network this config builds (no unpickling)
+        from agents.checkpoint import check_compatible, load_tensors, read_metadata
+
+        last = ckpts[-1]
+        saved = read_metadata(last)
+        check_compatible(saved, rules, str(last))
+        if (saved["network"], list(saved["net_arch"]), saved["features"]) != (cfg.network, cfg.net_arch, cfg.features):
+            raise ValueError(f"resume: {last} holds a {saved['network']} {saved['net_arch']} network; the config asks "
+                             f"for {cfg.network} {cfg.net_arch} (features={cfg.features})")  # fmt: skip
+        model.policy.load_state_dict(load_tensors(last, "policy.pth"))
+        model.policy.optimizer.load_state_dict(load_tensors(last, "policy.optimizer.pth"))
+        model.num_timesteps = int(saved["num_timesteps"])
 
     from agents.checkpoint import make_metadata, write_metadata
 
     meta = make_metadata(rules, cfg.features, cfg.network, cfg.net_arch)
 
     def save(path: Path) -> None:
-        """Every checkpoint carries its metadata (agents.checkpoint): loading never guesses."""
+        """Every checkpoint carries its metadata (agents.checkpoint): loading never guesses or unpickles."""
         model.save(path)
-        write_metadata(path, meta)
+        write_metadata(path, {**meta, "num_timesteps": int(model.num_timesteps)})
 
     fresh = model.num_timesteps == 0
     if fresh and cfg.bc_decisions > 0:

@@ -17,9 +17,16 @@ from meld8_env.rules import RuleConfigError
 COMMANDS = ("score", "waits", "distance", "simulate", "tournament", "train", "replay")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with one-line errors (``meld8 CMD: error: ...``, exit 2) instead of a usage block."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="meld8", description="Meld8 rules engine tools (cards in R4 notation).")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = OneLineParser(prog="meld8", description="Meld8 rules engine tools (cards in R4 notation).")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for name in COMMANDS:
         importlib.import_module(f"meld8_env.cli.{name}").add_parser(sub)
     return p
@@ -31,8 +38,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (CardError, RuleConfigError, ValueError, OSError) as exc:
-        print(f"meld8 {args.command}: error: {exc}", file=sys.stderr)
+        print(f"meld8 {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except (TypeError, OverflowError) as exc:  # a value of the wrong kind that a check did not name
+        print(f"meld8 {args.command}: error: bad value: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"meld8 {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":

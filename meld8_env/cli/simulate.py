@@ -6,6 +6,7 @@ import argparse
 import json
 
 from meld8_env.cli.common import rules_from
+from meld8_env.engine.seeding import check_seed
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,8 +22,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from meld8_env.simulate import format_report, simulate
 
-    if args.games < 1:
-        raise ValueError("--games must be >= 1")
+    if not 1 <= args.games <= 2**63:
+        raise ValueError(f"--games must be 1..2**63, got {args.games}")
+    if not 1 <= args.batch <= 65_536:
+        raise ValueError(f"--batch must be 1..65,536, got {args.batch}")
+    check_seed(args.seed, "--seed")
     stats = simulate(args.games, seed=args.seed, rules=rules_from(args.rules), batch=args.batch)
     print(json.dumps(stats) if args.json else format_report(stats))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from meld8_env.cli.common import rules_from
+from meld8_env.engine.seeding import check_seed
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +28,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--resume", action="store_true", help="continue the log in --out")
     t.add_argument("--rules", help="rule config YAML")
     t.add_argument("--config", help="tournament YAML (keys: agents, deals, seed, workers, out, rules)")
+    t.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="load checkpoint zips without meld8 metadata through SB3, which unpickles code stored in them "
+        "(only for files from authors you trust; meld8's own checkpoints never need it)",
+    )
     t.set_defaults(func=run)
 
 
@@ -51,14 +58,25 @@ def run(args: argparse.Namespace) -> int:
     agents = settings["agents"]
     if isinstance(agents, str):
         agents = [a.strip() for a in agents.split(",") if a.strip()]
+    if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
+        raise ValueError(f"agents must be a list of agent names (or one comma-separated string), got {agents!r}")
+    for key, hi in (("deals", 2**63), ("workers", 1024)):
+        value = settings.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi):
+            raise ValueError(f"{key} must be an integer 1..{hi:,}, got {value!r}")
+    seed = check_seed(settings.get("seed", 0), "seed")
+    for key in ("out", "rules"):
+        if key in settings and not isinstance(settings[key], str):
+            raise ValueError(f"{key} must be a path or name, got {settings[key]!r}")
     cfg = TournamentConfig(
         agents=agents,
-        deals=int(settings.get("deals", 100)),
-        seed=int(settings.get("seed", 0)),
-        workers=int(settings.get("workers", 1)),
-        out=str(settings.get("out", "results/tournament")),
+        deals=settings.get("deals", 100),
+        seed=seed,
+        workers=settings.get("workers", 1),
+        out=settings.get("out", "results/tournament"),
         resume=args.resume,
         backend=args.backend,
+        trust_checkpoints=args.trust_checkpoint,
         rules=rules_from(settings.get("rules")),
     )
     res = run(cfg)

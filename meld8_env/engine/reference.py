@@ -28,7 +28,7 @@ from meld8_env.actions import (
 from meld8_env.calls import call_pair, kuikae_mask
 from meld8_env.cards import JOKER, card_str, rank_of, suit_of
 from meld8_env.codes import HAND_SIZE, PHASE_NAMES, Phase
-from meld8_env.engine.seeding import shuffled_deck
+from meld8_env.engine.seeding import check_seed, shuffled_deck
 from meld8_env.hands import is_win_form_mask
 from meld8_env.rules import RuleConfig
 from meld8_env.scoring import ScoreResult, dora_of, score_masks
@@ -87,7 +87,7 @@ class Game:
             raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
         self.reward_mode = reward
         self.P = self.rules.num_players
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self.scores = [self.rules.starting_score] * self.P
         self.chiicha = self._starting_dealer()
         self.round = 0  # 0-based round index (R8)

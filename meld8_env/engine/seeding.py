@@ -17,6 +17,19 @@ GOLDEN = 0x9E3779B97F4A7C15
 _M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
+MAX_SEED = 2**63
+"""Seeds are integers 0..2**63: a batch seeded S uses S, S + 1, ... without wrapping around 2**64."""
+
+
+def check_seed(seed: object, what: str = "seed") -> int:
+    """``seed`` as an int, or ValueError naming what is allowed (no bools, floats or strings)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"{what} must be an integer 0..2**63, got {seed!r}")
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"{what} must be an integer 0..2**63, got {seed}")
+    return int(seed)
+
+
 def mix64(z: int) -> int:
     """The splitmix64 output function on one 64-bit int."""
     z = ((z ^ (z >> 30)) * _M1) & MASK64

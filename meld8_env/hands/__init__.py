@@ -225,7 +225,9 @@ def waits_batch(masks: np.ndarray, meld_masks: np.ndarray | None = None) -> np.n
 #: distance_batch / acceptance_batch: below this many hands one thread is faster
 #: (a thread hand-off costs ~20 us, a hand ~1-2 us)
 DISTANCE_SPLIT_MIN = 256
-_pools: dict[int, object] = {}
+MAX_THREADS = max(1, min(32, os.cpu_count() or 1))
+"""``threads=`` is capped here: one shared pool of at most this many threads serves every call."""
+_pool_holder: list = []
 
 
 def _auto_threads(n: int) -> int:
@@ -234,7 +236,7 @@ def _auto_threads(n: int) -> int:
 
 def _run_parts(part, n: int, threads: int | None) -> None:
     """part(slice) over [0, n) in ``threads`` parallel slices (the C loops release the GIL)."""
-    n_threads = _auto_threads(n) if threads is None else max(1, int(threads))
+    n_threads = _auto_threads(n) if threads is None else max(1, min(int(threads), MAX_THREADS))
     if n_threads == 1:
         part(slice(0, n))
         return
@@ -243,11 +245,12 @@ def _run_parts(part, n: int, threads: int | None) -> None:
 
 
 def _pool(n_threads: int):
+    """The one shared pool (threads are started as needed, never more than MAX_THREADS)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    if n_threads not in _pools:
-        _pools[n_threads] = ThreadPoolExecutor(n_threads, thread_name_prefix="meld8-distance")
-    return _pools[n_threads]
+    if not _pool_holder:
+        _pool_holder.append(ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="meld8-distance"))
+    return _pool_holder[0]
 
 
 def distance_batch(
