@@ -69,9 +69,14 @@ def shipped_baseline():
 
 def _load_checkpoint(path: str, rules: RuleConfig, seed: int, trust: bool = False) -> AgentProtocol:
     from agents.checkpoint import CheckpointError
-    from agents.policy import PolicyAgent
 
     try:
+        from agents.policy import PolicyAgent
+
         return PolicyAgent(path, rules=rules, seed=seed, trust=trust)
+    except ModuleNotFoundError as exc:
+        raise AgentLoadError(
+            f"checkpoint agents need the train extra: pip install torch==2.13.0 'meld8[train]' (missing: {exc.name})"
+        ) from None
     except CheckpointError as exc:
         raise AgentLoadError(str(exc)) from None

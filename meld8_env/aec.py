@@ -1,4 +1,4 @@
-"""PettingZoo AEC face of the engine: ``meld8_v0``. The only module that imports PettingZoo.
+"""PettingZoo AEC face of the engine: ``meld8_v0``. The only engine face that imports PettingZoo.
 
 Agents ``player_0 .. player_{P-1}`` (seat numbers). Each observation is a dict
 ``{"observation": uint8[D], "action_mask": int8[64]}`` (layout: ``meld8_env.observation``; actions:
@@ -6,6 +6,13 @@ Agents ``player_0 .. player_{P-1}`` (seat numbers). Each observation is a dict
 engine, so claims interrupt the turn order (R21, R22). Rewards (``reward="points"``, default): each
 deal's point change / 10,000 for every seat, plus placement points at the end, so a seat's return is
 (final score - 30,000) / 10,000; ``reward="rank"``: +1 / 0 / -1 by final placement.
+
+``state()`` is the full-information view (``state_space``): seat 0's observation in the oracle layout
+(every concealed hand and the wall appended), for centralised critics and
+``turn_based_aec_to_parallel``. ``max_cycles=N`` truncates every agent once N agent steps (actions,
+claims and passes included) have been taken in a game that has not ended; a Meld8 game takes roughly
+100-400 agent steps, so the default ``None`` never truncates. ``render_mode="human"`` prints the
+table after every step (``render()`` prints and returns None); ``"ansi"`` returns it as a string.
 
 Version history: v0 - first release.
 """
@@ -23,6 +30,7 @@ from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_seed
 from meld8_env.render import render_table
 from meld8_env.rules import RuleConfig
+from meld8_env.spaces import LegalDiscrete
 
 _OVER = int(Phase.OVER)  # a plain int: numpy compares it without probing the enum
 
@@ -42,9 +50,17 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         render_mode: str | None = None,
         reward: str = "points",
         oracle: bool = False,
+        max_cycles: int | None = None,
     ) -> None:
         super().__init__()
         self.rules = RuleConfig.load(rules)
+        if max_cycles is not None and (
+            isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1
+        ):
+            raise ValueError(f"max_cycles must be None or an integer >= 1, got {max_cycles!r}")
+        if reward not in ("points", "rank"):
+            raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
+        self.max_cycles = max_cycles
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
@@ -60,7 +76,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.state_space = spaces.Box(0, 255, (self.engine.oracle_size,), np.uint8)
+        # Discrete(64) each; sample() draws a legal action of that agent (PettingZoo's tests sample them)
+        self.action_spaces = {a: LegalDiscrete(lambda a=a: self._legal_mask(a)) for a in self.possible_agents}
         self._seeds = np.random.default_rng()
         self._act = np.zeros(1, np.int64)
         self._illegal = np.zeros(1, np.uint8)
@@ -98,6 +116,17 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.engine.observe_into(self._seat, obs, mask)
         return {"observation": obs[0], "action_mask": mask[0]}
 
+    def state(self) -> np.ndarray:
+        """The full-information view: seat 0's observation in the oracle layout (``state_space``)."""
+        out = np.empty((1, self.engine.oracle_size), np.uint8)
+        self.engine.observe_into(np.zeros(1, np.int8), out, np.empty((1, NUM_ACTIONS), np.uint8), oracle=True)
+        return out[0]
+
+    def _legal_mask(self, agent: str) -> np.ndarray:
+        if not hasattr(self, "record") or agent != self.agent_selection:
+            return np.zeros(NUM_ACTIONS, bool)
+        return self.observe(agent)["action_mask"].astype(bool)
+
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         return self.observe(agent or self.agent_selection)["action_mask"]
 
@@ -124,9 +153,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             }
         else:
             self.agent_selection = self.possible_agents[int(st["acting"])]
+            if self.max_cycles is not None and len(self.action_log) >= self.max_cycles:
+                self.truncations = {a: True for a in self.agents}
         self._accumulate_rewards()
         if self.render_mode == "human":
-            print(self.render())
+            self.render()
 
     def save_replay(self, path: str) -> None:
         """Write this (finished) game as a replay file (``meld8 replay FILE`` re-simulates it)."""
@@ -140,10 +171,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         return self.engine.view(0)
 
     def render(self) -> str | None:
+        """``"ansi"``: the table as a string; ``"human"``: print it (returns None); no mode: None."""
         if self.render_mode is None:
             return None
         game = self.game
-        return render_table(game, game.acting_seat if not game.over else 0)
+        text = render_table(game, game.acting_seat if not game.over else 0)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
 
     def close(self) -> None:
         pass

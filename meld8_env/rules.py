@@ -109,7 +109,7 @@ class RuleConfig:
         from meld8_env.config_io import read_yaml_mapping
 
         p = Path(path)
-        data = read_yaml_mapping(p, "rule config file", RuleConfigError)
+        data = read_yaml_mapping(p, "rule config file", RuleConfigError, kind="rules")
         if "base" in data:  # 'base: two_player' starts from the R44 defaults
             base = data.pop("base")
             if base not in ("default", "two_player"):
@@ -119,7 +119,8 @@ class RuleConfig:
 
     @classmethod
     def load(cls, spec: RuleConfig | str | Path | dict[str, Any] | None) -> RuleConfig:
-        """Accept a config, None (defaults), a dict, a YAML path, or 'default'/'two_player'."""
+        """Accept a config, None (defaults), a dict, a YAML path, or a built-in name ('default',
+        'two_player', or any ``meld8_env/configs/rules/NAME.yaml``)."""
         if spec is None or spec == "default":
             return cls()
         if isinstance(spec, RuleConfig):

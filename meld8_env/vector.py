@@ -111,6 +111,11 @@ class Meld8Vector:
         self._caller[index] = -1
 
     @property
+    def base_seed(self) -> int | None:
+        """The seed of game 0 of the last ``reset`` (drawn at random when none was given)."""
+        return self._base_seed
+
+    @property
     def state(self) -> np.ndarray:
         """Read-only view of the engine records of the B games (fields: ``meld8_env.engine.fast``)."""
         return self.engine.state

@@ -53,7 +53,7 @@ def collect(
 
 def pretrain(
     model, data: tuple[np.ndarray, np.ndarray, np.ndarray], epochs: int = 3, batch_size: int = 4096,
-    lr: float = 1e-3, seed: int = 0,
+    lr: float = 1e-3, seed: int = 0, progress: bool = False,
 ) -> float:  # fmt: skip
     import torch
 
@@ -64,6 +64,12 @@ def pretrain(
     rng = np.random.default_rng(seed)
     train_idx = np.arange(len(obs) - n_val)
     policy.set_training_mode(True)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        steps = epochs * -(-len(train_idx) // batch_size)
+        bar = tqdm(total=steps, unit="batch", desc="behaviour cloning", dynamic_ncols=True)
     for _ in range(epochs):
         rng.shuffle(train_idx)
         for start in range(0, len(train_idx), batch_size):
@@ -74,6 +80,11 @@ def pretrain(
             opt.zero_grad()
             loss.backward()
             opt.step()
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+    if bar is not None:
+        bar.close()
     policy.set_training_mode(False)
     with torch.no_grad():
         o = torch.as_tensor(obs[-n_val:], dtype=torch.float32)

@@ -14,25 +14,73 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularized incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        for num in (
+            m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+            -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)),
+        ):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom (exact at every sample size)."""
+    x = df / (df + t * t)
+    a, b = df / 2.0, 0.5
+    if x <= 0.0:
+        return 0.0
+    ln = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return min(1.0, math.exp(ln) * _betacf(a, b, x) / a)
+    return min(1.0, 1.0 - math.exp(ln) * _betacf(b, a, 1.0 - x) / b)
+
+
+def t_quantile(p_two_sided: float, df: int) -> float:
+    """The t value whose two-sided tail probability is ``p_two_sided`` (bisection)."""
+    lo, hi = 0.0, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_two_sided_p(mid, df) > p_two_sided else (lo, mid)
+    return (lo + hi) / 2
+
+
 def _ci(values: Sequence[float]) -> tuple[float, list[float]]:
+    """Mean and 95% confidence interval from Student's t over the per-game means."""
     arr = np.asarray(values, dtype=float)
     mean = float(arr.mean()) if arr.size else 0.0
     if arr.size < 2:
         return mean, [mean, mean]
-    half = 1.96 * float(arr.std(ddof=1)) / math.sqrt(arr.size)
+    half = t_quantile(0.05, arr.size - 1) * float(arr.std(ddof=1)) / math.sqrt(arr.size)
     return mean, [mean - half, mean + half]
 
 
 def _p_two_sided(diffs: Sequence[float]) -> float:
-    """Paired test of mean(diffs) = 0 (normal approximation of the t statistic)."""
+    """Paired t-test of mean(diffs) = 0 over games (Student's t: honest at small n; no normal shortcut)."""
     arr = np.asarray(diffs, dtype=float)
     if arr.size < 2:
         return 1.0
     sd = float(arr.std(ddof=1))
     if sd == 0:
         return 0.0 if arr.mean() != 0 else 1.0
-    z = abs(float(arr.mean())) / (sd / math.sqrt(arr.size))
-    return math.erfc(z / math.sqrt(2))
+    return t_two_sided_p(float(arr.mean()) / (sd / math.sqrt(arr.size)), arr.size - 1)
+
+
+def format_p(p: float) -> str:
+    """``p = 0.0123``; below double precision's range ``p < 1e-300`` (never ``p = 0``)."""
+    return "p < 1e-300" if p < 1e-300 else f"p = {p:.3g}"
 
 
 def summarize(deals: Iterable[dict], names: Sequence[str], num_players: int, seed: int) -> dict:

@@ -24,7 +24,9 @@ import numpy as np
 
 from meld8_env.engine.seeding import Stream
 from meld8_env.rules import RuleConfig
-from training.stats import summarize
+from training.stats import format_p, summarize
+
+SHAKY_BELOW = 30  # deal seeds below which a claim rests on too few paired samples
 
 LOG = "games.jsonl"
 
@@ -451,6 +453,9 @@ def format_table(res: dict) -> str:
             f"{a['average_win_han']:>6.2f}{a['rating']['ordinal']:>8.1f}"
         )
     for p in res["pairwise"]:
-        lines.append(f"  {p['a']} - {p['b']}: {p['mean_score_diff']:+,.0f} points/game (p = {p['p_value']:.3g}): "
+        lines.append(f"  {p['a']} - {p['b']}: {p['mean_score_diff']:+,.0f} points/game ({format_p(p['p_value'])}): "
                      f"{p['verdict']}")  # fmt: skip
+    if res["deals"] < SHAKY_BELOW:
+        lines.append(f"  note: only {res['deals']} deal seeds; with fewer than {SHAKY_BELOW} the intervals and "
+                     "p-values are shaky - play more deals before claiming a difference")  # fmt: skip
     return "\n".join(lines)

@@ -27,12 +27,19 @@ class TrainConfig:
     n_steps: int = 64
     """steps per game per PPO update (rollout = n_envs * n_steps)"""
     batch_size: int = 4096
+    """minibatch size of each PPO gradient step"""
     n_epochs: int = 4
+    """passes over each rollout per PPO update"""
     learning_rate: float = 3e-4
+    """Adam learning rate"""
     gamma: float = 0.995
+    """discount factor per learner step"""
     gae_lambda: float = 0.95
+    """GAE lambda of the advantage estimate"""
     ent_coef: float = 0.01
+    """entropy bonus coefficient"""
     clip_range: float = 0.2
+    """PPO clipping range of the probability ratio"""
     net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
     """hidden layers of the policy and value networks"""
     network: str = "card_heads"
@@ -47,7 +54,9 @@ class TrainConfig:
     bc_decisions: int = 0
     """teacher decisions to clone before PPO (0 = start PPO from a random policy)"""
     bc_epochs: int = 3
+    """passes over the cloned decisions"""
     bc_batch_size: int = 1024
+    """minibatch size of behaviour cloning"""
     vf_warmup: int = 0
     """learner steps at the start of PPO during which only the value network learns (the policy
     stays frozen), so a cloned policy meets sensible advantages"""
@@ -56,19 +65,27 @@ class TrainConfig:
     selfplay: bool = False
     """draw opponents from a pool of the learner's own checkpoints plus ``pool_bots``"""
     pool_bots: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "defensive"])
+    """bots that join the self-play opponent pool"""
     pool_every: int = 50_000
     """learner steps between redraws of self-play opponents"""
     eval_every: int = 50_000
     """learner steps between evaluations (a duplicate mini-tournament vs ``eval_opponents``)"""
     eval_deals: int = 20
+    """deal seeds per evaluation, each played under every seating"""
     eval_opponents: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "random"])
+    """the two fixed agents the evaluations play against"""
     checkpoint_every: int = 50_000
+    """learner steps between checkpoints (ckpt_<steps>.zip)"""
     seed: int = 0
+    """seed of the games, the network initialisation and the opponents"""
     out: str = "runs/ppo"
+    """output folder (checkpoints, logs, curves)"""
     rules: str | None = None
     """rule config YAML (default rules when empty)"""
     resume: bool = False
+    """continue from the newest checkpoint in ``out`` (weights-only)"""
     progress: bool = True
+    """show progress bars"""
 
     @classmethod
     def load(cls, path: str | None, overrides: list[str] | None = None) -> TrainConfig:
@@ -76,7 +93,7 @@ class TrainConfig:
 
         from meld8_env.config_io import read_yaml_mapping
 
-        data: dict[str, Any] = read_yaml_mapping(path, "train config") if path else {}
+        data: dict[str, Any] = read_yaml_mapping(path, "train config", kind="train") if path else {}
         for item in overrides or []:
             if "=" not in item:
                 raise ValueError(f"--set expects key=value, got {item!r}")
@@ -212,16 +229,11 @@ def train(cfg: TrainConfig) -> Path:
         write_metadata(path, {**meta, "num_timesteps": int(model.num_timesteps)})
 
     fresh = model.num_timesteps == 0
-    if fresh and cfg.bc_decisions > 0:
-        from training.imitation import collect, pretrain
-
-        teacher = load_agent(cfg.bc_teacher, rules, cfg.seed + 7)
-        data = collect(teacher, cfg.bc_decisions, rules, cfg.seed, features=cfg.features, progress=cfg.progress)
-        acc = pretrain(model, data, epochs=cfg.bc_epochs, batch_size=cfg.bc_batch_size, seed=cfg.seed)
-        with open(out / "pretrain.json", "w") as f:
-            json.dump({"teacher": cfg.bc_teacher, "decisions": cfg.bc_decisions, "held_out_agreement": acc}, f)
-        print(f"behaviour cloning from {cfg.bc_teacher}: {cfg.bc_decisions} decisions, "
-              f"held-out agreement {acc:.1%}", flush=True)  # fmt: skip
+    try:
+        if fresh and cfg.bc_decisions > 0:
+            _clone(cfg, model, rules, out)
+    except KeyboardInterrupt:
+        raise _interrupted(save, out, model) from None
 
     class Periodic(BaseCallback):
         def __init__(self) -> None:
@@ -251,9 +263,8 @@ def train(cfg: TrainConfig) -> Path:
                 for p in self.frozen:
                     p.requires_grad_(True)
                 self.frozen = []
-            if self.bar is not None:
-                self.bar.n = min(t, cfg.total_timesteps)
-                self.bar.refresh()
+            if self.bar is not None and min(t, cfg.total_timesteps) > self.bar.n:
+                self.bar.update(min(t, cfg.total_timesteps) - self.bar.n)  # throttled by tqdm; 100% drawn once
             if t >= self.next_ckpt:
                 save(out / f"ckpt_{t}.zip")
                 self.next_ckpt += cfg.checkpoint_every
@@ -268,7 +279,10 @@ def train(cfg: TrainConfig) -> Path:
         def _evaluate(self, t: int) -> None:
             path = out / "_eval.zip"
             save(path)
-            res = evaluate(PolicyAgent(path, rules), cfg.eval_opponents, cfg.eval_deals, rules, cfg.seed)
+            try:
+                res = evaluate(PolicyAgent(path, rules), cfg.eval_opponents, cfg.eval_deals, rules, cfg.seed)
+            finally:
+                path.unlink(missing_ok=True)  # a scratch copy for the evaluation: never left behind
             res["timesteps"] = t
             with open(out / "eval.jsonl", "a") as f:
                 f.write(json.dumps(res) + "\n")
@@ -292,13 +306,46 @@ def train(cfg: TrainConfig) -> Path:
                 self.bar.close()
 
     remaining = max(cfg.total_timesteps - model.num_timesteps, 0)
-    model.learn(total_timesteps=remaining, callback=Periodic(), reset_num_timesteps=False, tb_log_name="ppo")
+    periodic = Periodic()
+    try:
+        model.learn(total_timesteps=remaining, callback=periodic, reset_num_timesteps=False, tb_log_name="ppo")
+    except KeyboardInterrupt:
+        if periodic.bar is not None:
+            periodic.bar.close()
+        raise _interrupted(save, out, model) from None
     final = out / "final.zip"
     save(final)
     if not (out / "best.zip").exists():
         save(out / "best.zip")
     plot_learning_curve(out)
     return final
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during training: a checkpoint was saved; ``resume: true`` continues from it."""
+
+
+def _interrupted(save, out: Path, model) -> TrainingInterrupted:
+    path = out / f"ckpt_{model.num_timesteps}.zip"
+    save(path)
+    return TrainingInterrupted(
+        f"stopped at {model.num_timesteps} learner steps; saved {path}; continue with --set resume=true"
+    )
+
+
+def _clone(cfg: TrainConfig, model, rules: RuleConfig, out: Path) -> None:
+    """Behaviour cloning of ``cfg.bc_teacher`` into the fresh policy (``training.imitation``)."""
+    from agents.registry import load_agent
+    from training.imitation import collect, pretrain
+
+    teacher = load_agent(cfg.bc_teacher, rules, cfg.seed + 7)
+    data = collect(teacher, cfg.bc_decisions, rules, cfg.seed, features=cfg.features, progress=cfg.progress)
+    acc = pretrain(model, data, epochs=cfg.bc_epochs, batch_size=cfg.bc_batch_size, seed=cfg.seed,
+                   progress=cfg.progress)  # fmt: skip
+    with open(out / "pretrain.json", "w") as f:
+        json.dump({"teacher": cfg.bc_teacher, "decisions": cfg.bc_decisions, "held_out_agreement": acc}, f)
+    print(f"behaviour cloning from {cfg.bc_teacher}: {cfg.bc_decisions} decisions, "
+          f"held-out agreement {acc:.1%}", flush=True)  # fmt: skip
 
 
 def policy_side_parameters(policy) -> list:

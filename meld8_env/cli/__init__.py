@@ -25,7 +25,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from meld8_env import __version__
+
     p = OneLineParser(prog="meld8", description="Meld8 rules engine tools (cards in R4 notation).")
+    p.add_argument("--version", action="version", version=f"meld8 {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for name in COMMANDS:
         importlib.import_module(f"meld8_env.cli.{name}").add_parser(sub)
@@ -43,8 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TypeError, OverflowError) as exc:  # a value of the wrong kind that a check did not name
         print(f"meld8 {args.command}: error: bad value: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"meld8 {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # training saves a checkpoint first and says where
+        print(f"meld8 {args.command}: interrupted{': ' + str(exc) if str(exc) else ''}", file=sys.stderr)
         return 130
 
 

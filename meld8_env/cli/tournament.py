@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.config:
         from meld8_env.config_io import read_yaml_mapping
 
-        settings = read_yaml_mapping(args.config, "tournament config")
+        settings = read_yaml_mapping(args.config, "tournament config", kind="tournament")
         known = {"agents", "deals", "seed", "workers", "out", "rules"}
         unknown = sorted(set(settings) - known)
         if unknown:

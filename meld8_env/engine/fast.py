@@ -231,9 +231,24 @@ class FastBatch:
         """:meth:`step` with caller-owned buffers: actions int64[B], illegal uint8[B] (the AEC's path)."""
         _fast.step(self._state, self.packed_rules, actions, illegal)
 
-    def observe_into(self, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
-        """:meth:`observe` into caller-owned buffers: seats int8[B], obs uint8[B, D], masks 1-byte[B, 64]."""
-        _fast.observe(self._state, self.packed_rules, seats, self.oracle, obs, masks)
+    def observe_into(self, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray, oracle: bool | None = None) -> None:
+        """:meth:`observe` into caller-owned buffers: seats int8[B], obs uint8[B, D], masks 1-byte[B, 64].
+        ``oracle=True`` writes the full-information layout (size ``oracle_size``) whatever the batch's view."""
+        _fast.observe(self._state, self.packed_rules, seats, self.oracle if oracle is None else oracle, obs, masks)
+
+    def observe_records(self, records: np.ndarray, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
+        """Observations of engine records outside the batch (e.g. ``Meld8Vector.ended_states``, a game
+        that has already been replaced), checked like :meth:`restore`."""
+        records = np.ascontiguousarray(records)
+        if records.dtype != STATE_DTYPE:
+            raise TypeError("observe_records takes records made by this engine (dtype STATE_DTYPE)")
+        check_records(records, self.P)
+        _fast.observe(records, self.packed_rules, seats, self.oracle, obs, masks)
+
+    @property
+    def oracle_size(self) -> int:
+        """Size of the full-information observation (every hand and the wall appended)."""
+        return _fast.obs_size(self.packed_rules, True)
 
     # -- slices, caller-owned buffers -------------------------------------------------------------
     def step_part(self, sl: slice, actions: np.ndarray, illegal: np.ndarray) -> None:

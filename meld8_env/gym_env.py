@@ -1,0 +1,244 @@
+"""Gymnasium faces: the learner plays one seat of N games stepped together in the C engine.
+
+``gymnasium.make_vec("meld8_env:Meld8-v0", num_envs=N, vectorization_mode="vector_entry_point", ...)``
+gives :class:`Meld8VectorEnv`, a real ``gymnasium.vector.VectorEnv``; ``gymnasium.make("meld8_env:Meld8-v0")``
+gives :class:`Meld8SingleEnv`, a ``gymnasium.Env`` (one game). Options (both): ``opponents`` (agent
+names or objects for the other seats; one name fills every other seat; default ``"defensive"``),
+``rules`` (a name, YAML path, dict or RuleConfig), ``features`` (append the look-ahead features of
+``agents.lookahead``), ``reward`` (``"points"`` or ``"rank"``), ``seed``.
+
+Seating: game i seats the learner at ``i % P`` (seats rotate across games); opponents act inside
+``step``, batched per agent, until the learner is to act again in every game. An episode is a whole
+game; the learner gets only its own seat's rewards, so with the default reward an episode's return is
+(final score - 30,000) / 10,000. Shapes: observations ``(N, D)`` uint8, rewards ``(N,)`` float32,
+``info["action_mask"]`` ``(N, 64)`` bool (legal actions of the learner now).
+
+Autoreset: ``metadata["autoreset_mode"] == AutoresetMode.SAME_STEP``: a game that ends is replaced at
+once, so the observation returned is the next game's first; ``info["final_obs"]`` (an object array,
+``info["_final_obs"]`` marking the ended envs) holds the learner's view of the ended game and
+``info["final_info"]`` its ``final_score``, ``placement``, ``episode_return`` and ``episode_length``.
+Rewards that reach the learner after its game ended (opponents playing on in the next game before the
+learner's first action) belong to the next episode and are paid with the next step.
+
+This is the one implementation of single-seat play: ``training.single_seat.SingleSeatVecEnv`` (SB3)
+adapts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from meld8_env.actions import NUM_ACTIONS
+from meld8_env.rules import RuleConfig
+from meld8_env.spaces import LegalDiscrete
+from meld8_env.vector import Meld8Vector
+
+
+def load_opponents(opponents: str | Sequence, rules: RuleConfig, seed: int = 0) -> list:
+    """Agent objects for the P - 1 other seats from names (``agents.registry``) or objects."""
+    from agents.registry import load_agent
+
+    P = rules.num_players
+    specs = [opponents] * (P - 1) if isinstance(opponents, str) else list(opponents)
+    if len(specs) != P - 1:
+        raise ValueError(f"give {P - 1} opponents (the other seats), got {len(specs)}")
+    return [load_agent(s, rules, seed + 1 + k) if isinstance(s, str) else s for k, s in enumerate(specs)]
+
+
+class Meld8VectorEnv(VectorEnv):
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        opponents: str | Sequence = "defensive",
+        rules: RuleConfig | str | dict | None = None,
+        features: bool = False,
+        reward: str = "points",
+        seed: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None:
+            raise ValueError("Meld8VectorEnv renders nothing; watch games through the AEC env or replays")
+        self.rules = RuleConfig.load(rules)
+        self.num_envs = int(num_envs)
+        self.opponents = load_opponents(opponents, self.rules, 0 if seed is None else int(seed))
+        for a in self.opponents:
+            if hasattr(a, "setup"):
+                a.setup(self.rules)
+        self.vec = Meld8Vector(self.num_envs, rules=self.rules, seed=seed, reward=reward)
+        self.P = self.rules.num_players
+        self.learner_seat = (np.arange(self.num_envs) % self.P).astype(np.int64)
+        self.features = bool(features)
+        if self.features:
+            from agents.lookahead import augmented_size
+
+            size = augmented_size(self.rules)
+        else:
+            size = self.vec.obs_size
+        self.single_observation_space = spaces.Box(0, 255, (size,), np.uint8)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.render_mode = None
+        self._seed = seed
+        self._started = False
+
+    # -- the learner's turn ----------------------------------------------------------------------
+    def _observation(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.features:
+            from agents.lookahead import augment
+
+            return augment(obs, masks, self.rules)
+        return obs.copy()
+
+    def _play_opponents(self, rewards: np.ndarray, ended: list) -> None:
+        """Step the opponents until the learner is to act in every game; collect the learner's rewards."""
+        v, n = self.vec, self.num_envs
+        while True:
+            rel = (v.current_seat.astype(np.int64) - self.learner_seat) % self.P
+            if not (rel != 0).any():
+                return
+            acts = np.full(n, -1, np.int64)
+            for k, agent in enumerate(self.opponents):
+                rows = np.flatnonzero(rel == k + 1)
+                if rows.size:
+                    acts[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows])
+            v.step(acts)
+            self._collect(rewards, ended)
+
+    def _collect(self, rewards: np.ndarray, ended: list) -> None:
+        """Credit this engine step's rewards to the learner's episode (or the next one) and note ended games."""
+        v = self.vec
+        mine = v.rewards[np.arange(self.num_envs), self.learner_seat].astype(np.float64)
+        done = np.zeros(self.num_envs, bool)
+        done[[e[0] for e in ended]] = True
+        rewards += np.where(done, 0.0, mine)
+        self._carry += np.where(done, mine, 0.0)  # after its game ended, a slot already plays the next one
+        for k, i in enumerate(v.ended_index.tolist()):
+            if done[i]:  # a whole game passed without a learner action: nothing to learn from it
+                self._carry[i] = 0.0
+                self._idle[i] += 1
+                continue
+            seat = int(self.learner_seat[i])
+            rec = v.ended_states[k : k + 1]
+            final_obs = np.empty((1, v.obs_size), np.uint8)
+            masks = np.empty((1, NUM_ACTIONS), np.uint8)
+            v.engine.observe_records(rec, np.array([seat], np.int8), final_obs, masks)
+            ended.append((i, final_obs, masks, int(rec["final_scores"][0][seat]), int(rec["placements"][0][seat])))
+            done[i] = True
+
+    # -- Gymnasium API ---------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._seed = int(seed)
+        self.vec.reset(seed=self._seed)
+        self._seed = self.vec.base_seed
+        n = self.num_envs
+        self._carry = np.zeros(n, np.float64)
+        self._return = np.zeros(n, np.float64)
+        self._length = np.zeros(n, np.int64)
+        self._idle = np.zeros(n, np.int64)
+        opening = np.zeros(n, np.float64)
+        self._play_opponents(opening, [])
+        self._carry += opening  # e.g. an opponent's Tenhou before the learner's first action
+        self._started = True
+        return self._observation(self.vec.observation, self.vec.action_mask), self._infos([])
+
+    def step(self, actions):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        carry, self._carry = self._carry, np.zeros(self.num_envs, np.float64)
+        rewards = np.zeros(self.num_envs, np.float64)
+        ended: list = []
+        self.vec.step(np.asarray(actions).reshape(self.num_envs))
+        self._collect(rewards, ended)
+        self._play_opponents(rewards, ended)
+        rewards += carry  # rewards that reached the learner before this episode's first action
+        self._return += rewards
+        self._length += 1
+        terminated = np.zeros(self.num_envs, bool)
+        infos_ended = []
+        for i, final_obs, masks, score, place in ended:
+            terminated[i] = True
+            infos_ended.append((i, final_obs, masks, score, place, float(self._return[i]), int(self._length[i])))
+            self._return[i] = 0.0
+            self._length[i] = 0
+        obs = self._observation(self.vec.observation, self.vec.action_mask)
+        return obs, rewards.astype(np.float32), terminated, np.zeros(self.num_envs, bool), self._infos(infos_ended)
+
+    def _infos(self, ended: list) -> dict[str, Any]:
+        infos: dict[str, Any] = {
+            "action_mask": self.vec.action_mask.copy(),
+            "_action_mask": np.ones(self.num_envs, bool),
+        }
+        for i, final_obs, masks, score, place, ret, length in ended:
+            info = {
+                "final_obs": self._observation(final_obs, masks.view(bool))[0],
+                "final_info": {
+                    "final_score": score,
+                    "placement": place,
+                    "episode_return": ret,
+                    "episode_length": length,
+                },
+            }
+            infos = self._add_info(infos, info, i)
+        return infos
+
+    def action_masks(self) -> np.ndarray:
+        """(N, 64) bool: the learner's legal actions now (sb3-contrib's MaskablePPO asks for this)."""
+        return self.vec.action_mask.copy()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.vec.close()
+
+
+class Meld8SingleEnv(gymnasium.Env):
+    """One game as a ``gymnasium.Env`` (options: :class:`Meld8VectorEnv`). ``info["action_mask"]`` (64,)
+    bool; the episode ends with the game (``terminated``); ``reset()`` starts the next one. Its
+    action space samples legal actions (:class:`LegalDiscrete`)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        self._vec = Meld8VectorEnv(num_envs=1, render_mode=render_mode, **kwargs)
+        self.observation_space = self._vec.single_observation_space
+        self.action_space = LegalDiscrete(lambda: self._mask)
+        self._mask = np.ones(NUM_ACTIONS, bool)
+        self._pending = None  # the next game's first observation, already started by autoreset
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is not None or self._pending is None:
+            obs, info = self._vec.reset(seed=seed)
+        else:
+            obs, info = self._pending
+        self._pending = None
+        self._mask = info["action_mask"][0]
+        return obs[0], {"action_mask": self._mask.copy()}
+
+    def step(self, action):
+        obs, rew, term, trunc, info = self._vec.step(np.array([action]))
+        if term[0]:
+            self._pending = (obs, {"action_mask": info["action_mask"]})
+            final = info["final_info"]
+            self._mask = np.zeros(NUM_ACTIONS, bool)
+            out_info = {k: v[0] for k, v in final.items() if not k.startswith("_")}
+            out_info["action_mask"] = self._mask.copy()
+            return info["final_obs"][0], float(rew[0]), True, False, out_info
+        self._mask = info["action_mask"][0]
+        return obs[0], float(rew[0]), False, False, {"action_mask": self._mask.copy()}
+
+    def action_masks(self) -> np.ndarray:
+        return self._mask.copy()
+
+    def close(self) -> None:
+        self._vec.close()

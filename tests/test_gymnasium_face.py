@@ -1,0 +1,109 @@
+"""The Gymnasium faces against the real library: make_vec gives a gymnasium.vector.VectorEnv over the C
+engine, make gives an Env that passes check_env, RecordEpisodeStatistics counts the learner's real
+returns, and the SB3 adapter plays exactly the same games."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+import meld8_env  # noqa: F401 - registers Meld8-v0
+from meld8_env.rules import RuleConfig
+
+
+def make_vec(n=8, **kw):
+    kw.setdefault("opponents", "greedy")
+    return gymnasium.make_vec("meld8_env:Meld8-v0", num_envs=n, vectorization_mode="vector_entry_point", **kw)
+
+
+def _legal(masks: np.ndarray, rng) -> np.ndarray:
+    return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+
+
+def test_make_vec_is_a_real_vector_env_over_the_batched_engine():
+    env = make_vec(6, rules="two_player", features=True, seed=3)
+    assert isinstance(env, VectorEnv) and env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    obs, info = env.reset(seed=3)
+    assert obs.shape == (6, *env.single_observation_space.shape) and env.observation_space.contains(obs)
+    assert info["action_mask"].shape == (6, 64) and info["action_mask"].dtype == bool
+    assert env.single_action_space == gymnasium.spaces.Discrete(64) and env.action_space.shape == (6,)
+    assert env.unwrapped.rules == RuleConfig.two_player()
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        obs, r, term, trunc, info = env.step(_legal(info["action_mask"], rng))
+        assert obs.shape[0] == 6 and r.dtype == np.float32 and term.dtype == bool and not trunc.any()
+    assert isinstance(env.np_random, np.random.Generator)
+    env.close()
+
+
+def test_same_seed_same_batch_and_opponent_objects_accepted():
+    from agents.registry import load_agent
+
+    rules = RuleConfig()
+    a = make_vec(4, seed=1)
+    b = make_vec(4, opponents=[load_agent("greedy", rules, 1), load_agent("greedy", rules, 2)], seed=1)
+    oa, ia = a.reset(seed=9)
+    ob, ib = b.reset(seed=9)
+    rng_a, rng_b = np.random.default_rng(5), np.random.default_rng(5)
+    for _ in range(100):
+        assert np.array_equal(oa, ob)
+        oa, ra, *_, ia = a.step(_legal(ia["action_mask"], rng_a))
+        ob, rb, *_, ib = b.step(_legal(ib["action_mask"], rng_b))
+        assert np.array_equal(ra, rb)
+
+
+def test_record_episode_statistics_counts_the_learners_final_score():
+    env = RecordEpisodeStatistics(make_vec(8, seed=2))
+    obs, info = env.reset(seed=2)
+    rng = np.random.default_rng(1)
+    episodes = []
+    while len(episodes) < 40:
+        obs, r, term, trunc, info = env.step(_legal(info["action_mask"], rng))
+        if "episode" in info:
+            for i in np.flatnonzero(info["_episode"]):
+                final = info["final_info"]
+                episodes.append((info["episode"]["r"][i], final["final_score"][i], info["final_obs"][i]))
+    for ret, score, final_obs in episodes:
+        assert ret == pytest.approx((score - 30_000) / 10_000, abs=1e-4)
+        assert final_obs is not None and final_obs.shape == env.single_observation_space.shape
+
+
+def test_single_env_passes_check_env_and_plays_whole_games():
+    env = gymnasium.make("meld8_env:Meld8-v0", opponents="random")
+    check_env(env.unwrapped, skip_render_check=True)
+    obs, info = env.reset(seed=0)
+    total, done, steps = 0.0, False, 0
+    while not done:
+        obs, r, done, trunc, info = env.step(env.action_space.sample())
+        total += r
+        steps += 1
+    assert total == pytest.approx((info["final_score"] - 30_000) / 10_000, abs=1e-4)
+    obs2, info2 = env.reset()  # the next game
+    assert info2["action_mask"].any()
+
+
+def test_sb3_adapter_plays_the_same_games_as_the_gymnasium_face():
+    pytest.importorskip("stable_baselines3")
+    from agents.registry import load_agent
+    from training.single_seat import SingleSeatVecEnv
+
+    rules = RuleConfig()
+    sb3 = SingleSeatVecEnv(4, [load_agent("greedy", rules, 1), load_agent("greedy", rules, 2)], rules, seed=7)
+    gym_env = make_vec(4, seed=7)
+    o1 = sb3.reset()
+    o2, info = gym_env.reset(seed=7)
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        assert np.array_equal(o1, o2)
+        acts = _legal(info["action_mask"], rng)
+        assert np.array_equal(sb3.action_masks(), info["action_mask"])
+        sb3.step_async(acts)
+        o1, r1, d1, infos = sb3.step_wait()
+        o2, r2, t2, _, info = gym_env.step(acts)
+        assert np.array_equal(r1, r2) and np.array_equal(d1, t2)
+        for i in np.flatnonzero(d1):
+            assert infos[i]["final_score"] == info["final_info"]["final_score"][i]
