@@ -29,6 +29,8 @@ from typing import Any
 from meld8_env.observation import OBS_LAYOUT_VERSION, obs_size
 from meld8_env.rules import RuleConfig
 
+NETWORKS = ("separate", "shared", "card_heads")
+"""The policy networks ``agents.networks`` builds (named here, where no torch import is needed)."""
 MEMBER = "meld8.json"
 FORMAT = "meld8-checkpoint"
 VERSION = 1

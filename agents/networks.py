@@ -25,10 +25,10 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
+from agents.checkpoint import NETWORKS  # one list of network kinds
 from agents.lookahead import N_CALLS, feature_layout
 from meld8_env.actions import PASS, PON_BASE
 
-NETWORKS = ("separate", "shared", "card_heads")
 N_CARDS = 52  # discard actions 0..51
 
 

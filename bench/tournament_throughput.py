@@ -1,8 +1,8 @@
 """Tournament throughput with the built-in bots: games per second, batched vs one game at a time.
 
-Usage: python bench/tournament_throughput.py [--deals 50] [--repeats 3]
+Usage: python bench/tournament_throughput.py [--boards 50] [--repeats 3]
 
-Each row plays ``--deals`` deals under all 6 seatings of greedy, defensive and random (one process)
+Each row plays ``--boards`` board seeds under all 6 seatings of greedy, defensive and random (one process)
 through ``training.arena.play``; "batched" steps every game of the run together (one ``act_batch``
 per agent per step), "one at a time" plays the same games with a batch of one. Medians of repeats.
 """
@@ -21,12 +21,12 @@ from meld8_env.rules import RuleConfig
 from training.arena import play
 
 
-def rate(deals: int, batch: int, seed: int) -> float:
+def rate(boards: int, batch: int, seed: int) -> float:
     rules = RuleConfig()
     agents = [load_agent(n, rules, i) for i, n in enumerate(["greedy", "defensive", "random"])]
     perms = np.array(list(itertools.permutations(range(3))))
-    seats = np.tile(perms, (deals, 1))
-    seeds = np.repeat(np.arange(deals) + seed * 100_000, 6)
+    seats = np.tile(perms, (boards, 1))
+    seeds = np.repeat(np.arange(boards) + seed * 100_000, 6)
     t0 = time.perf_counter()
     play(agents, seats, seeds, rules, batch=batch)
     return len(seeds) / (time.perf_counter() - t0)
@@ -34,16 +34,16 @@ def rate(deals: int, batch: int, seed: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--deals", type=int, default=50)
+    ap.add_argument("--boards", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    print(f"greedy / defensive / random, {args.deals} deals x 6 seatings, median of {args.repeats} runs, 1 process")
+    print(f"greedy / defensive / random, {args.boards} boards x 6 seatings, median of {args.repeats} runs, 1 process")
     print()
     print("| mode | games/s |")
     print("|---|---:|")
     for name, batch in (("batched (all games together)", 512), ("one game at a time", 1)):
-        deals = args.deals if batch > 1 else max(2, args.deals // 10)
-        r = statistics.median(rate(deals, batch, s) for s in range(args.repeats))
+        boards = args.boards if batch > 1 else max(2, args.boards // 10)
+        r = statistics.median(rate(boards, batch, s) for s in range(args.repeats))
         print(f"| {name} | {r:,.1f} |", flush=True)
 
 

@@ -35,7 +35,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from meld8_env.actions import NUM_ACTIONS
+from meld8_env.actions import NUM_ACTIONS, is_action_id
 from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
 from meld8_env.vector import Meld8Vector
@@ -138,10 +138,13 @@ class Meld8VectorEnv(VectorEnv):
     # -- Gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        if seed is not None:
+        # a seed restarts the same games; no seed continues with new games drawn from np_random
+        # (itself seeded by the last seeded reset, so a run stays reproducible)
+        if seed is None and (self._started or self._seed is None):
+            self._seed = int(self.np_random.integers(0, 2**62))
+        elif seed is not None:
             self._seed = int(seed)
         self.vec.reset(seed=self._seed)
-        self._seed = self.vec.base_seed
         n = self.num_envs
         self._carry = np.zeros(n, np.float64)
         self._return = np.zeros(n, np.float64)
@@ -204,11 +207,26 @@ class Meld8VectorEnv(VectorEnv):
 class Meld8SingleEnv(gymnasium.Env):
     """One game as a ``gymnasium.Env`` (options: :class:`Meld8VectorEnv`). ``info["action_mask"]`` (64,)
     bool; the episode ends with the game (``terminated``); ``reset()`` starts the next one. Its
-    action space samples legal actions (:class:`LegalDiscrete`)."""
+    action space samples legal actions (:class:`LegalDiscrete`), reseeded from the env at each reset.
+
+    An illegal action (generic tools step with unmasked samples): ``illegal_action="terminate"``
+    (default, PettingZoo's classic-game convention) ends the episode at once with ``illegal_reward``
+    (default -1.0) and ``info["illegal_action"] = True`` plus the legal ids; ``"raise"`` refuses it with
+    ``IllegalActionError`` like every other face."""
 
     metadata = {"render_modes": []}
 
-    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        illegal_action: str = "terminate",
+        illegal_reward: float = -1.0,
+        **kwargs: Any,
+    ) -> None:
+        if illegal_action not in ("terminate", "raise"):
+            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
         self._vec = Meld8VectorEnv(num_envs=1, render_mode=render_mode, **kwargs)
         self.observation_space = self._vec.single_observation_space
         self.action_space = LegalDiscrete(lambda: self._mask)
@@ -218,14 +236,24 @@ class Meld8SingleEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         if seed is not None or self._pending is None:
-            obs, info = self._vec.reset(seed=seed)
+            obs, info = self._vec.reset(seed=seed)  # no seed: new games from the env's own generator
         else:
             obs, info = self._pending
         self._pending = None
         self._mask = info["action_mask"][0]
+        # the action space's samples follow the env's seed, so a seeded run is reproducible end to end
+        self.action_space.seed(int(self._vec.np_random.integers(0, 2**31)))
         return obs[0], {"action_mask": self._mask.copy()}
 
     def step(self, action):
+        if self.illegal_action == "terminate" and not (is_action_id(action) and self._mask[int(action)]):
+            # PettingZoo's classic convention (TerminateIllegalWrapper): the episode ends with a penalty
+            legal = np.flatnonzero(self._mask).tolist()
+            self._pending = None  # the next reset starts a new game
+            self._mask = np.zeros(NUM_ACTIONS, bool)
+            obs = self._vec._observation(self._vec.vec.observation[:1], self._vec.vec.action_mask[:1])[0]
+            info = {"illegal_action": True, "legal_actions": legal, "action_mask": self._mask.copy()}
+            return obs, self.illegal_reward, True, False, info
         obs, rew, term, trunc, info = self._vec.step(np.array([action]))
         if term[0]:
             self._pending = (obs, {"action_mask": info["action_mask"]})

@@ -51,6 +51,15 @@ YAKU_IDS = (
     "counted_yakuman",
 )
 REASONS = ("", "no_form", "illegal_joker", "furiten", "no_yaku", "below_minimum")
+REASON_TEXT = {
+    "no_form": "no winning form: the 8 cards make none of the forms of R26",
+    "illegal_joker": "illegal joker: the Joker only stands for a missing card of a sequence, triplet, quad or pure "
+    "straight - a pair never contains it - and a hand holding it must win with such a form (R25, R27)",
+    "furiten": "furiten: a card this hand waits on is in its own discards, so it cannot Ron (R33)",
+    "no_yaku": "no standard yaku: dora and the bonuses do not make a win (R26, section 7)",
+    "below_minimum": "below the round minimum of standard-yaku han (R30)",
+}
+"""Why a hand does not win, in words, with the rule that says so (``meld8 score`` prints these)."""
 # Yaku that lose 1 han with a call or with the Joker (R32, §7 table).
 REDUCIBLE = frozenset(
     (

@@ -1,6 +1,7 @@
 """Random-legal self-play statistics on the fast engine (``meld8 simulate``).
 
-Every seat plays a uniformly random legal action. Reported per deal: draw rate, Ron/Tsumo split,
+Every seat plays a uniformly random legal action. Reported per hand (one deal of cards: a round or
+a replay of it): draw rate, Ron/Tsumo split,
 chombo (penalty mode only), average han and points of wins, win forms and yaku frequencies (each
 win re-scored by the Python scorer from the hand the engine kept).
 """
@@ -56,14 +57,14 @@ def simulate(games: int, seed: int = 0, rules: RuleConfig | None = None, batch: 
             print(f"\r{done}/{games} games ({rate:,.1f}/s)", end="", file=sys.stderr)
     if progress and sys.stderr.isatty():
         print(file=sys.stderr)
-    deals = sum(kinds.values())
+    hands = sum(kinds.values())
     wins = kinds["ron"] + kinds["tsumo"]
     return {
         "games": done,
-        "deals": deals,
+        "hands": hands,
         "agent_steps": steps,
         "seconds": round(time.perf_counter() - t0, 3),
-        "draw_rate": kinds["draw"] / deals if deals else 0.0,
+        "draw_rate": kinds["draw"] / hands if hands else 0.0,
         "ron": kinds["ron"],
         "tsumo": kinds["tsumo"],
         "chombo": kinds["chombo"],
@@ -77,7 +78,7 @@ def simulate(games: int, seed: int = 0, rules: RuleConfig | None = None, batch: 
 
 def format_report(stats: dict[str, Any]) -> str:
     lines = [
-        f"{stats['games']} games, {stats['deals']} deals, {stats['agent_steps']:,} agent steps in {stats['seconds']} s",
+        f"{stats['games']} games, {stats['hands']} hands, {stats['agent_steps']:,} agent steps in {stats['seconds']} s",
         f"draw rate        {stats['draw_rate']:.1%}",
         f"wins             {stats['ron']} ron / {stats['tsumo']} tsumo (ron share {stats['ron_share']:.1%})",
         f"average win      {stats['average_han']:.2f} han, {stats['average_points']:,.0f} points",

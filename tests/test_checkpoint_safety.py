@@ -77,12 +77,12 @@ def test_zip_without_metadata_is_refused_naming_the_flag(tmp_path):
 
 def test_tournament_with_a_crafted_checkpoint_runs_no_code(tmp_path, capsys):
     evil, marker = _evil_copy(tmp_path, keep_metadata=True)
-    rc = main(["tournament", "--agents", f"ppo:{evil},random,random", "--deals", "1", "--out", str(tmp_path / "o")])
+    rc = main(["tournament", "--agents", f"ppo:{evil},random,random", "--boards", "1", "--out", str(tmp_path / "o")])
     assert rc == 0 and not marker.exists()
     capsys.readouterr()  # the first run's progress bar
     (tmp_path / "b").mkdir()
     evil2, marker2 = _evil_copy(tmp_path / "b", keep_metadata=False)
-    rc = main(["tournament", "--agents", f"ppo:{evil2},random,random", "--deals", "1", "--out", str(tmp_path / "p")])
+    rc = main(["tournament", "--agents", f"ppo:{evil2},random,random", "--boards", "1", "--out", str(tmp_path / "p")])
     err = capsys.readouterr().err
     assert rc == 2 and "--trust-checkpoint" in err and err.count("\n") == 1 and not marker2.exists()
 
@@ -116,7 +116,7 @@ def test_train_resume_loads_weights_only(tmp_path):
     from training.train_ppo import TrainConfig, train
 
     tiny = dict(total_timesteps=256, n_envs=8, n_steps=16, batch_size=64, n_epochs=1, eval_every=10**6,
-                eval_deals=1, checkpoint_every=128, net_arch=[32], progress=False)  # fmt: skip
+                eval_boards=1, checkpoint_every=128, net_arch=[32], progress=False)  # fmt: skip
     train(TrainConfig(out=str(tmp_path), **tiny))
     newest = max(tmp_path.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
     marker = tmp_path / "pwned.txt"

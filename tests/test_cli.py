@@ -38,7 +38,7 @@ def test_score_with_meld_and_reduction(capsys):
 
 def test_score_not_a_win_exit_1(capsys):
     code, out, _ = run(capsys, "score", "2s 3s 5s 6h 7h 8h 9d 9c", "--win", "9c")
-    assert code == 1 and "no form" in out
+    assert code == 1 and "no winning form" in out
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ BASE = {
     "waits": ["2s 3s 4s 6h 7h 8h 9d"],
     "distance": ["2s 5h 9d Kc Qh 3c 7s"],
     "simulate": ["--games", "2"],
-    "tournament": ["--agents", "random,random,random", "--deals", "1"],
+    "tournament": ["--agents", "random,random,random", "--boards", "1"],
     "train": [],
     "replay": [],
 }
@@ -40,13 +40,13 @@ BAD = {
     ("simulate", "--batch"): INTS + ["0"],
     ("simulate", "--rules"): FILES,
     ("tournament", "--agents"): ["wizard,random,random", "random", ",,,", "cmd"],
-    ("tournament", "--deals"): INTS + ["0"],
+    ("tournament", "--boards"): INTS + ["0"],
     ("tournament", "--seed"): INTS + ["18446744073709551616"],
     ("tournament", "--workers"): INTS + ["0"],
     ("tournament", "--backend"): ["gpu"],
     ("tournament", "--out"): ["/proc/meld8-not-writable"],
     ("tournament", "--rules"): FILES,
-    ("tournament", "--config"): FILES + ["{DIR}/agents42.yaml", "{DIR}/deals_list.yaml"],
+    ("tournament", "--config"): FILES + ["{DIR}/agents42.yaml", "{DIR}/boards_list.yaml"],
     ("train", "config"): FILES,
     ("train", "--set"): ["total_timesteps=[1", "nonsense", "total_timesteps=abc", "opponents=42", "wizard=1"],
     ("replay", "file"): ["/nonexistent.json", "{DIR}/bad.yaml", "{DIR}/replay_null_seed.json",
@@ -74,7 +74,7 @@ def files(tmp_path):
     (tmp_path / "bad.yaml").write_text("key: [unclosed\n")
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
     (tmp_path / "agents42.yaml").write_text("agents: 42\n")
-    (tmp_path / "deals_list.yaml").write_text("agents: [random, random, random]\ndeals: [1, 2]\n")
+    (tmp_path / "boards_list.yaml").write_text("agents: [random, random, random]\ndeals: [1, 2]\n")
     good = {"format": "meld8-replay", "version": "0", "rules": {}, "rules_hash": "x", "seed": None, "actions": [],
             "result": {}, "checksum": "x"}  # fmt: skip
     (tmp_path / "replay_null_seed.json").write_text(json.dumps(good))

@@ -107,3 +107,24 @@ def test_sb3_adapter_plays_the_same_games_as_the_gymnasium_face():
         assert np.array_equal(r1, r2) and np.array_equal(d1, t2)
         for i in np.flatnonzero(d1):
             assert infos[i]["final_score"] == info["final_info"]["final_score"][i]
+
+
+def test_single_env_illegal_action_ends_the_episode_or_raises():
+    from meld8_env.actions import IllegalActionError
+
+    env = gymnasium.make("meld8_env:Meld8-v0", opponents="random").unwrapped
+    _, info = env.reset(seed=1)
+    illegal = int(np.flatnonzero(~info["action_mask"])[0])
+    obs, r, term, trunc, info2 = env.step(illegal)
+    assert (
+        term
+        and r == -1.0
+        and info2["illegal_action"]
+        and info2["legal_actions"] == np.flatnonzero(info["action_mask"]).tolist()
+    )
+    _, info3 = env.reset()
+    assert info3["action_mask"].any()
+    strict = gymnasium.make("meld8_env:Meld8-v0", opponents="random", illegal_action="raise").unwrapped
+    _, info = strict.reset(seed=1)
+    with pytest.raises(IllegalActionError, match="legal:"):
+        strict.step(int(np.flatnonzero(~info["action_mask"])[0]))

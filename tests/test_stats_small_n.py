@@ -1,5 +1,5 @@
 """Tournament statistics are honest at small n: Student's t (not the normal approximation) for
-p-values and intervals, ``p < 1e-300`` instead of ``p = 0``, and a warning under 30 deal seeds."""
+p-values and intervals, ``p < 1e-300`` instead of ``p = 0``, and a warning under 30 board seeds."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ def test_student_t_tail_matches_the_tables(t, df, p):
     assert t_quantile(p, df) == pytest.approx(t, rel=1e-3)
 
 
-def test_five_deals_are_not_called_certain():
-    diffs = [60_000, 80_000, 90_000, 70_000, 100_000]  # what a 5-deal table gave p = 1.3e-58 for
+def test_five_boards_are_not_called_certain():
+    diffs = [60_000, 80_000, 90_000, 70_000, 100_000]  # what a 5-board table gave p = 1.3e-58 for
     normal = math.erfc(abs(sum(diffs) / 5) / (((sum((d - 80_000) ** 2 for d in diffs) / 4) ** 0.5) / 5**0.5) / 2**0.5)
     assert _p_two_sided(diffs) > 1e-4 and normal < 1e-20  # t: 3.5e-4; the normal shortcut claimed 1e-29
     mean, (lo, hi) = _ci(diffs)
@@ -35,6 +35,6 @@ def test_tiny_p_values_are_printed_as_a_bound():
 def test_small_tournaments_warn(tmp_path, capsys):
     from meld8_env.cli import main
 
-    assert main(["tournament", "--agents", "greedy,random,random", "--deals", "3", "--out", str(tmp_path)]) == 0
+    assert main(["tournament", "--agents", "greedy,random,random", "--boards", "3", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "only 3 deal seeds" in out and "p = 0 " not in out
+    assert "only 3 board seeds" in out and "p = 0 " not in out

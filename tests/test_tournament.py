@@ -23,13 +23,13 @@ def test_seatings_cover_every_permutation_once():
     assert len(seatings(["random", "random", "random"])) == 1
 
 
-def test_every_deal_played_under_every_seating(tmp_path):
-    res = run(TournamentConfig(["greedy", "defensive", "random"], deals=4, seed=1, out=str(tmp_path), rules=FAST,
+def test_every_board_played_under_every_seating(tmp_path):
+    res = run(TournamentConfig(["greedy", "defensive", "random"], boards=4, seed=1, out=str(tmp_path), rules=FAST,
                                progress=False))  # fmt: skip
     lines = [json.loads(x) for x in (tmp_path / "games.jsonl").read_text().splitlines()]
-    deals = [x for x in lines if x["type"] == "deal"]
-    assert sorted(d["deal"] for d in deals) == [0, 1, 2, 3]
-    for d in deals:
+    boards = [x for x in lines if x["type"] == "board"]
+    assert sorted(d["board"] for d in boards) == [0, 1, 2, 3]
+    for d in boards:
         assert sorted(tuple(g["seats"]) for g in d["games"]) == seatings(["greedy", "defensive", "random"])
         assert len({g["seed"] for g in d["games"]}) == 1
     assert res["games"] == 24 and set(res["agents"]) == {"greedy", "defensive", "random"}
@@ -38,30 +38,32 @@ def test_every_deal_played_under_every_seating(tmp_path):
 
 
 def _game(seats, places, scores, wins=(0, 0, 0), deal_ins=(0, 0, 0)):
-    return {"seats": list(seats), "placements": list(places), "final_scores": list(scores), "deals": 4, "draws": 1,
-            "wins": list(wins), "tsumo": [0, 0, 0], "deal_ins": list(deal_ins), "calls": [1, 0, 0],
+    return {"seats": list(seats), "placements": list(places), "final_scores": list(scores), "hands": 4,
+            "drawn_hands": 1, "wins": list(wins), "tsumo": [0, 0, 0], "deal_ins": list(deal_ins), "calls": [1, 0, 0],
             "win_han": [w * 3 for w in wins]}  # fmt: skip
 
 
 def test_statistics_on_hand_made_results():
     names = ["A", "B", "C"]
-    deals = [
+    boards = [
         {
-            "deal": 0,
+            "board": 0,
             "games": [_game((0, 1, 2), (1, 2, 3), (50_000, 30_000, 10_000), wins=(2, 1, 0), deal_ins=(0, 1, 2))],
         },
-        {"deal": 1, "games": [_game((1, 2, 0), (2, 3, 1), (30_000, 0, 60_000), wins=(1, 0, 2), deal_ins=(1, 2, 0))]},
+        {"board": 1, "games": [_game((1, 2, 0), (2, 3, 1), (30_000, 0, 60_000), wins=(1, 0, 2), deal_ins=(1, 2, 0))]},
     ]
-    res = summarize(deals, names, 3, seed=5)
+    res = summarize(boards, names, 3, seed=5)
     a, c = res["agents"]["A"], res["agents"]["C"]
     assert a["mean_placement"] == 1.0 and a["rank_distribution"] == [1.0, 0.0, 0.0]
     assert a["mean_score"] == 55_000 and a["score_ci95"][0] < 55_000 < a["score_ci95"][1]
     assert a["win_rate"] == 4 / 8 and c["deal_in_rate"] == 4 / 8 and a["call_rate"] == 1 / 8
     assert a["average_win_han"] == 3.0
-    assert res["deals"] == 2 and res["games"] == 2 and res["draw_rate"] == 2 / 8
+    assert res["boards"] == 2 and res["games"] == 2 and res["draw_rate"] == 2 / 8
     assert a["rating"]["mu"] > res["agents"]["B"]["rating"]["mu"] > c["rating"]["mu"]
     pair = next(p for p in res["pairwise"] if {p["a"], p["b"]} == {"A", "C"})
-    assert pair["mean_score_diff"] == 50_000 and pair["verdict"] == "A beats C"
+    # two boards are too few to claim a difference (Student's t, 1 degree of freedom: p = 0.126)
+    assert pair["mean_score_diff"] == 50_000 and pair["verdict"] == "no significant difference"
+    assert 0.1 < pair["p_value"] < 0.15
 
 
 def _results(path):
@@ -71,7 +73,7 @@ def _results(path):
 
 def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
     clean, crashed = tmp_path / "clean", tmp_path / "crashed"
-    base = ["--agents", "greedy,defensive,random", "--deals", "24", "--seed", "3"]
+    base = ["--agents", "greedy,defensive,random", "--boards", "24", "--seed", "3"]
     assert main(["tournament", *base, "--out", str(clean)]) == 0
     rules = tmp_path / "rules.yaml"
     rules.write_text("")
@@ -86,21 +88,21 @@ def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
     lines_at_kill = log.read_text().count("\n")
     assert 4 <= lines_at_kill < 25, "the run was not interrupted mid-way"
     with open(log, "a") as f:
-        f.write('{"type": "deal", "deal": 99, "gam')  # a torn last write
+        f.write('{"type": "board", "board": 99, "gam')  # a torn last write
     assert main(["tournament", *base, "--out", str(crashed), "--resume"]) == 0
     assert _results(crashed) == _results(clean)
-    deals = [json.loads(x)["deal"] for x in log.read_text().splitlines()[1:]]
-    assert sorted(deals) == list(range(24))
+    boards = [json.loads(x)["board"] for x in log.read_text().splitlines()[1:]]
+    assert sorted(boards) == list(range(24))
 
 
 def test_log_of_another_run_or_corrupt_middle_is_an_error(tmp_path):
     cfg = TournamentConfig(
-        ["greedy", "random", "random"], deals=2, seed=1, out=str(tmp_path), rules=FAST, progress=False
+        ["greedy", "random", "random"], boards=2, seed=1, out=str(tmp_path), rules=FAST, progress=False
     )
     run(cfg)
     with pytest.raises(TournamentError, match="exists: add --resume"):
         run(cfg)
-    other = TournamentConfig(["greedy", "random", "random"], deals=2, seed=2, out=str(tmp_path), rules=FAST,
+    other = TournamentConfig(["greedy", "random", "random"], boards=2, seed=2, out=str(tmp_path), rules=FAST,
                              resume=True, progress=False)  # fmt: skip
     with pytest.raises(TournamentError, match="belongs to another tournament"):
         run(other)
@@ -120,7 +122,7 @@ def test_log_of_another_run_or_corrupt_middle_is_an_error(tmp_path):
     ],
 )
 def test_cli_errors(tmp_path, capsys, argv, message):
-    assert main(["tournament", *argv, "--deals", "1", "--out", str(tmp_path / "o")]) == 2
+    assert main(["tournament", *argv, "--boards", "1", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 
@@ -136,10 +138,10 @@ def test_cli_bad_yaml(tmp_path, capsys):
 
 
 def test_ray_backend_equals_local_backend(tmp_path):
-    """A local Ray instance plays the same deals and gives the same results as local workers."""
+    """A local Ray instance plays the same boards and gives the same results as local workers."""
     pytest.importorskip("ray") if os.environ.get("CI") != "true" else None  # CI installs ray: must run there
-    common = dict(agents=["greedy", "defensive", "random"], deals=6, seed=11, rules=FAST, progress=False,
-                  deals_per_task=2, workers=2)  # fmt: skip
+    common = dict(agents=["greedy", "defensive", "random"], boards=6, seed=11, rules=FAST, progress=False,
+                  boards_per_task=2, workers=2)  # fmt: skip
     local = run(TournamentConfig(out=str(tmp_path / "local"), backend="local", **common))
     remote = run(TournamentConfig(out=str(tmp_path / "ray"), backend="ray", **common))
     assert local == remote

@@ -1,6 +1,6 @@
 """Tournament log integrity (hardening): a log cut at any byte, or holding junk, is either resumed to
 exactly the results of an uninterrupted run or refused with one line naming the line - never a
-traceback, never a deal counted twice; two runs never append to one log."""
+traceback, never a board counted twice; two runs never append to one log."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ TINY = RuleConfig.two_player(rounds=1, min_yaku_han=(1,), max_replays=0)
 
 
 def _cfg(out, **kw) -> TournamentConfig:
-    base = dict(agents=["greedy", "random"], deals=3, seed=5, out=str(out), rules=TINY, progress=False, chart=False)
+    base = dict(agents=["greedy", "random"], boards=3, seed=5, out=str(out), rules=TINY, progress=False, chart=False)
     return TournamentConfig(**{**base, **kw})
 
 
@@ -38,12 +38,12 @@ def _resume(tmp_path, log_bytes: bytes):
 
 def test_truncated_at_every_byte_offset_resumes_to_identical_results(finished, tmp_path, capsys):
     results, log = finished
-    assert log.count(b"\n") == 4  # header + 3 deals
+    assert log.count(b"\n") == 4  # header + 3 boards
     for k in range(len(log) + 1):
         got = _resume(tmp_path / str(k), log[:k])
         assert got == results, f"cut at byte {k} of {len(log)}"
         relogged = (tmp_path / str(k) / "games.jsonl").read_text().splitlines()
-        assert len(relogged) == 4 and sorted(json.loads(x)["deal"] for x in relogged[1:]) == [0, 1, 2], k
+        assert len(relogged) == 4 and sorted(json.loads(x)["board"] for x in relogged[1:]) == [0, 1, 2], k
     capsys.readouterr()
 
 
@@ -55,7 +55,7 @@ JUNK = {
     "number": b"42",
     "empty object": b"{}",
     "list": b"[1, 2]",
-    "string deal id": None,  # built from a real line below
+    "string board id": None,  # built from a real line below
     "foreign seed": None,
     "missing games": None,
     "not JSON": b"{broken",
@@ -69,8 +69,8 @@ def _variants(log: bytes) -> dict[str, bytes]:
     for name, junk in JUNK.items():
         if junk is None:
             f = dict(e)
-            if name == "string deal id":
-                f["deal"] = str(f["deal"])
+            if name == "string board id":
+                f["board"] = str(f["board"])
             elif name == "foreign seed":
                 f["seed"] += 1
             else:
@@ -78,12 +78,12 @@ def _variants(log: bytes) -> dict[str, bytes]:
             junk = json.dumps(f).encode()
         out[f"{name} in the middle"] = b"\n".join([header, d0, junk, d2]) + b"\n"
     out["header is a list"] = b"\n".join([b"[1]", d0, d1, d2]) + b"\n"
-    out["a deal logged twice"] = b"\n".join([header, d0, d1, d0, d2]) + b"\n"
+    out["a board logged twice"] = b"\n".join([header, d0, d1, d0, d2]) + b"\n"
     out["two headers"] = b"\n".join([header, header, d0]) + b"\n"
     return out
 
 
-CASES = [f"{name} in the middle" for name in JUNK] + ["header is a list", "a deal logged twice", "two headers"]
+CASES = [f"{name} in the middle" for name in JUNK] + ["header is a list", "a board logged twice", "two headers"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -97,16 +97,16 @@ def test_junk_lines_are_refused_with_the_line_number(finished, tmp_path, case):
 
 def test_junk_lines_are_one_line_errors_on_the_command_line(finished, tmp_path):
     _, log = finished
-    (tmp_path / "games.jsonl").write_bytes(_variants(log)["a deal logged twice"])
+    (tmp_path / "games.jsonl").write_bytes(_variants(log)["a board logged twice"])
     rules = tmp_path / "tiny.yaml"
     rules.write_text(json.dumps(TINY.to_dict()))  # JSON is YAML
     p = subprocess.run(
-        [sys.executable, "-m", "meld8_env", "tournament", "--agents", "greedy,random", "--deals", "3", "--seed", "5",
+        [sys.executable, "-m", "meld8_env", "tournament", "--agents", "greedy,random", "--boards", "3", "--seed", "5",
          "--rules", str(rules), "--out", str(tmp_path), "--resume"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert p.returncode == 2, p.stderr
-    assert "repeats deal" in p.stderr and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
+    assert "repeats board" in p.stderr and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
 
 
 def test_header_only_log_resumes_without_a_second_header(finished, tmp_path):
@@ -134,12 +134,12 @@ def test_a_second_run_on_the_same_folder_is_refused_naming_the_holder(tmp_path):
     run(_cfg(tmp_path, resume=True))  # the lock died with its holder
 
 
-def test_scheduling_is_lazy_memory_does_not_grow_with_the_deal_count(tmp_path):
-    """Asking for 10^11 deals must not build 10^11 tasks before the first game (it was OOM-killed)."""
+def test_scheduling_is_lazy_memory_does_not_grow_with_the_board_count(tmp_path):
+    """Asking for 10^11 boards must not build 10^11 tasks before the first game (it was OOM-killed)."""
     from training import tournament
 
     tracemalloc.start()
-    tasks = tournament._tasks(_cfg(tmp_path, deals=10**11), set(), tournament.LOCAL_CHUNK)
+    tasks = tournament._tasks(_cfg(tmp_path, boards=10**11), set(), tournament.LOCAL_CHUNK)
     first = next(tasks)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -15,7 +15,7 @@ pytest.importorskip("sb3_contrib")
 
 from meld8_env.cli import main  # noqa: E402
 
-TINY = ["n_envs=8", "n_steps=16", "batch_size=64", "n_epochs=1", "eval_deals=1", "net_arch=[32]", "progress=false"]
+TINY = ["n_envs=8", "n_steps=16", "batch_size=64", "n_epochs=1", "eval_boards=1", "net_arch=[32]", "progress=false"]
 
 
 def test_no_config_prints_usage_and_starts_nothing(tmp_path, capsys, monkeypatch):

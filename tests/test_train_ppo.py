@@ -7,7 +7,7 @@ from agents.registry import AgentLoadError, load_agent
 from meld8_env.cli import main
 from training.train_ppo import TrainConfig, train
 
-TINY = dict(total_timesteps=256, n_envs=8, n_steps=16, batch_size=64, n_epochs=1, eval_every=128, eval_deals=1,
+TINY = dict(total_timesteps=256, n_envs=8, n_steps=16, batch_size=64, n_epochs=1, eval_every=128, eval_boards=1,
             checkpoint_every=128, net_arch=[32], progress=False)  # fmt: skip
 
 
@@ -16,6 +16,7 @@ def test_smoke_run_writes_checkpoints_and_evaluations(tmp_path):
     assert final.is_file() and (tmp_path / "best.zip").is_file() and list(tmp_path.glob("ckpt_*.zip"))
     assert (tmp_path / "eval.jsonl").read_text().strip() and (tmp_path / "tb").is_dir()
     assert (tmp_path / "learning_curve.png").stat().st_size > 0
+    assert not list(tmp_path.glob("_eval*")), "the evaluation's scratch checkpoint was left behind"
 
 
 def test_resume_continues_from_the_newest_checkpoint(tmp_path):
@@ -30,7 +31,7 @@ def test_checkpoint_is_an_agent_in_tournaments(tmp_path):
     agent = load_agent(f"ppo:{final}")
     assert agent.name == "ppo"
     out = tmp_path / "t"
-    assert main(["tournament", "--agents", f"ppo:{final},greedy,random", "--deals", "1", "--out", str(out)]) == 0
+    assert main(["tournament", "--agents", f"ppo:{final},greedy,random", "--boards", "1", "--out", str(out)]) == 0
 
 
 def test_same_seed_same_training(tmp_path):
@@ -46,13 +47,13 @@ def test_same_seed_same_training(tmp_path):
 def test_bad_config_and_missing_checkpoint(tmp_path, capsys):
     with pytest.raises(ValueError, match="unknown train option 'learning_rat'"):
         TrainConfig.load(None, ["learning_rat=0.1"])
-    assert main(["train", "--set", "n_envs=0"]) == 2
+    assert main(["train", "ppo_vs_bots", "--set", "n_envs=0"]) == 2
     assert "'n_envs' must be an integer >= 1" in capsys.readouterr().err
     with pytest.raises(ValueError, match="'network' must be one of separate, shared, card_heads"):
         TrainConfig.load(None, ["network=cnn"])
     with pytest.raises(ValueError, match="network=card_heads needs features=true"):
         TrainConfig.load(None, ["features=false"])
-    assert main(["train", "--set", f"out={tmp_path}/run", "--set", "eval_opponents=[greedy, grdy]"]) == 2
+    assert main(["train", "ppo_vs_bots", "--set", f"out={tmp_path}/run", "--set", "eval_opponents=[greedy, grdy]"]) == 2
     assert "unknown agent 'grdy'" in capsys.readouterr().err and not (tmp_path / "run").exists()
     with pytest.raises(AgentLoadError, match="checkpoint not found"):
         load_agent(f"ppo:{tmp_path}/nope.zip")

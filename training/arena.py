@@ -3,7 +3,7 @@
 ``play(agents, seats, seeds, rules)``: game g is seeded ``seeds[g]`` and seat s is played by
 ``agents[seats[g, s]]``. All games run in one ``Meld8Vector``; at every step each agent gets the rows
 where it must act in one ``act_batch`` call (one forward pass for a policy). Returns one
-:class:`GameRecord` per game with final scores, placements and per-seat deal statistics.
+:class:`GameRecord` per game with final scores, placements and per-seat hand statistics (a hand is one deal of cards).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ class GameRecord:
     seats: list[int]  # agent index in each seat
     final_scores: list[int] = dataclasses.field(default_factory=list)
     placements: list[int] = dataclasses.field(default_factory=list)
-    deals: int = 0
-    draws: int = 0
+    hands: int = 0  # deals of cards in this game (rounds and replays)
+    drawn_hands: int = 0  # hands that ended in a draw (R39)
     wins: list[int] = dataclasses.field(default_factory=list)  # per seat
     tsumo: list[int] = dataclasses.field(default_factory=list)
     deal_ins: list[int] = dataclasses.field(default_factory=list)
@@ -94,9 +94,9 @@ def play(
             if slot_game[h.game] < 0:
                 continue
             rec = records[slot_game[h.game]]
-            rec.deals += 1
+            rec.hands += 1
             if h.kind == Result.DRAW:
-                rec.draws += 1
+                rec.drawn_hands += 1
             elif h.is_win:
                 rec.wins[h.winner] += 1
                 rec.win_han[h.winner] += h.han

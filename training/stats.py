@@ -1,8 +1,8 @@
 """Tournament statistics from game records (pure functions; no engine needed).
 
-Deals are the unit of pairing: every deal is played under every seating, so an agent's mean over the
-games of one deal removes seat and card luck, and confidence intervals use the spread of those
-per-deal means (95%: mean ± 1.96 · sd / sqrt(deals)). Two seats holding the same agent are one entry.
+Boards are the unit of pairing: every board is played under every seating, so an agent's mean over the
+games of one board removes seat and card luck, and confidence intervals use the spread of those
+per-board means (95%, Student's t over boards). Two seats holding the same agent are one entry.
 """
 
 from __future__ import annotations
@@ -83,51 +83,51 @@ def format_p(p: float) -> str:
     return "p < 1e-300" if p < 1e-300 else f"p = {p:.3g}"
 
 
-def summarize(deals: Iterable[dict], names: Sequence[str], num_players: int, seed: int) -> dict:
-    """``deals``: logged deal entries ``{"deal", "seed", "games": [GameRecord dicts]}``;
+def summarize(boards: Iterable[dict], names: Sequence[str], num_players: int, seed: int) -> dict:
+    """``boards``: logged board entries ``{"board", "seed", "games": [GameRecord dicts]}``;
     ``names``: the agent spec of each index used in ``seats``."""
     unique = list(dict.fromkeys(names))
-    per_deal: dict[str, list[tuple[float, float]]] = defaultdict(list)  # (mean placement, mean score)
+    per_board: dict[str, list[tuple[float, float]]] = defaultdict(list)  # (mean placement, mean score)
     placements: dict[str, list[int]] = defaultdict(list)
     totals = {n: defaultdict(int) for n in unique}
-    games = draws = all_deals = 0
+    games = draws = all_hands = 0
     pair_diffs: dict[tuple[str, str], list[float]] = defaultdict(list)
     rating = _Ratings(unique)
-    n_deals = 0
-    for entry in deals:
-        n_deals += 1
-        deal_scores: dict[str, list[float]] = defaultdict(list)
-        deal_places: dict[str, list[int]] = defaultdict(list)
+    n_boards = 0
+    for entry in boards:
+        n_boards += 1
+        board_scores: dict[str, list[float]] = defaultdict(list)
+        board_places: dict[str, list[int]] = defaultdict(list)
         for g in entry["games"]:
             games += 1
-            draws += g["draws"]
-            all_deals += g["deals"]
+            draws += g["drawn_hands"]
+            all_hands += g["hands"]
             seat_names = [names[a] for a in g["seats"]]
             for seat, name in enumerate(seat_names):
-                deal_scores[name].append(g["final_scores"][seat])
-                deal_places[name].append(g["placements"][seat])
+                board_scores[name].append(g["final_scores"][seat])
+                board_places[name].append(g["placements"][seat])
                 placements[name].append(g["placements"][seat])
                 t = totals[name]
-                t["seat_deals"] += g["deals"]
+                t["seat_hands"] += g["hands"]
                 t["wins"] += g["wins"][seat]
                 t["tsumo"] += g["tsumo"][seat]
                 t["deal_ins"] += g["deal_ins"][seat]
                 t["calls"] += g["calls"][seat]
                 t["han"] += g["win_han"][seat]
             rating.rate(seat_names, g["placements"])
-        for name in deal_scores:
-            per_deal[name].append((float(np.mean(deal_places[name])), float(np.mean(deal_scores[name]))))
-        for a in deal_scores:
-            for b in deal_scores:
+        for name in board_scores:
+            per_board[name].append((float(np.mean(board_places[name])), float(np.mean(board_scores[name]))))
+        for a in board_scores:
+            for b in board_scores:
                 if a < b:
-                    pair_diffs[(a, b)].append(float(np.mean(deal_scores[a]) - np.mean(deal_scores[b])))
+                    pair_diffs[(a, b)].append(float(np.mean(board_scores[a]) - np.mean(board_scores[b])))
     agents = {}
     for name in unique:
-        rows = per_deal.get(name, [])
+        rows = per_board.get(name, [])
         mp, mp_ci = _ci([r[0] for r in rows])
         ms, ms_ci = _ci([r[1] for r in rows])
         t = totals[name]
-        seat_deals = max(t["seat_deals"], 1)
+        seat_hands = max(t["seat_hands"], 1)
         wins = t["wins"]
         dist = np.bincount(np.asarray(placements[name], dtype=int), minlength=num_players + 1)[1:]
         agents[name] = {
@@ -136,9 +136,9 @@ def summarize(deals: Iterable[dict], names: Sequence[str], num_players: int, see
             "mean_score": ms,
             "score_ci95": ms_ci,
             "rank_distribution": (dist / max(dist.sum(), 1)).tolist(),
-            "win_rate": wins / seat_deals,
-            "deal_in_rate": t["deal_ins"] / seat_deals,
-            "call_rate": t["calls"] / seat_deals,
+            "win_rate": wins / seat_hands,
+            "deal_in_rate": t["deal_ins"] / seat_hands,
+            "call_rate": t["calls"] / seat_hands,
             "tsumo_share": t["tsumo"] / wins if wins else 0.0,
             "average_win_han": t["han"] / wins if wins else 0.0,
             "rating": rating.of(name),
@@ -156,10 +156,10 @@ def summarize(deals: Iterable[dict], names: Sequence[str], num_players: int, see
     return {
         "agents": agents,
         "pairwise": pairwise,
-        "deals": n_deals,
+        "boards": n_boards,
         "games": games,
         "seed": seed,
-        "draw_rate": draws / all_deals if all_deals else 0.0,
+        "draw_rate": draws / all_hands if all_hands else 0.0,
     }
 
 

@@ -1,9 +1,9 @@
 """Duplicate tournaments: who is stronger, by how much, with confidence.
 
-Every deal seed is played under every distinct seating of the agents (6 for three different
+Every board seed is played under every distinct seating of the agents (6 for three different
 agents, 3 rotations when two seats hold copies of one agent), so seat and card luck cancel.
-Finished deals are appended to ``OUT/games.jsonl`` as they complete (flushed and fsynced; with
-worker processes or Ray, as each task of ``deals_per_task`` deals returns); a run
+Finished boards are appended to ``OUT/games.jsonl`` as they complete (flushed and fsynced; with
+worker processes or Ray, as each task of ``boards_per_task`` boards returns); a run
 killed at any point continues with ``resume=True`` without losing or double-counting a game. At the
 end: ``results.json`` (training/stats.py), ``games.csv`` (one row per game and seat), ``chart.png``
 and a table in the terminal.
@@ -26,7 +26,7 @@ from meld8_env.engine.seeding import Stream
 from meld8_env.rules import RuleConfig
 from training.stats import format_p, summarize
 
-SHAKY_BELOW = 30  # deal seeds below which a claim rests on too few paired samples
+SHAKY_BELOW = 30  # board seeds below which a claim rests on too few paired samples
 
 LOG = "games.jsonl"
 
@@ -38,14 +38,14 @@ class TournamentError(ValueError):
 @dataclasses.dataclass
 class TournamentConfig:
     agents: list[str]
-    deals: int = 100
+    boards: int = 100
     seed: int = 0
     workers: int = 1
     out: str = "results/tournament"
     resume: bool = False
     backend: str = "local"  # or "ray": the same tasks on a Ray cluster (RAY_ADDRESS) or a local Ray instance
     rules: RuleConfig = dataclasses.field(default_factory=RuleConfig)
-    deals_per_task: int = 8
+    boards_per_task: int = 8
     progress: bool = True
     chart: bool = True
     trust_checkpoints: bool = False  # let SB3 unpickle foreign checkpoint zips (runs code stored in them)
@@ -60,13 +60,13 @@ def seatings(agents: Sequence[str]) -> list[tuple[int, ...]]:
     return sorted(set(itertools.permutations(canon)))
 
 
-def deal_seed(seed: int, deal: int) -> int:
-    return Stream(seed, deal + 1).next() >> 2
+def board_seed(seed: int, board: int) -> int:
+    return Stream(seed, board + 1).next() >> 2
 
 
 # -- the log --------------------------------------------------------------------------------------
-GAME_KEYS = ("seed", "seats", "final_scores", "placements", "deals", "draws", "wins", "tsumo", "deal_ins", "calls",
-             "win_han")  # fmt: skip
+GAME_KEYS = ("seed", "seats", "final_scores", "placements", "hands", "drawn_hands", "wins", "tsumo", "deal_ins",
+             "calls", "win_han")  # fmt: skip
 PER_SEAT = ("seats", "final_scores", "placements", "wins", "tsumo", "deal_ins", "calls", "win_han")
 
 
@@ -74,34 +74,34 @@ def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def deal_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> str | None:
-    """Why a logged line is not a deal entry of this tournament, or None."""
-    if not isinstance(obj, dict) or obj.get("type") != "deal":
-        return "not a deal entry"
-    deal, games = obj.get("deal"), obj.get("games")
-    if not _is_int(deal) or deal < 0:
-        return f"deal id {deal!r} is not an integer >= 0"
-    if obj.get("seed") != deal_seed(cfg.seed, deal):
-        return f"deal {deal} has seed {obj.get('seed')!r}, this tournament's is {deal_seed(cfg.seed, deal)}"
+def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> str | None:
+    """Why a logged line is not a board entry of this tournament, or None."""
+    if not isinstance(obj, dict) or obj.get("type") != "board":
+        return "not a board entry"
+    board, games = obj.get("board"), obj.get("games")
+    if not _is_int(board) or board < 0:
+        return f"board id {board!r} is not an integer >= 0"
+    if obj.get("seed") != board_seed(cfg.seed, board):
+        return f"board {board} has seed {obj.get('seed')!r}, this tournament's is {board_seed(cfg.seed, board)}"
     if not isinstance(games, list) or len(games) != n_seatings:
-        return f"deal {deal} should hold {n_seatings} games (one per seating)"
+        return f"board {board} should hold {n_seatings} games (one per seating)"
     P = cfg.rules.num_players
     for g in games:
         if not isinstance(g, dict) or any(k not in g for k in GAME_KEYS):
-            return f"deal {deal}: a game record lacks fields"
+            return f"board {board}: a game record lacks fields"
         if any(not isinstance(g[k], list) or len(g[k]) != P or not all(map(_is_int, g[k])) for k in PER_SEAT):
-            return f"deal {deal}: a game record has malformed per-seat fields"
+            return f"board {board}: a game record has malformed per-seat fields"
         if not all(0 <= a < len(cfg.agents) for a in g["seats"]) or sorted(g["placements"]) != list(range(1, P + 1)):
-            return f"deal {deal}: a game record has impossible seats or placements"
+            return f"board {board}: a game record has impossible seats or placements"
     return None
 
 
 def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
-    """(logged deals, byte length of the valid part, whether that part holds the header).
+    """(logged boards, byte length of the valid part, whether that part holds the header).
 
     A torn last line (a crash during a write: no newline, or not JSON) is reported and dropped, and so
-    is a torn header. Anything else that is not this tournament's header followed by distinct deal
-    entries - a log of another run, a corrupt or foreign line, a deal logged twice - is refused with a
+    is a torn header. Anything else that is not this tournament's header followed by distinct board
+    entries - a log of another run, a corrupt or foreign line, a board logged twice - is refused with a
     TournamentError naming the line: resuming never double-counts and never guesses."""
     raw = path.read_bytes()
     header, n_seatings = cfg.header(), len(seatings(cfg.agents))
@@ -134,15 +134,16 @@ def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
                 )
             has_header = True
         else:
-            err = deal_entry_error(obj, cfg, n_seatings)
+            err = board_entry_error(obj, cfg, n_seatings)
             if err:
                 raise TournamentError(f"{where}: {err}; refusing to resume (fix or move the file)")
-            deal = obj["deal"]
-            if deal in first_line:
+            board = obj["board"]
+            if board in first_line:
                 raise TournamentError(
-                    f"{where} repeats deal {deal} (first logged on line {first_line[deal]}); refusing to count it twice"
+                    f"{where} repeats board {board} (first logged on line {first_line[board]}); "
+                    "refusing to count it twice"
                 )
-            first_line[deal] = i + 1
+            first_line[board] = i + 1
             entries.append(obj)
         pos = good_end = end
     return entries, good_end, has_header
@@ -200,30 +201,30 @@ def _init_worker(specs: list[str], rules_dict: dict, seed: int, trust: bool = Fa
     _WORKER["rules"] = rules
 
 
-def _play_deals(task: tuple[list[int], list[int], list[tuple[int, ...]]], on_deal=None) -> list[dict]:
-    """Play every seating of each deal in one batch; ``on_deal(entry)`` fires as each deal completes."""
+def _play_boards(task: tuple[list[int], list[int], list[tuple[int, ...]]], on_board=None) -> list[dict]:
+    """Play every seating of each board in one batch; ``on_board(entry)`` fires as each board completes."""
     from training.arena import play
 
-    deal_ids, seeds, seats = task
+    board_ids, seeds, seats = task
     n_seat = len(seats)
-    all_seats = np.array([s for _ in deal_ids for s in seats])
+    all_seats = np.array([s for _ in board_ids for s in seats])
     all_seeds = [sd for sd in seeds for _ in range(n_seat)]
-    games: dict[int, dict[int, dict]] = {k: {} for k in range(len(deal_ids))}
+    games: dict[int, dict[int, dict]] = {k: {} for k in range(len(board_ids))}
     out = []
 
     def finished(index: int, record) -> None:
         k = index // n_seat
         games[k][index % n_seat] = record.to_json()
-        if len(games[k]) == n_seat:  # every seating of this deal is done
+        if len(games[k]) == n_seat:  # every seating of this board is done
             entry = {
-                "type": "deal",
-                "deal": deal_ids[k],
+                "type": "board",
+                "board": board_ids[k],
                 "seed": seeds[k],
                 "games": [games[k][i] for i in range(n_seat)],
             }
             out.append(entry)
-            if on_deal is not None:
-                on_deal(entry)
+            if on_board is not None:
+                on_board(entry)
 
     play(_WORKER["agents"], all_seats, all_seeds, _WORKER["rules"], on_game=finished)
     return out
@@ -233,8 +234,8 @@ def run(cfg: TournamentConfig) -> dict:
     """Play (or resume) the tournament and write its outputs; returns results.json's content."""
     from agents.registry import load_agent
 
-    if cfg.deals < 1:
-        raise TournamentError(f"deals must be >= 1, got {cfg.deals}")
+    if cfg.boards < 1:
+        raise TournamentError(f"boards must be >= 1, got {cfg.boards}")
     if cfg.backend not in ("local", "ray"):
         raise TournamentError(f"backend must be 'local' or 'ray', got {cfg.backend!r}")
     if not 2 <= len(cfg.agents) <= 3 or len(cfg.agents) != cfg.rules.num_players:
@@ -247,23 +248,23 @@ def run(cfg: TournamentConfig) -> dict:
         return _run_locked(cfg, out)
 
 
-#: deals scheduled at a time in one process: memory is bounded by this, not by the number of deals
+#: boards scheduled at a time in one process: memory is bounded by this, not by the number of boards
 LOCAL_CHUNK = 512
 
 
 def _tasks(cfg: TournamentConfig, finished: set[int], per_task: int):
-    """(deal ids, seeds, seatings) tasks over the deals still to play, made lazily."""
+    """(board ids, seeds, seatings) tasks over the boards still to play, made lazily."""
     seats = seatings(cfg.agents)
     chunk: list[int] = []
-    for d in range(cfg.deals):
+    for d in range(cfg.boards):
         if d in finished:
             continue
         chunk.append(d)
         if len(chunk) == per_task:
-            yield chunk, [deal_seed(cfg.seed, x) for x in chunk], seats
+            yield chunk, [board_seed(cfg.seed, x) for x in chunk], seats
             chunk = []
     if chunk:
-        yield chunk, [deal_seed(cfg.seed, x) for x in chunk], seats
+        yield chunk, [board_seed(cfg.seed, x) for x in chunk], seats
 
 
 def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
@@ -277,9 +278,9 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         done, valid, has_header = read_log(log, cfg)
         with open(log, "r+b") as f:
             f.truncate(valid)
-    finished = {e["deal"] for e in done}
-    n_todo = cfg.deals - sum(1 for d in finished if d < cfg.deals)
-    per_task = LOCAL_CHUNK if cfg.workers <= 1 and cfg.backend == "local" else cfg.deals_per_task
+    finished = {e["board"] for e in done}
+    n_todo = cfg.boards - sum(1 for d in finished if d < cfg.boards)
+    per_task = LOCAL_CHUNK if cfg.workers <= 1 and cfg.backend == "local" else cfg.boards_per_task
     tasks = _tasks(cfg, finished, per_task)
     init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed, cfg.trust_checkpoints)
     bar = _progress(n_todo, cfg.progress)
@@ -289,16 +290,16 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         pool = None
         if cfg.backend == "ray":
             results = _ray_results(tasks, init_args, max(cfg.workers, 1))
-        elif cfg.workers <= 1:  # one batch of every game; each deal is logged the moment it completes
+        elif cfg.workers <= 1:  # one batch of every game; each board is logged the moment it completes
             _init_worker(*init_args)
 
-            def log_deal(entry: dict) -> None:
+            def log_board(entry: dict) -> None:
                 _append(f, entry)
                 done.append(entry)
                 bar.update(1)
 
             for task in tasks:
-                _play_deals(task, on_deal=log_deal)
+                _play_boards(task, on_board=log_board)
             results = iter(())
         else:
             import multiprocessing as mp
@@ -316,7 +317,7 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
             bar.close()
             if pool is not None:
                 pool.terminate()
-    done = sorted((e for e in done if e["deal"] < cfg.deals), key=lambda e: e["deal"])
+    done = sorted((e for e in done if e["board"] < cfg.boards), key=lambda e: e["board"])
     results_doc = summarize(done, cfg.agents, cfg.rules.num_players, cfg.seed)
     (out / "results.json").write_text(json.dumps(results_doc, indent=1))
     write_games_csv(out / "games.csv", done, cfg.agents)
@@ -329,13 +330,13 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
 
 
 def _bounded(pool, tasks, in_flight: int):
-    """Results of ``_play_deals`` over ``tasks`` with at most ``in_flight`` tasks submitted at a time
-    (Pool.imap would read every task up front: memory would grow with the number of deals)."""
+    """Results of ``_play_boards`` over ``tasks`` with at most ``in_flight`` tasks submitted at a time
+    (Pool.imap would read every task up front: memory would grow with the number of boards)."""
     from collections import deque
 
     pending: deque = deque()
     for task in tasks:
-        pending.append(pool.apply_async(_play_deals, (task,)))
+        pending.append(pool.apply_async(_play_boards, (task,)))
         if len(pending) >= in_flight:
             yield pending.popleft().get()
     while pending:
@@ -359,7 +360,7 @@ def _ray_results(tasks, init_args: tuple, workers: int):
             _init_worker(*args)
 
         def play(self, task):
-            return _play_deals(task)
+            return _play_boards(task)
 
     actors = [_Worker.remote(*init_args) for _ in range(workers)]
     queue = iter(tasks)  # read lazily: one task per idle actor
@@ -387,7 +388,7 @@ def _progress(total: int, enabled: bool):
     try:
         from tqdm import tqdm
 
-        return tqdm(total=total, unit="deal", disable=not enabled, dynamic_ncols=True)
+        return tqdm(total=total, unit="board", disable=not enabled, dynamic_ncols=True)
     except ImportError:  # pragma: no cover
 
         class _Null:
@@ -399,17 +400,17 @@ def _progress(total: int, enabled: bool):
 
 
 # -- outputs --------------------------------------------------------------------------------------
-def write_games_csv(path: Path, deals: Sequence[dict], names: Sequence[str]) -> None:
+def write_games_csv(path: Path, boards: Sequence[dict], names: Sequence[str]) -> None:
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["deal", "seed", "seating", "seat", "agent", "final_score", "placement", "wins", "tsumo",
-                    "deal_ins", "calls", "win_han", "deals_in_game", "draws"])  # fmt: skip
-        for e in deals:
+        w.writerow(["board", "seed", "seating", "seat", "agent", "final_score", "placement", "wins", "tsumo",
+                    "deal_ins", "calls", "win_han", "hands", "drawn_hands"])  # fmt: skip
+        for e in boards:
             for k, g in enumerate(e["games"]):
                 for seat, a in enumerate(g["seats"]):
-                    w.writerow([e["deal"], e["seed"], k, seat, names[a], g["final_scores"][seat], g["placements"][seat],
-                                g["wins"][seat], g["tsumo"][seat], g["deal_ins"][seat], g["calls"][seat],
-                                g["win_han"][seat], g["deals"], g["draws"]])  # fmt: skip
+                    w.writerow([e["board"], e["seed"], k, seat, names[a], g["final_scores"][seat],
+                                g["placements"][seat], g["wins"][seat], g["tsumo"][seat], g["deal_ins"][seat],
+                                g["calls"][seat], g["win_han"][seat], g["hands"], g["drawn_hands"]])  # fmt: skip
 
 
 def write_chart(path: Path, res: dict) -> None:
@@ -432,7 +433,7 @@ def write_chart(path: Path, res: dict) -> None:
            [res["agents"][n]["score_ci95"][1] - m for n, m in zip(names, means, strict=True)]]  # fmt: skip
     ax2.bar(names, means, yerr=err, capsize=6)
     ax2.axhline(30_000, color="grey", lw=0.8)
-    ax2.set_title(f"mean final score, 95% CI ({res['deals']} deals, {res['games']} games)")
+    ax2.set_title(f"mean final score, 95% CI ({res['boards']} boards, {res['games']} games)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -440,7 +441,7 @@ def write_chart(path: Path, res: dict) -> None:
 
 def format_table(res: dict) -> str:
     lines = [
-        f"{res['deals']} deals, {res['games']} games (seed {res['seed']}), draw rate {res['draw_rate']:.1%}",
+        f"{res['boards']} boards, {res['games']} games (seed {res['seed']}), draw rate {res['draw_rate']:.1%}",
         f"{'agent':<14}{'place':>7}{'95% CI':>16}{'score':>9}{'95% CI':>20}{'win':>7}{'deal-in':>9}{'call':>7}"
         f"{'tsumo':>7}{'han':>6}{'rating':>8}",
     ]
@@ -455,7 +456,7 @@ def format_table(res: dict) -> str:
     for p in res["pairwise"]:
         lines.append(f"  {p['a']} - {p['b']}: {p['mean_score_diff']:+,.0f} points/game ({format_p(p['p_value'])}): "
                      f"{p['verdict']}")  # fmt: skip
-    if res["deals"] < SHAKY_BELOW:
-        lines.append(f"  note: only {res['deals']} deal seeds; with fewer than {SHAKY_BELOW} the intervals and "
-                     "p-values are shaky - play more deals before claiming a difference")  # fmt: skip
+    if res["boards"] < SHAKY_BELOW:
+        lines.append(f"  note: only {res['boards']} board seeds; with fewer than {SHAKY_BELOW} the intervals and "
+                     "p-values are shaky - play more boards before claiming a difference")  # fmt: skip
     return "\n".join(lines)

@@ -70,8 +70,8 @@ class TrainConfig:
     """learner steps between redraws of self-play opponents"""
     eval_every: int = 50_000
     """learner steps between evaluations (a duplicate mini-tournament vs ``eval_opponents``)"""
-    eval_deals: int = 20
-    """deal seeds per evaluation, each played under every seating"""
+    eval_boards: int = 20
+    """board seeds per evaluation, each played under every seating"""
     eval_opponents: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "random"])
     """the two fixed agents the evaluations play against"""
     checkpoint_every: int = 50_000
@@ -103,6 +103,8 @@ class TrainConfig:
             except yaml.YAMLError as exc:
                 reason = str(exc).splitlines()[0]
                 raise ValueError(f"--set {item}: the value is not valid YAML ({reason})") from None
+        if "eval_deals" in data:  # the old name of eval_boards
+            data.setdefault("eval_boards", data.pop("eval_deals"))
         known = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:
@@ -110,7 +112,7 @@ class TrainConfig:
         for key, value in data.items():
             _check_type(key, value, known[key])
         cfg = cls(**data)
-        from agents.networks import NETWORKS
+        from agents.checkpoint import NETWORKS
 
         if cfg.network not in NETWORKS:
             raise ValueError(f"train option 'network' must be one of {', '.join(NETWORKS)}, got {cfg.network!r}")
@@ -122,7 +124,7 @@ class TrainConfig:
             "n_steps",
             "batch_size",
             "n_epochs",
-            "eval_deals",
+            "eval_boards",
             "bc_epochs",
             "bc_batch_size",
         ):
@@ -155,8 +157,8 @@ def _rules(cfg: TrainConfig) -> RuleConfig:
     return RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
 
 
-def evaluate(policy, opponents: list[str], deals: int, rules: RuleConfig, seed: int) -> dict:
-    """Duplicate mini-tournament of ``policy`` vs two fixed agents (every seating of every deal)."""
+def evaluate(policy, opponents: list[str], boards: int, rules: RuleConfig, seed: int) -> dict:
+    """Duplicate mini-tournament of ``policy`` vs two fixed agents (every seating of every board)."""
     import itertools
 
     from agents.registry import load_agent
@@ -164,8 +166,8 @@ def evaluate(policy, opponents: list[str], deals: int, rules: RuleConfig, seed: 
 
     agents = [policy] + [load_agent(n, rules, 100 + i) for i, n in enumerate(opponents)]
     perms = np.array(list(itertools.permutations(range(len(agents)))))
-    seeds = np.repeat(np.arange(deals) + 1_000_000 + seed, len(perms))
-    recs = play(agents, np.tile(perms, (deals, 1)), seeds, rules)
+    seeds = np.repeat(np.arange(boards) + 1_000_000 + seed, len(perms))
+    recs = play(agents, np.tile(perms, (boards, 1)), seeds, rules)
     places = [r.placements[r.seats.index(0)] for r in recs]
     scores = [r.final_scores[r.seats.index(0)] for r in recs]
     return {"mean_placement": float(np.mean(places)), "mean_score": float(np.mean(scores)), "games": len(recs)}
@@ -280,7 +282,7 @@ def train(cfg: TrainConfig) -> Path:
             path = out / "_eval.zip"
             save(path)
             try:
-                res = evaluate(PolicyAgent(path, rules), cfg.eval_opponents, cfg.eval_deals, rules, cfg.seed)
+                res = evaluate(PolicyAgent(path, rules), cfg.eval_opponents, cfg.eval_boards, rules, cfg.seed)
             finally:
                 path.unlink(missing_ok=True)  # a scratch copy for the evaluation: never left behind
             res["timesteps"] = t

@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from meld8_env.scoring import score_hand
+    from meld8_env.scoring import REASON_TEXT, score_hand
 
     rules = rules_from(args.rules)
     res = score_hand(
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_json()))
         return 0 if res.win else 1
     if not res.win:
-        print(f"no win: {res.reason.replace('_', ' ')}")
+        print(f"no win: {REASON_TEXT.get(res.reason, res.reason)}")
         return 1
     print(f"form    {res.form}")
     groups = ["  ".join(format_cards(g) for g in res.groups)]

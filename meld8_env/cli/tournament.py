@@ -15,7 +15,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="one per seat, comma separated: random, greedy, defensive, ppo (the shipped baseline), "
         "ppo:PATH.zip (a checkpoint) or pkg.mod:Class",
     )
-    t.add_argument("--deals", type=int, help="deal seeds, each played under every seating (default 100)")
+    t.add_argument(
+        "--boards",
+        "--deals",
+        dest="boards",
+        type=int,
+        help="boards: game seeds, each played under every seating (default 100; --deals is the old name)",
+    )
     t.add_argument("--seed", type=int)
     t.add_argument("--workers", type=int, help="worker processes (default 1)")
     t.add_argument(
@@ -27,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--out", help="output folder (default results/tournament)")
     t.add_argument("--resume", action="store_true", help="continue the log in --out")
     t.add_argument("--rules", help="rule config YAML")
-    t.add_argument("--config", help="tournament YAML (keys: agents, deals, seed, workers, out, rules)")
+    t.add_argument("--config", help="tournament YAML (keys: agents, boards, seed, workers, out, rules)")
     t.add_argument(
         "--trust-checkpoint",
         action="store_true",
@@ -45,11 +51,13 @@ def run(args: argparse.Namespace) -> int:
         from meld8_env.config_io import read_yaml_mapping
 
         settings = read_yaml_mapping(args.config, "tournament config", kind="tournament")
-        known = {"agents", "deals", "seed", "workers", "out", "rules"}
+        if "deals" in settings and "boards" not in settings:  # the old name of the key
+            settings["boards"] = settings.pop("deals")
+        known = {"agents", "boards", "seed", "workers", "out", "rules"}
         unknown = sorted(set(settings) - known)
         if unknown:
             raise ValueError(f"{args.config}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
-    for key in ("agents", "deals", "seed", "workers", "out", "rules"):
+    for key in ("agents", "boards", "seed", "workers", "out", "rules"):
         value = getattr(args, key)
         if value is not None:
             settings[key] = value
@@ -60,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         agents = [a.strip() for a in agents.split(",") if a.strip()]
     if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
         raise ValueError(f"agents must be a list of agent names (or one comma-separated string), got {agents!r}")
-    for key, hi in (("deals", 2**63), ("workers", 1024)):
+    for key, hi in (("boards", 2**63), ("workers", 1024)):
         value = settings.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi):
             raise ValueError(f"{key} must be an integer 1..{hi:,}, got {value!r}")
@@ -70,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"{key} must be a path or name, got {settings[key]!r}")
     cfg = TournamentConfig(
         agents=agents,
-        deals=settings.get("deals", 100),
+        boards=settings.get("boards", 100),
         seed=seed,
         workers=settings.get("workers", 1),
         out=settings.get("out", "results/tournament"),

@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         from training.train_ppo import TrainConfig, train
     except ImportError as exc:
         raise ValueError(f"training needs the train extra: {HINT} (missing: {exc.name})") from None
-    cfg = TrainConfig.load(args.config, args.set)
     try:
+        cfg = TrainConfig.load(args.config, args.set)
         final = train(cfg)
     except ModuleNotFoundError as exc:
         raise ValueError(f"training needs the train extra: {HINT} (missing: {exc.name})") from None
