@@ -20,7 +20,14 @@ MAX_DISCARDS = 24
 """Discard slots per seat in the engine state and the observation."""
 
 
-class Phase(enum.IntEnum):
+class _Code(enum.IntEnum):
+    @property
+    def label(self) -> str:
+        """The lower-case name used in messages and JSON (``"call_discard"``, ``"ron"``)."""
+        return self.name.lower()
+
+
+class Phase(_Code):
     """What the acting seat is asked for (the engine's ``phase``)."""
 
     DRAW = 0  # holds 8 cards after a draw: Tsumo or discard (R11)
@@ -28,12 +35,8 @@ class Phase(enum.IntEnum):
     CLAIM = 2  # a discard is under claim: Ron / Pon / Chii / pass (R21, R22)
     OVER = 3  # the game has ended
 
-    @property
-    def label(self) -> str:
-        return self.name.lower()
 
-
-class Result(enum.IntEnum):
+class Result(_Code):
     """How the last step ended a hand (``NONE``: it did not)."""
 
     NONE = 0
@@ -41,10 +44,6 @@ class Result(enum.IntEnum):
     TSUMO = 2
     DRAW = 3  # exhausted wall (R39)
     CHOMBO = 4  # false win in penalty mode (R41)
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
 
 
 class WinFlag(enum.IntFlag):

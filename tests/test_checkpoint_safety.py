@@ -32,11 +32,9 @@ class _Payload:
         return (exec, (f"open({self.marker!r}, 'w').write('code ran')",))
 
 
-def _evil_copy(tmp_path: Path, keep_metadata: bool) -> tuple[Path, Path]:
-    """The shipped baseline with a code-running pickle planted in SB3's ``data`` member."""
-    marker = tmp_path / "pwned.txt"
-    evil = tmp_path / "evil.zip"
-    with zipfile.ZipFile(shipped_baseline()) as src, zipfile.ZipFile(evil, "w") as dst:
+def _plant(src_zip: Path, dst_zip: Path, marker: Path, keep_metadata: bool = True) -> None:
+    """Copy a checkpoint zip with a code-running pickle planted in SB3's ``data`` member."""
+    with zipfile.ZipFile(src_zip) as src, zipfile.ZipFile(dst_zip, "w") as dst:
         for name in src.namelist():
             blob = src.read(name)
             if name == "data":
@@ -46,6 +44,12 @@ def _evil_copy(tmp_path: Path, keep_metadata: bool) -> tuple[Path, Path]:
             if name == MEMBER and not keep_metadata:
                 continue
             dst.writestr(name, blob)
+
+
+def _evil_copy(tmp_path: Path, keep_metadata: bool) -> tuple[Path, Path]:
+    """The shipped baseline with the payload planted."""
+    marker, evil = tmp_path / "pwned.txt", tmp_path / "evil.zip"
+    _plant(Path(str(shipped_baseline())), evil, marker, keep_metadata)
     return evil, marker
 
 
@@ -121,14 +125,7 @@ def test_train_resume_loads_weights_only(tmp_path):
     newest = max(tmp_path.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
     marker = tmp_path / "pwned.txt"
     planted = tmp_path / "planted.zip"
-    with zipfile.ZipFile(newest) as src, zipfile.ZipFile(planted, "w") as dst:
-        for name in src.namelist():
-            blob = src.read(name)
-            if name == "data":
-                data = json.loads(blob)
-                data["policy_class"][":serialized:"] = base64.b64encode(pickle.dumps(_Payload(str(marker)))).decode()
-                blob = json.dumps(data).encode()
-            dst.writestr(name, blob)
+    _plant(newest, planted, marker)
     planted.replace(newest)
     before = load_tensors(newest, "policy.pth")
     steps = int(read_metadata(newest)["num_timesteps"])
