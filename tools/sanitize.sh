@@ -11,8 +11,8 @@ ARGS=("$@")
 [ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_boundary_fuzz.py tests/test_fast_engine.py tests/test_engine_surface.py)
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
-git ls-files -z | xargs -0 -I{} cp --parents {} "$SCRATCH"
-cp --parents tests/test_boundary_fuzz.py "$SCRATCH" 2>/dev/null || true
+# the tracked files (links stay links), plus untracked test files while developing
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$SCRATCH"
 (cd "$SCRATCH" && MELD8_SANITIZE=1 "$PY" setup.py -q build_ext --inplace >/dev/null)
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 export PYTHONPATH="$SCRATCH" MELD8_REQUIRE_NATIVE=1
