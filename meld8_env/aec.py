@@ -24,7 +24,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id
+from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id, legal_ids
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_seed
@@ -123,9 +123,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         return out[0]
 
     def _legal_mask(self, agent: str) -> np.ndarray:
-        if not hasattr(self, "record") or agent != self.agent_selection:
-            return np.zeros(NUM_ACTIONS, bool)
-        return self.observe(agent)["action_mask"].astype(bool)
+        mask = np.zeros(NUM_ACTIONS, bool)
+        if hasattr(self, "record") and agent == self.agent_selection:
+            mask[legal_ids(int(self.record["mask"]))] = True  # the engine's own legal set, no observation built
+        return mask
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         return self.observe(agent or self.agent_selection)["action_mask"]

@@ -41,6 +41,8 @@ from meld8_env.rules import RuleConfig
 
 PROTOCOL_VERSION = 1
 Event = dict[str, Any]
+ACTION_IDS = {action_name(a): a for a in range(NUM_ACTIONS)}
+"""Action name -> id: answers may name the action (``"pass"``, ``"discard 7h"``)."""
 
 
 def _cards(mask: int) -> str:
@@ -126,10 +128,9 @@ class GameStreams:
     def parse_answer(self, answer: int | str) -> int:
         """An answer as an action id: the id itself or its name (``"pass"``, ``"discard 7h"``)."""
         if isinstance(answer, str):
-            names = {action_name(a): a for a in range(NUM_ACTIONS)}
-            if answer not in names:
+            if answer not in ACTION_IDS:
                 raise ValueError(f"unknown action name {answer!r}")
-            return names[answer]
+            return ACTION_IDS[answer]
         return int(answer)
 
     def step(self, answer: int | str) -> None:
@@ -191,9 +192,4 @@ class GameStreams:
         self._send(None, "settlement", payments=list(h.payments), transfers=transfers, scores=scores)
 
 
-def answers_of(stream: list[Event]) -> list[Event]:
-    """The requests in one seat's stream (what it was asked, in order)."""
-    return [e for e in stream if e["type"] == "request"]
-
-
-__all__ = ["PROTOCOL_VERSION", "GameStreams", "answers_of"]
+__all__ = ["PROTOCOL_VERSION", "GameStreams"]

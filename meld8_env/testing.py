@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+from meld8_env.cardmask import card_masks
 from meld8_env.cards import JOKER
 from meld8_env.codes import HAND_SIZE, Phase
 
@@ -102,10 +103,7 @@ def check_batch_invariants(state, rules) -> None:
         uncalled = used & (called == 0)
         assert not (used & (disc == 52)).any(), "a Joker was discarded (R12)"
         counts += uncalled.sum(axis=1)
-        union |= np.bitwise_or.reduce(
-            np.where(uncalled, np.left_shift(np.uint64(1), np.clip(disc, 0, 52).astype(np.uint64)), np.uint64(0)),
-            axis=1,
-        )
+        union |= np.bitwise_or.reduce(card_masks(np.where(uncalled, disc, -1)), axis=1)
         assert (state["calls_used"][:, p] <= 1).all(), "a seat called twice in a deal (R17)"
         assert np.isin(np.bitwise_count(state["melds"][:, p]), (0, 3)).all(), "a malformed meld"
     wall_left = state["wall_len"].astype(np.int64) - state["wall_pos"]

@@ -60,17 +60,13 @@ def backend() -> ModuleType:
     return _native if BACKEND == "c" else _reference  # type: ignore[return-value]
 
 
-def native_module() -> ModuleType:
-    """The C extension; RuntimeError when it is not built."""
-    return _native_module()
-
-
 def relaxed_joker_standard(mask: int, meld: int = 0) -> bool:
     """R27 helper of the reference evaluator: a standard form if the Joker could stand anywhere."""
     return bool(_reference.relaxed_joker_standard(mask, meld))
 
 
-def _native_module() -> ModuleType:
+def native_module() -> ModuleType:
+    """The C extension; RuntimeError when it is not built."""
     if _native is None:
         raise RuntimeError("this function needs the C extension (meld8_env.hands._native)")
     return _native
@@ -82,7 +78,7 @@ def set_backend(name: str) -> None:
     if name not in ("c", "python"):
         raise ValueError(f"backend must be 'c' or 'python', got {name!r}")
     if name == "c":
-        _native_module()
+        native_module()
     BACKEND = name
 
 
@@ -205,7 +201,7 @@ def _batch(native_name: str, reference, masks, meld_masks, dtype) -> np.ndarray:
     check_hands({"is_win_form_batch": "is_win_form", "waits_batch": "waits"}[native_name], h, m)
     out = np.zeros(h.shape[0], dtype)
     if BACKEND == "c":
-        getattr(_native_module(), native_name)(h, m, out)
+        getattr(native_module(), native_name)(h, m, out)
     else:
         for i, x in enumerate(h):
             out[i] = reference(int(x), int(m[i]) if m is not None else 0)
@@ -274,7 +270,7 @@ def distance_batch(
     if BACKEND == "c":
 
         def part(sl: slice) -> None:
-            _native_module().distance_batch(h[sl], None if m is None else m[sl], None if u is None else u[sl], out[sl])
+            native_module().distance_batch(h[sl], None if m is None else m[sl], None if u is None else u[sl], out[sl])
 
         _run_parts(part, h.shape[0], threads)
     else:
@@ -317,7 +313,7 @@ def acceptance_batch(
     if BACKEND == "c":
 
         def part(sl: slice) -> None:
-            _native_module().acceptance_batch(h[sl], None if m is None else m[sl], u[sl], p[sl], d[sl], out[sl])
+            native_module().acceptance_batch(h[sl], None if m is None else m[sl], u[sl], p[sl], d[sl], out[sl])
 
         _run_parts(part, n, threads)
     else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-BITS = np.left_shift(np.uint64(1), np.arange(53, dtype=np.uint64))
+from meld8_env.cardmask import BITS
 
 
 def random_masks(rng: np.random.Generator, n: int, k: int, exclude: np.ndarray | None = None) -> np.ndarray:
