@@ -23,6 +23,29 @@ class AgentProtocol(Protocol):
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
 
 
+@runtime_checkable
+class StreamAgent(Protocol):
+    """An agent that plays through the seat protocol's event streams (``plays_streams = True``), seated
+    by ``meld8_env.table.Table``: each game seat it plays is a stream ``key``. ``open_stream(key, info)``
+    when the game starts, ``feed(key, events)`` with that seat's events (``meld8_env.protocol``),
+    ``flush()`` when its requests should go out, ``act_streams(keys, obs, masks)`` for one answer per
+    pending request (the observations and masks are there for a fallback), ``close_stream(key)`` when
+    the game ends, returning the stream's faults (dicts with ``kind``, ``detail``, optional ``line``)."""
+
+    name: str
+    plays_streams: bool
+
+    def open_stream(self, key: int, info: dict) -> None: ...
+
+    def feed(self, key: int, events: list[dict]) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def act_streams(self, keys: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
+
+    def close_stream(self, key: int) -> list[dict]: ...
+
+
 class Agent:
     """Convenience base: implement ``act_batch``; ``act`` is a batch of one."""
 

@@ -1,7 +1,8 @@
 """Agents by name: built-in bots (``random``, ``greedy``, ``defensive``), user code as
-``module:Class`` (constructed with ``rules=`` and ``seed=`` when it accepts them), or a trained
-checkpoint as ``ppo:PATH`` / a ``.zip`` path (``agents.policy.PolicyAgent``); ``ppo`` alone is
-the baseline shipped in ``agents/models/``."""
+``module:Class`` (constructed with ``rules=`` and ``seed=`` when it accepts them), a trained
+checkpoint as ``ppo:PATH`` / a ``.zip`` path (``agents.policy.PolicyAgent``; ``ppo`` alone is
+the baseline shipped in ``agents/models/``), or a bot in any language speaking the seat protocol as
+``cmd:COMMAND`` (``agents.external.ExternalAgent``, options in ``BotOptions``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import importlib
 import inspect
 
 from agents.base import AgentProtocol
+from agents.external import PREFIX, BotOptions, BotStartError, ExternalAgent
 from meld8_env.rules import RuleConfig
 
 BUILTIN = {
@@ -22,10 +24,18 @@ class AgentLoadError(ValueError):
     """An agent spec that names nothing loadable."""
 
 
-def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0, trust: bool = False) -> AgentProtocol:
+def load_agent(
+    spec: str, rules: RuleConfig | None = None, seed: int = 0, trust: bool = False, bots: BotOptions | None = None
+) -> AgentProtocol:
     """``random`` / ``greedy`` / ``defensive`` or ``package.module:ClassName`` (imports and runs that code,
-    by design), or a checkpoint (loaded weights-only; ``trust=True`` lets SB3 unpickle a foreign zip)."""
+    by design), a checkpoint (loaded weights-only; ``trust=True`` lets SB3 unpickle a foreign zip), or
+    ``cmd:COMMAND`` (starts that program; ``bots`` sets its timeout, fallback and log folder)."""
     rules = rules or RuleConfig()
+    if spec.startswith(PREFIX):
+        try:
+            return ExternalAgent(spec[len(PREFIX) :], rules, seed, bots)
+        except BotStartError as exc:
+            raise AgentLoadError(str(exc)) from None
     if spec == "ppo":  # the trained baseline shipped in the package
         return _load_checkpoint(str(shipped_baseline()), rules, seed, trust)
     if spec.startswith("ppo:") or spec.endswith(".zip"):
@@ -37,7 +47,7 @@ def load_agent(spec: str, rules: RuleConfig | None = None, seed: int = 0, trust:
     else:
         raise AgentLoadError(
             f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, ppo (the shipped baseline), "
-            "ppo:PATH.zip (a checkpoint) or 'package.module:ClassName'"
+            "ppo:PATH.zip (a checkpoint), 'package.module:ClassName' or 'cmd:COMMAND' (a seat-protocol bot)"
         )
     try:
         mod = importlib.import_module(module)

@@ -55,7 +55,13 @@ def action_name(action: int) -> str:
 
 def legal_ids(mask: int) -> list[int]:
     """The action ids set in a 64-bit legal-action mask."""
-    return [a for a in range(NUM_ACTIONS) if mask >> a & 1]
+    out = []
+    mask = int(mask) & ((1 << NUM_ACTIONS) - 1)
+    while mask:  # one pass per set bit: a mask holds about eight legal actions of 64
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 class IllegalActionError(ValueError):

@@ -8,7 +8,9 @@ names or objects for the other seats; one name fills every other seat; default `
 ``agents.lookahead``), ``reward`` (``"points"`` or ``"rank"``), ``seed``.
 
 Seating: game i seats the learner at ``i % P`` (seats rotate across games); opponents act inside
-``step``, batched per agent, until the learner is to act again in every game. An episode is a whole
+``step``, batched per agent through the shared ``meld8_env.table.Table``, until the learner is to act
+again in every game. Opponents are bound to a game when it starts: replacing ``opponents[k]`` takes
+effect from each slot's next game (a game is never played by two different opponents in one seat). An episode is a whole
 game; the learner gets only its own seat's rewards, so with the default reward an episode's return is
 (final score - 30,000) / 10,000. Shapes: observations ``(N, D)`` uint8, rewards ``(N,)`` float32,
 ``info["action_mask"]`` ``(N, 64)`` bool (legal actions of the learner now).
@@ -38,6 +40,7 @@ from gymnasium.vector.utils import batch_space
 from meld8_env.actions import NUM_ACTIONS, is_action_id
 from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
+from meld8_env.table import Table, plays_streams
 from meld8_env.vector import Meld8Vector
 
 
@@ -74,6 +77,7 @@ class Meld8VectorEnv(VectorEnv):
             if hasattr(a, "setup"):
                 a.setup(self.rules)
         self.vec = Meld8Vector(self.num_envs, rules=self.rules, seed=seed, reward=reward)
+        self.table = Table(self.vec)
         self.P = self.rules.num_players
         self.learner_seat = (np.arange(self.num_envs) % self.P).astype(np.int64)
         self.features = bool(features)
@@ -99,20 +103,30 @@ class Meld8VectorEnv(VectorEnv):
             return augment(obs, masks, self.rules)
         return obs.copy()
 
+    def _lineups(self, slots: np.ndarray) -> list[list]:
+        """Who sits where in the games at ``slots``: None for the learner, opponents[k] k + 1 seats on."""
+        out = []
+        for i in slots.tolist():
+            ls = int(self.learner_seat[i])
+            out.append([None if s == ls else self.opponents[(s - ls) % self.P - 1] for s in range(self.P)])
+        return out
+
+    def _engine_step(self, acts: np.ndarray, rewards: np.ndarray, ended: list) -> None:
+        """One engine step through the table (stream opponents see the learner's moves too); credit
+        the rewards, note ended games and seat the current opponents in the games that replace them."""
+        self.table.step(acts)
+        self._collect(rewards, ended)
+        idx = self.vec.ended_index
+        if idx.size:
+            self.table.seat(idx, self._lineups(idx), [{"seed": int(x)} for x in self.vec.seeds[idx].tolist()])
+
     def _play_opponents(self, rewards: np.ndarray, ended: list) -> None:
         """Step the opponents until the learner is to act in every game; collect the learner's rewards."""
         v, n = self.vec, self.num_envs
-        while True:
-            rel = (v.current_seat.astype(np.int64) - self.learner_seat) % self.P
-            if not (rel != 0).any():
-                return
+        while (v.current_seat != self.learner_seat).any():
             acts = np.full(n, -1, np.int64)
-            for k, agent in enumerate(self.opponents):
-                rows = np.flatnonzero(rel == k + 1)
-                if rows.size:
-                    acts[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows])
-            v.step(acts)
-            self._collect(rewards, ended)
+            self.table.act(acts)
+            self._engine_step(acts, rewards, ended)
 
     def _collect(self, rewards: np.ndarray, ended: list) -> None:
         """Credit this engine step's rewards to the learner's episode (or the next one) and note ended games."""
@@ -146,6 +160,7 @@ class Meld8VectorEnv(VectorEnv):
             self._seed = int(seed)
         self.vec.reset(seed=self._seed)
         n = self.num_envs
+        self.table.seat(np.arange(n), self._lineups(np.arange(n)), [{"seed": int(x)} for x in self.vec.seeds.tolist()])
         self._carry = np.zeros(n, np.float64)
         self._return = np.zeros(n, np.float64)
         self._length = np.zeros(n, np.int64)
@@ -162,8 +177,7 @@ class Meld8VectorEnv(VectorEnv):
         carry, self._carry = self._carry, np.zeros(self.num_envs, np.float64)
         rewards = np.zeros(self.num_envs, np.float64)
         ended: list = []
-        self.vec.step(np.asarray(actions).reshape(self.num_envs))
-        self._collect(rewards, ended)
+        self._engine_step(np.asarray(actions).reshape(self.num_envs), rewards, ended)
         self._play_opponents(rewards, ended)
         rewards += carry  # rewards that reached the learner before this episode's first action
         self._return += rewards
@@ -201,6 +215,10 @@ class Meld8VectorEnv(VectorEnv):
         return self.vec.action_mask.copy()
 
     def close_extras(self, **kwargs: Any) -> None:
+        self.table.close()
+        for agent in self.opponents:  # external bots' processes end with the env
+            if plays_streams(agent):
+                agent.close()
         self.vec.close()
 
 

@@ -1,9 +1,14 @@
-"""The seat protocol's event stream (version 1): everything one seat may know, in order, and nothing else.
+"""The seat protocol (version 1): each seat's event stream, everything that seat may know, in order,
+and nothing else; and the JSON-lines wire format that carries it to bots outside the package.
 
-Events are derived from the engine's own transitions - the record before and after each step and the
-step's typed outcomes (``meld8_env.outcomes``) - never from a second implementation of the rules.
-Each event is a JSON-able dict with ``"type"`` and ``"game"`` (the game id, so one bot process can
-play many games at once); cards are in R4 notation (``docs/rules.md``).
+Events are derived from the engine's own transitions - the records before and after each step and
+the step's typed outcomes (``meld8_env.outcomes``) - never from a second implementation of the rules.
+:class:`EventDeriver` does it for any number of games at once (the shared ``meld8_env.table.Table``
+drives it for the arena, tournaments and the Gymnasium faces); :class:`GameStreams` is one game
+with a stream per seat, for tests, narration and the browser table.
+
+Each event is a JSON-able dict with ``"type"`` (and ``"game"``, the game id, once it is addressed
+to a stream); cards are in R4 notation (``docs/rules.md``). Full reference: ``docs/protocol.md``.
 
 - ``game_start`` (each seat): ``protocol``, ``seat``, ``players``, ``rules``, ``rules_hash``, ``scores``,
   ``chiicha``.
@@ -15,7 +20,8 @@ play many games at once); cards are in R4 notation (``docs/rules.md``).
 - ``request`` (the acting seat only): ``phase``, ``actions`` (``[{"id", "name"}]``); in a claim also
   ``claim_card`` and ``discarder``.
 - ``win`` (all): ``winner``, ``discarder`` (-1 for Tsumo), ``how``, ``cards``, ``meld``, ``win_card``,
-  ``groups``, ``joker_as``, ``yaku`` (``[[name, han]]``), ``han``, ``points``.
+  ``groups``, ``joker_as``, ``yaku`` (``[[name, han]]``), ``bonuses`` (``{name: han}``: sequences R34,
+  dora R35, ...), ``han`` (the total), ``points``.
 - ``exhausted`` / ``chombo`` (all): the hand ended in a draw (R39) / a false win in penalty mode
   (``seat``, R41).
 - ``settlement`` (all): ``payments`` (each seat's change), ``transfers`` (``[{"from", "to", "points"}]``),
@@ -28,6 +34,8 @@ is private (no event), as is every other seat's claim option.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -36,17 +44,157 @@ from meld8_env.actions import CHII_LOW, NUM_ACTIONS, PON_BASE, IllegalActionErro
 from meld8_env.cards import card_str, format_cards, from_mask
 from meld8_env.codes import Phase, Result
 from meld8_env.engine.fast import FastBatch
-from meld8_env.outcomes import HandOutcome, game_outcomes, hand_outcomes
+from meld8_env.outcomes import GameOutcome, HandOutcome, game_outcomes, hand_outcomes
 from meld8_env.rules import RuleConfig
 
 PROTOCOL_VERSION = 1
 Event = dict[str, Any]
+Routed = tuple["int | None", Event]
+"""(seat the event is for, or None for every seat; the event without its game id)."""
 ACTION_IDS = {action_name(a): a for a in range(NUM_ACTIONS)}
 """Action name -> id: answers may name the action (``"pass"``, ``"discard 7h"``)."""
+_ACTION_ENTRIES = [{"id": a, "name": action_name(a)} for a in range(NUM_ACTIONS)]
+_CARD = [card_str(c) for c in range(53)]
+_PHASE = {int(p): p.label for p in Phase}
 
 
 def _cards(mask: int) -> str:
     return format_cards(from_mask(int(mask)))
+
+
+class EventDeriver:
+    """Events of B games from engine records: :meth:`start` for games that just started,
+    :meth:`step` for one step of each game. Both return, per game, a list of :data:`Routed` events."""
+
+    def __init__(self, rules: RuleConfig) -> None:
+        self.rules = rules
+        self.P = rules.num_players
+        self._rules_dict = rules.to_dict()  # shared by every game_start (events are read-only)
+
+    def start(self, recs: np.ndarray) -> list[list[Routed]]:
+        """game_start, hand_start, the first draw and the first request of each game in ``recs``."""
+        out = []
+        for rec in recs:
+            evs: list[Routed] = []
+            scores = [int(x) for x in rec["scores"][: self.P]]
+            for seat in range(self.P):
+                evs.append((seat, {"type": "game_start", "protocol": PROTOCOL_VERSION, "seat": seat,
+                                   "players": self.P, "rules": self._rules_dict,
+                                   "rules_hash": self.rules.rules_hash, "scores": scores,
+                                   "chiicha": int(rec["chiicha"])}))  # fmt: skip
+            self._hand_start(rec, evs)
+            self._request(rec, evs)
+            out.append(evs)
+        return out
+
+    def step(
+        self,
+        before: np.ndarray,
+        actions: Sequence[int],
+        after: np.ndarray,
+        hands: dict[int, list[HandOutcome]],
+        games: dict[int, GameOutcome],
+        wanted: list[list[bool]] | None = None,
+    ) -> list[list[Routed]]:
+        """Events of one step per game: ``before`` / ``after`` are the records around the step
+        (``after`` is the game's last record if it ended), ``actions`` the answers applied, ``hands`` /
+        ``games`` the step's outcomes by position in these arrays. A negative action (held) emits nothing.
+        ``wanted[i][seat]`` False skips the requests only that seat would receive (nobody listens)."""
+        # whole columns at once: per-field access on single records is what made a step slow
+        b_seat, b_phase = before["acting"].tolist(), before["phase"].tolist()
+        b_round, b_chiicha = before["round"].tolist(), before["chiicha"].tolist()
+        b_dd, b_wall = before["dealer_discarded"].tolist(), before["wall_pos"].tolist()
+        a_caller, a_result = after["caller"].tolist(), after["result"].tolist()
+        a_phase, a_wall, a_seat = after["phase"].tolist(), after["wall_pos"].tolist(), after["acting"].tolist()
+        out = []
+        for i, action in enumerate(actions):
+            evs: list[Routed] = []
+            out.append(evs)
+            action = int(action)
+            if action < 0:
+                continue
+            seat, phase = b_seat[i], b_phase[i]
+            if phase != Phase.CLAIM and action < 52:
+                first = seat == (b_chiicha[i] + b_round[i]) % self.P and not b_dd[i]
+                evs.append((None, {"type": "discard", "seat": seat, "card": _CARD[action], "dora_indicator": first}))
+            if a_caller[i] >= 0 and a_result[i] == Result.NONE:
+                self._call(before[i], after[i], evs)
+            for h in hands.get(i, ()):
+                self._hand_end(h, after[i], evs)
+            if i in games:
+                g = games[i]
+                evs.append((None, {"type": "game_end", "final_scores": list(g.final_scores),
+                                   "placements": list(g.placements)}))  # fmt: skip
+                continue
+            if i in hands:
+                self._hand_start(after[i], evs)
+            elif a_phase[i] == Phase.DRAW and a_wall[i] != b_wall[i]:
+                self._draw(after[i], evs)
+            if wanted is None or wanted[i][a_seat[i]]:
+                self._request(after[i], evs)
+        return out
+
+    # -- one event kind each ---------------------------------------------------------------------
+    def _hand_start(self, rec: np.void, evs: list[Routed]) -> None:
+        dealer = (int(rec["chiicha"]) + int(rec["round"])) % self.P
+        drawn = int(rec["drawn"])
+        scores = [int(x) for x in rec["scores"][: self.P]]
+        for seat in range(self.P):
+            own = int(rec["hands"][seat]) & ~((1 << drawn) if seat == dealer and drawn >= 0 else 0)
+            evs.append((seat, {"type": "hand_start", "hand": int(rec["deals"]), "round": int(rec["round"]) + 1,
+                               "replay": int(rec["replays"]), "dealer": dealer, "cards": _cards(own),
+                               "scores": scores}))  # fmt: skip
+        self._draw(rec, evs)
+
+    def _draw(self, rec: np.void, evs: list[Routed]) -> None:
+        seat, card = int(rec["current"]), int(rec["drawn"])
+        left = max(0, int(rec["wall_end"]) - int(rec["wall_pos"]))
+        public = {"type": "draw", "seat": seat, "wall_left": left}  # one object for every other seat
+        for s in range(self.P):
+            evs.append((s, {**public, "card": _CARD[card]} if s == seat else public))
+
+    def _request(self, rec: np.void, evs: list[Routed]) -> None:
+        phase = int(rec["phase"])
+        if phase == Phase.OVER:
+            return
+        actions = [_ACTION_ENTRIES[a] for a in legal_ids(int(rec["mask"]))]
+        ev = {"type": "request", "phase": _PHASE[phase], "actions": actions}
+        if phase == Phase.CLAIM:
+            ev["claim_card"] = _CARD[int(rec["claim_card"])]
+            ev["discarder"] = int(rec["claim_discarder"])
+        evs.append((int(rec["acting"]), ev))
+
+    def _call(self, before: np.void, after: np.void, evs: list[Routed]) -> None:
+        caller = int(after["caller"])
+        asked = [int(x) for x in before["claim_asked"][: int(before["claim_n"])]]
+        resolved = int(after["claim_resp"][asked.index(caller)])  # the caller's answer, public once it wins
+        kind = "pon" if PON_BASE <= resolved < CHII_LOW else "chii"
+        meld, called = _cards(int(after["melds"][caller])), _CARD[int(before["claim_card"])]
+        evs.append((None, {"type": "call", "seat": caller, "kind": kind, "cards": meld, "called": called,
+                           "from": int(before["claim_discarder"])}))  # fmt: skip
+
+    def _hand_end(self, h: HandOutcome, after: np.void, evs: list[Routed]) -> None:
+        if h.is_win:
+            res = h.score()
+            evs.append((None, {"type": "win", "winner": h.winner, "discarder": h.discarder, "how": h.kind.label,
+                               "cards": _cards(h.win_hand), "meld": _cards(h.win_meld), "win_card": _CARD[h.win_card],
+                               "groups": [format_cards(g) for g in res.groups],
+                               "joker_as": _CARD[res.joker_as] if res.joker_as is not None else None,
+                               "yaku": [[n, v] for n, v in res.yaku], "bonuses": dict(res.bonuses), "han": h.han,
+                               "points": h.points}))  # fmt: skip
+        elif h.kind == Result.DRAW:
+            evs.append((None, {"type": "exhausted"}))
+        else:
+            evs.append((None, {"type": "chombo", "seat": h.discarder}))
+        scores = [int(x) for x in after["scores"][: self.P]]
+        transfers = [{"from": a, "to": b, "points": n} for a, b, n in h.transfers()]
+        evs.append((None, {"type": "settlement", "payments": list(h.payments), "transfers": transfers,
+                           "scores": scores}))  # fmt: skip
+
+
+def route(routed: list[Routed], seat: int) -> list[Event]:
+    """The events of ``routed`` that seat ``seat`` receives."""
+    return [ev for to, ev in routed if to is None or to == seat]
 
 
 class GameStreams:
@@ -70,53 +218,15 @@ class GameStreams:
         self.engine.reset(np.array([self.seed], np.uint64))
         if start is not None:
             self.engine.restore(slice(0, 1), start)
+        self.deriver = EventDeriver(self.rules)
         self.streams: list[list[Event]] = [[] for _ in range(self.P)]
         self.answers: list[int] = []
-        rec = self.engine.snapshot(slice(0, 1))[0]
+        self._deliver(self.deriver.start(self.engine.snapshot(slice(0, 1)))[0])
+
+    def _deliver(self, routed: list[Routed]) -> None:
         for seat in range(self.P):
-            self._send(seat, "game_start", protocol=PROTOCOL_VERSION, seat=seat, players=self.P,
-                       rules=self.rules.to_dict(), rules_hash=self.rules.rules_hash,
-                       scores=[int(x) for x in rec["scores"][: self.P]], chiicha=int(rec["chiicha"]))  # fmt: skip
-        self._hand_start(rec)
-        self._request(rec)
+            self.streams[seat].extend({**ev, "game": self.game_id} for ev in route(routed, seat))
 
-    # -- sending -----------------------------------------------------------------------------------
-    def _send(self, to: int | None, type_: str, **fields: Any) -> None:
-        """Append an event to seat ``to``'s stream (None: every seat's)."""
-        event = {"type": type_, "game": self.game_id, **fields}
-        for s in range(self.P) if to is None else (to,):
-            self.streams[s].append(dict(event))
-
-    def _hand_start(self, rec: np.void) -> None:
-        dealer = (int(rec["chiicha"]) + int(rec["round"])) % self.P
-        drawn = int(rec["drawn"])
-        for seat in range(self.P):
-            own = int(rec["hands"][seat]) & ~((1 << drawn) if seat == dealer and drawn >= 0 else 0)
-            self._send(seat, "hand_start", hand=int(rec["deals"]), round=int(rec["round"]) + 1,
-                       replay=int(rec["replays"]), dealer=dealer, cards=_cards(own),
-                       scores=[int(x) for x in rec["scores"][: self.P]])  # fmt: skip
-        self._draw(rec)
-
-    def _draw(self, rec: np.void) -> None:
-        seat, card = int(rec["current"]), int(rec["drawn"])
-        left = max(0, int(rec["wall_end"]) - int(rec["wall_pos"]))
-        for s in range(self.P):
-            extra = {"card": card_str(card)} if s == seat else {}
-            self._send(s, "draw", seat=seat, wall_left=left, **extra)
-
-    def _request(self, rec: np.void) -> None:
-        if int(rec["phase"]) == Phase.OVER:
-            return
-        seat, phase = int(rec["acting"]), Phase(int(rec["phase"]))
-        fields: dict[str, Any] = {
-            "phase": phase.label,
-            "actions": [{"id": a, "name": action_name(a)} for a in legal_ids(int(rec["mask"]))],
-        }
-        if phase == Phase.CLAIM:
-            fields.update(claim_card=card_str(int(rec["claim_card"])), discarder=int(rec["claim_discarder"]))
-        self._send(seat, "request", **fields)
-
-    # -- stepping ----------------------------------------------------------------------------------
     def pending(self) -> tuple[int, Event] | None:
         """(seat, request) the game waits for, or None when it is over."""
         rec = self.engine.record(0)
@@ -127,69 +237,117 @@ class GameStreams:
 
     def parse_answer(self, answer: int | str) -> int:
         """An answer as an action id: the id itself or its name (``"pass"``, ``"discard 7h"``)."""
-        if isinstance(answer, str):
-            if answer not in ACTION_IDS:
-                raise ValueError(f"unknown action name {answer!r}")
-            return ACTION_IDS[answer]
-        return int(answer)
+        return parse_action(answer)
 
     def step(self, answer: int | str) -> None:
         """Apply the acting seat's answer (refused with IllegalActionError if not legal) and emit events."""
         action = self.parse_answer(answer)
-        before = self.engine.snapshot(slice(0, 1))[0]
+        before = self.engine.snapshot(slice(0, 1))
         if self.engine.step(np.array([action], np.int64))[0]:
             raise IllegalActionError(self.engine.illegal_message(0, action))
-        after = self.engine.snapshot(slice(0, 1))[0]
+        after = self.engine.snapshot(slice(0, 1))
         self.answers.append(action)
-        self._emit(before, action, after)
-
-    def _emit(self, before: np.void, action: int, after: np.void) -> None:
-        seat, phase = int(before["acting"]), int(before["phase"])
-        if phase != Phase.CLAIM and action < 52:
-            dealer = (int(before["chiicha"]) + int(before["round"])) % self.P
-            first = seat == dealer and not int(before["dealer_discarded"])
-            self._send(None, "discard", seat=seat, card=card_str(action), dora_indicator=bool(first))
-        if int(after["caller"]) >= 0 and int(after["result"]) == Result.NONE:
-            caller = int(after["caller"])
-            called = int(before["claim_card"])
-            kind = "pon" if PON_BASE <= self._resolved_call(before, after) < CHII_LOW else "chii"
-            self._send(None, "call", seat=caller, kind=kind, cards=_cards(int(after["melds"][caller])),
-                       called=card_str(called), **{"from": int(before["claim_discarder"])})  # fmt: skip
-        hands = hand_outcomes(np.array([0]), after.reshape(1), self.rules)
-        for h in hands:
-            self._hand_end(h, after)
-        over = int(after["phase"]) == Phase.OVER
-        if over:
-            g = game_outcomes(np.array([0]), np.array([self.seed]), after.reshape(1), self.rules)[0]
-            self._send(None, "game_end", final_scores=list(g.final_scores), placements=list(g.placements))
-            return
-        if hands:
-            self._hand_start(after)
-        elif int(after["phase"]) == Phase.DRAW and int(after["wall_pos"]) != int(before["wall_pos"]):
-            self._draw(after)
-        self._request(after)
-
-    @staticmethod
-    def _resolved_call(before: np.void, after: np.void) -> int:
-        """The Pon/Chii action the claim resolved to (the caller's answer, public once it wins)."""
-        asked = [int(x) for x in before["claim_asked"][: int(before["claim_n"])]]
-        return int(after["claim_resp"][asked.index(int(after["caller"]))])
-
-    def _hand_end(self, h: HandOutcome, after: np.void) -> None:
-        if h.is_win:
-            res = h.score()
-            self._send(None, "win", winner=h.winner, discarder=h.discarder, how=h.kind.label,
-                       cards=_cards(h.win_hand), meld=_cards(h.win_meld), win_card=card_str(h.win_card),
-                       groups=[format_cards(g) for g in res.groups],
-                       joker_as=card_str(res.joker_as) if res.joker_as is not None else None,
-                       yaku=[[n, v] for n, v in res.yaku], han=h.han, points=h.points)  # fmt: skip
-        elif h.kind == Result.DRAW:
-            self._send(None, "exhausted")
-        else:
-            self._send(None, "chombo", seat=h.discarder)
-        scores = [int(x) for x in after["scores"][: self.P]]
-        transfers = [{"from": a, "to": b, "points": n} for a, b, n in h.transfers()]
-        self._send(None, "settlement", payments=list(h.payments), transfers=transfers, scores=scores)
+        hands = hand_outcomes(np.array([0]), after, self.rules)
+        over = int(after[0]["phase"]) == Phase.OVER
+        games = game_outcomes(np.array([0]), np.array([self.seed]), after, self.rules) if over else []
+        routed = self.deriver.step(before, [action], after, {0: hands} if hands else {}, {0: games[0]} if games else {})
+        self._deliver(routed[0])
 
 
-__all__ = ["PROTOCOL_VERSION", "GameStreams"]
+# -- the wire format ------------------------------------------------------------------------------
+class ProtocolError(ValueError):
+    """A line from a bot that is not a valid protocol message; ``kind`` names the fault class."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+
+def parse_action(answer: object) -> int:
+    """An answer's action as an id: an integer id or an action name (``"pass"``, ``"discard 7h"``);
+    anything else is refused with a ValueError saying what would be right."""
+    if isinstance(answer, str):
+        if answer not in ACTION_IDS:
+            raise ValueError(f"unknown action name {answer!r} (names look like 'discard 7h', 'tsumo', 'ron', 'pass')")
+        return ACTION_IDS[answer]
+    if isinstance(answer, bool) or not isinstance(answer, int | np.integer):
+        raise ValueError(f"an action is an id 0..{NUM_ACTIONS - 1} or its name, got {answer!r}")
+    return int(answer)
+
+
+def hello(**fields: Any) -> str:
+    """The server's first line: ``{"type": "hello", "protocol": 1, ...}``."""
+    return encode({"type": "hello", "protocol": PROTOCOL_VERSION, **fields})
+
+
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def encode(event: Event) -> str:
+    """One JSON line (compact, UTF-8, newline-terminated)."""
+    return _ENCODE(event) + "\n"
+
+
+_ACTION_JSON = {id(e): _ENCODE(e) for e in _ACTION_ENTRIES}
+
+
+def encode_body(event: Event) -> str:
+    """The compact JSON of an event without its game id (see :func:`encode_for`)."""
+    if event.get("type") == "request":  # the most frequent event: its action entries are encoded once, here
+        rest = {k: v for k, v in event.items() if k != "actions"}
+        listed = ",".join(_ACTION_JSON.get(id(a)) or _ENCODE(a) for a in event["actions"])
+        return f'{_ENCODE(rest)[:-1]},"actions":[{listed}]}}'
+    return _ENCODE(event)
+
+
+def encode_for(game: int, body: str) -> str:
+    """An event's line addressed to ``game``: ``body`` (from :func:`encode_body`) with ``"game"`` put
+    first, so one event sent to many streams is encoded once."""
+    return f'{{"game":{game},{body[1:]}\n' if len(body) > 2 else f'{{"game":{game}}}\n'
+
+
+_HELLO = '{"type": "hello", "protocol": 1}'
+
+
+def decode_hello(line: bytes | str) -> dict:
+    """A bot's hello line, checked: a JSON object of type hello speaking this protocol version."""
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ProtocolError("garbage", f"the first line is not JSON (expected {_HELLO})") from None
+    if not isinstance(obj, dict) or obj.get("type") != "hello":
+        raise ProtocolError("garbage", f"the first line is not a hello (expected {_HELLO})")
+    if obj.get("protocol") != PROTOCOL_VERSION:
+        raise ProtocolError(
+            "protocol", f"the bot speaks protocol {obj.get('protocol')!r}; this meld8 speaks {PROTOCOL_VERSION}"
+        )
+    return obj
+
+
+def decode_answer(line: bytes | str) -> tuple[object, object]:
+    """(game, action) of an answer line ``{"game": G, "action": A}``, raw; ProtocolError if the line
+    is not a JSON object with both keys."""
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ProtocolError("garbage", "not JSON") from None
+    if not isinstance(obj, dict) or "game" not in obj or "action" not in obj:
+        raise ProtocolError("garbage", 'not an answer (expected {"game": <id>, "action": <id or name>})')
+    return obj["game"], obj["action"]
+
+
+__all__ = [
+    "ACTION_IDS",
+    "PROTOCOL_VERSION",
+    "EventDeriver",
+    "GameStreams",
+    "ProtocolError",
+    "decode_answer",
+    "decode_hello",
+    "encode",
+    "encode_body",
+    "encode_for",
+    "hello",
+    "parse_action",
+    "route",
+]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -39,7 +40,10 @@ BAD = {
     ("simulate", "--seed"): INTS + ["18446744073709551616"],
     ("simulate", "--batch"): INTS + ["0"],
     ("simulate", "--rules"): FILES,
-    ("tournament", "--agents"): ["wizard,random,random", "random", ",,,", "cmd"],
+    ("tournament", "--agents"): ["wizard,random,random", "random", ",,,", "cmd", "cmd:,random,random",
+                                 "cmd:no-such-program-meld8,random,random", f"cmd:{sys.executable} -c pass,random,random"],
+    ("tournament", "--bot-timeout"): ["abc", "0", "-1", "nan", "inf"],
+    ("tournament", "--bot-log-dir"): ["/proc/meld8-not-writable"],
     ("tournament", "--boards"): INTS + ["0"],
     ("tournament", "--seed"): INTS + ["18446744073709551616"],
     ("tournament", "--workers"): INTS + ["0"],
@@ -103,6 +107,8 @@ def test_bad_value_is_one_line_exit_2(cmd, opt, bad, files, capsys, monkeypatch)
         argv = ["tournament", "--config", bad]
     if cmd == "tournament":
         argv += ["--out", str(files / "out")] if opt != "--out" else []
+    if opt == "--bot-log-dir":  # only a cmd: agent writes a log
+        argv[2] = f"cmd:{sys.executable} -c pass,random,random"
     try:
         rc = main(argv)
     except SystemExit as exc:  # argparse's own errors

@@ -2,7 +2,8 @@
 
 ``play(agents, seats, seeds, rules)``: game g is seeded ``seeds[g]`` and seat s is played by
 ``agents[seats[g, s]]``. All games run in one ``Meld8Vector``; at every step each agent gets the rows
-where it must act in one ``act_batch`` call (one forward pass for a policy). Returns one
+where it must act in one ``act_batch`` call (one forward pass for a policy) through the shared
+``meld8_env.table.Table`` (which also feeds seat-protocol bots their event streams). Returns one
 :class:`GameRecord` per game with final scores, placements and per-seat hand statistics (a hand is one deal of cards).
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from meld8_env.codes import Result
 from meld8_env.rules import RuleConfig
+from meld8_env.table import Table
 from meld8_env.vector import Meld8Vector
 
 
@@ -32,9 +34,13 @@ class GameRecord:
     deal_ins: list[int] = dataclasses.field(default_factory=list)
     calls: list[int] = dataclasses.field(default_factory=list)
     win_han: list[int] = dataclasses.field(default_factory=list)  # summed over wins
+    faults: list[dict] = dataclasses.field(default_factory=list)  # external bots' faults (agents.external)
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        if not self.faults:  # logs of fault-free games look as they always did
+            del out["faults"]
+        return out
 
 
 def play(
@@ -59,6 +65,7 @@ def play(
     queue = deque(range(n))
     width = min(batch, n)
     v = Meld8Vector(width, rules=rules, seed=0, autoreset=False)
+    table = Table(v)
     slot_game = np.full(width, -1, np.int64)
 
     def start(slots: np.ndarray) -> None:
@@ -74,44 +81,45 @@ def play(
                 slot_game[s] = -1
         if chosen:
             idx = np.asarray(chosen, np.int64)
-            v.start_games(idx, np.asarray([seeds[slot_game[s]] for s in chosen], np.uint64))
+            games = [int(slot_game[s]) for s in chosen]
+            v.start_games(idx, np.asarray([seeds[g] for g in games], np.uint64))
+            table.seat(idx, [[agents[a] for a in seats[g]] for g in games], [{"seed": int(seeds[g])} for g in games])
 
     v.reset(seed=0)
     start(np.arange(width))
-    while (slot_game >= 0).any():
-        acts = np.zeros(width, np.int64)
-        live = slot_game >= 0
-        seat_now = v.current_seat.astype(np.int64)
-        agent_now = np.where(live, seats[np.maximum(slot_game, 0), np.clip(seat_now, 0, P - 1)], -1)
-        for k, agent in enumerate(agents):
-            rows = np.flatnonzero(agent_now == k)
-            if rows.size:
-                acts[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows])
-        v.step(acts)
-        for s in np.flatnonzero(live & (v.caller >= 0)):
-            records[slot_game[s]].calls[int(v.caller[s])] += 1
-        for h in v.hand_outcomes():
-            if slot_game[h.game] < 0:
-                continue
-            rec = records[slot_game[h.game]]
-            rec.hands += 1
-            if h.kind == Result.DRAW:
-                rec.drawn_hands += 1
-            elif h.is_win:
-                rec.wins[h.winner] += 1
-                rec.win_han[h.winner] += h.han
-                if h.kind == Result.TSUMO:
-                    rec.tsumo[h.winner] += 1
-                else:
-                    rec.deal_ins[h.discarder] += 1
-        for o in v.game_outcomes():
-            g = int(slot_game[o.game])
-            if g < 0:  # pragma: no cover - a finished slot reports no outcome
-                continue
-            rec = records[g]
-            rec.final_scores = list(o.final_scores)
-            rec.placements = list(o.placements)
-            if on_game is not None:
-                on_game(g, rec)
-            start(np.array([o.game]))
+    try:
+        while (slot_game >= 0).any():
+            acts = np.zeros(width, np.int64)
+            table.act(acts)
+            table.step(acts)
+            live = slot_game >= 0
+            for s in np.flatnonzero(live & (v.caller >= 0)):
+                records[slot_game[s]].calls[int(v.caller[s])] += 1
+            for h in v.hand_outcomes():
+                if slot_game[h.game] < 0:
+                    continue
+                rec = records[slot_game[h.game]]
+                rec.hands += 1
+                if h.kind == Result.DRAW:
+                    rec.drawn_hands += 1
+                elif h.is_win:
+                    rec.wins[h.winner] += 1
+                    rec.win_han[h.winner] += h.han
+                    if h.kind == Result.TSUMO:
+                        rec.tsumo[h.winner] += 1
+                    else:
+                        rec.deal_ins[h.discarder] += 1
+            for o in v.game_outcomes():
+                g = int(slot_game[o.game])
+                if g < 0:  # pragma: no cover - a finished slot reports no outcome
+                    continue
+                rec = records[g]
+                rec.final_scores = list(o.final_scores)
+                rec.placements = list(o.placements)
+                rec.faults = table.ended_faults.get(o.game, [])
+                if on_game is not None:
+                    on_game(g, rec)
+                start(np.array([o.game]))
+    finally:
+        table.close()
     return records  # type: ignore[return-value]

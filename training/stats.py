@@ -114,6 +114,10 @@ def summarize(boards: Iterable[dict], names: Sequence[str], num_players: int, se
                 t["deal_ins"] += g["deal_ins"][seat]
                 t["calls"] += g["calls"][seat]
                 t["han"] += g["win_han"][seat]
+            for f in g.get("faults", ()):  # an external bot's fault: counted against the seat's agent
+                totals[seat_names[f["seat"]]]["fault:" + f["kind"]] += 1
+            for seat in {f["seat"] for f in g.get("faults", ())}:
+                totals[seat_names[seat]]["faulted_games"] += 1
             rating.rate(seat_names, g["placements"])
         for name in board_scores:
             per_board[name].append((float(np.mean(board_places[name])), float(np.mean(board_scores[name]))))
@@ -143,6 +147,10 @@ def summarize(boards: Iterable[dict], names: Sequence[str], num_players: int, se
             "average_win_han": t["han"] / wins if wins else 0.0,
             "rating": rating.of(name),
             "games": len(placements[name]),
+            "faults": {
+                "games": t["faulted_games"],
+                "by_kind": {k.removeprefix("fault:"): v for k, v in sorted(t.items()) if k.startswith("fault:")},
+            },
         }
     pairwise = []
     for (a, b), diffs in sorted(pair_diffs.items()):

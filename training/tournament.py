@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.external import FAULT_KINDS, PREFIX, BotOptions
 from meld8_env.engine.seeding import Stream
 from meld8_env.rules import RuleConfig
 from training.stats import format_p, summarize
@@ -45,13 +46,29 @@ class TournamentConfig:
     resume: bool = False
     backend: str = "local"  # or "ray": the same tasks on a Ray cluster (RAY_ADDRESS) or a local Ray instance
     rules: RuleConfig = dataclasses.field(default_factory=RuleConfig)
-    boards_per_task: int = 8
+    boards_per_task: int | None = None
+    """boards per task with workers / Ray; None: boards / (4 x workers), within 8..128 - larger tasks
+    batch more games per engine step (an external bot answers a whole batch per round trip; measured in
+    bench/protocol_throughput.py), smaller ones return sooner"""
     progress: bool = True
     chart: bool = True
     trust_checkpoints: bool = False  # let SB3 unpickle foreign checkpoint zips (runs code stored in them)
+    bots: BotOptions | None = None  # how cmd: agents run (default: BotOptions() with logs in OUT/bots)
+
+    def bot_options(self) -> BotOptions:
+        opts = self.bots or BotOptions()
+        if opts.log_dir is None:
+            opts = dataclasses.replace(opts, log_dir=str(Path(self.out) / "bots"))
+        return opts
+
+    def has_bots(self) -> bool:
+        return any(a.startswith(PREFIX) for a in self.agents)
 
     def header(self) -> dict:
-        return {"type": "header", "agents": self.agents, "seed": self.seed, "rules_hash": self.rules.rules_hash}
+        head = {"type": "header", "agents": self.agents, "seed": self.seed, "rules_hash": self.rules.rules_hash}
+        if self.has_bots():  # the fallback plays faulted seats: a resumed run must use the same one
+            head["fallback"] = self.bot_options().fallback
+        return head
 
 
 def seatings(agents: Sequence[str]) -> list[tuple[int, ...]]:
@@ -93,6 +110,12 @@ def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> st
             return f"board {board}: a game record has malformed per-seat fields"
         if not all(0 <= a < len(cfg.agents) for a in g["seats"]) or sorted(g["placements"]) != list(range(1, P + 1)):
             return f"board {board}: a game record has impossible seats or placements"
+        faults = g.get("faults", [])
+        if not isinstance(faults, list) or not all(
+            isinstance(f, dict) and _is_int(f.get("seat")) and 0 <= f["seat"] < P and f.get("kind") in FAULT_KINDS
+            for f in faults
+        ):
+            return f"board {board}: a game record has malformed faults"
     return None
 
 
@@ -193,11 +216,16 @@ def _append(f, obj: dict) -> None:
 _WORKER: dict = {}
 
 
-def _init_worker(specs: list[str], rules_dict: dict, seed: int, trust: bool = False) -> None:
+def _init_worker(
+    specs: list[str], rules_dict: dict, seed: int, trust: bool = False, bots: BotOptions | None = None
+) -> None:
     from agents.registry import load_agent
 
     rules = RuleConfig.from_dict(rules_dict)
-    _WORKER["agents"] = [load_agent(s, rules, seed + i, trust) for i, s in enumerate(specs)]
+    for agent in _WORKER.get("agents", ()):  # a worker set up again (one process, several runs)
+        if hasattr(agent, "close"):
+            agent.close()
+    _WORKER["agents"] = [load_agent(s, rules, seed + i, trust, bots) for i, s in enumerate(specs)]
     _WORKER["rules"] = rules
 
 
@@ -240,8 +268,10 @@ def run(cfg: TournamentConfig) -> dict:
         raise TournamentError(f"backend must be 'local' or 'ray', got {cfg.backend!r}")
     if not 2 <= len(cfg.agents) <= 3 or len(cfg.agents) != cfg.rules.num_players:
         raise TournamentError(f"give one agent per seat: {cfg.rules.num_players} agents, got {len(cfg.agents)}")
-    for spec in dict.fromkeys(cfg.agents):
-        load_agent(spec, cfg.rules, trust=cfg.trust_checkpoints)  # fail fast with a clear error
+    for spec in dict.fromkeys(cfg.agents):  # fail fast with a clear error
+        agent = load_agent(spec, cfg.rules, trust=cfg.trust_checkpoints, bots=cfg.bot_options())
+        if hasattr(agent, "close"):
+            agent.close()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     with OutputLock(out):
@@ -280,9 +310,12 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
             f.truncate(valid)
     finished = {e["board"] for e in done}
     n_todo = cfg.boards - sum(1 for d in finished if d < cfg.boards)
-    per_task = LOCAL_CHUNK if cfg.workers <= 1 and cfg.backend == "local" else cfg.boards_per_task
+    if cfg.workers <= 1 and cfg.backend == "local":
+        per_task = LOCAL_CHUNK
+    else:
+        per_task = cfg.boards_per_task or min(128, max(8, cfg.boards // (4 * max(cfg.workers, 1))))
     tasks = _tasks(cfg, finished, per_task)
-    init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed, cfg.trust_checkpoints)
+    init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed, cfg.trust_checkpoints, cfg.bot_options())
     bar = _progress(n_todo, cfg.progress)
     with open(log, "a") as f:
         if not has_header:
@@ -298,8 +331,13 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
                 done.append(entry)
                 bar.update(1)
 
-            for task in tasks:
-                _play_boards(task, on_board=log_board)
+            try:
+                for task in tasks:
+                    _play_boards(task, on_board=log_board)
+            finally:
+                for agent in _WORKER.pop("agents", ()):
+                    if hasattr(agent, "close"):
+                        agent.close()
             results = iter(())
         else:
             import multiprocessing as mp
@@ -456,6 +494,11 @@ def format_table(res: dict) -> str:
     for p in res["pairwise"]:
         lines.append(f"  {p['a']} - {p['b']}: {p['mean_score_diff']:+,.0f} points/game ({format_p(p['p_value'])}): "
                      f"{p['verdict']}")  # fmt: skip
+    for name, a in res["agents"].items():
+        f = a.get("faults", {})
+        if f.get("games"):
+            kinds = ", ".join(f"{k} {n}" for k, n in f["by_kind"].items())
+            lines.append(f"  faults: {name} in {f['games']} game(s) ({kinds}); the fallback played on in those seats")
     if res["boards"] < SHAKY_BELOW:
         lines.append(f"  note: only {res['boards']} board seeds; with fewer than {SHAKY_BELOW} the intervals and "
                      "p-values are shaky - play more boards before claiming a difference")  # fmt: skip

@@ -13,7 +13,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--agents",
         help="one per seat, comma separated: random, greedy, defensive, ppo (the shipped baseline), "
-        "ppo:PATH.zip (a checkpoint) or pkg.mod:Class",
+        "ppo:PATH.zip (a checkpoint), pkg.mod:Class, or cmd:COMMAND (a seat-protocol bot, docs/protocol.md; "
+        "quote the whole list, and keep commas out of the command)",
     )
     t.add_argument(
         "--boards",
@@ -40,10 +41,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="load checkpoint zips without meld8 metadata through SB3, which unpickles code stored in them "
         "(only for files from authors you trust; meld8's own checkpoints never need it)",
     )
+    b = t.add_argument_group("external bots (cmd: agents)")
+    b.add_argument("--bot-timeout", type=float, default=5.0, help="seconds per decision (default 5)")
+    b.add_argument(
+        "--fallback",
+        default="greedy",
+        choices=["greedy", "defensive", "random"],
+        help="bot that plays a faulted seat for the rest of its game (default greedy)",
+    )
+    b.add_argument("--bot-log-dir", help="folder of the bots' stderr logs (default OUT/bots)")
     t.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from agents.external import BotOptions
     from training.tournament import TournamentConfig, format_table, run
 
     settings: dict = {}
@@ -86,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         trust_checkpoints=args.trust_checkpoint,
         rules=rules_from(settings.get("rules")),
+        bots=BotOptions(timeout=args.bot_timeout, fallback=args.fallback, log_dir=args.bot_log_dir),
     )
     res = run(cfg)
     print(format_table(res))

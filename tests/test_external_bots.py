@@ -1,0 +1,262 @@
+"""External bots through the seat protocol (agents/external.py, docs/protocol.md): the example bots in
+two languages play real tournaments; every fault class ends in a finished tournament with the fault
+recorded; processes never outlive the tournament, even when it is interrupted or killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.external import BotOptions, ExternalAgent
+from agents.registry import AgentLoadError, load_agent
+from meld8_env.protocol import GameStreams
+from meld8_env.rules import RuleConfig
+from training.arena import play
+from training.tournament import TournamentConfig, run
+
+ROOT = Path(__file__).resolve().parents[1]
+PY_BOT = f"cmd:{sys.executable} {ROOT / 'examples' / 'bots' / 'python_bot.py'}"
+NODE = shutil.which("node") or shutil.which("nodejs")
+NODE_BOT = f"cmd:{NODE} {ROOT / 'examples' / 'bots' / 'node_bot.mjs'}"
+FAULTY = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'faulty_bot.py'}"
+
+
+def _tournament(tmp_path: Path, agents: list[str], boards: int = 2, name: str = "t", **kw) -> tuple[dict, list]:
+    bots = BotOptions(**kw.pop("bots", {}))
+    cfg = TournamentConfig(agents=agents, boards=boards, out=str(tmp_path / name), progress=False, chart=False,
+                           bots=bots, **kw)  # fmt: skip
+    res = run(cfg)
+    lines = (tmp_path / name / "games.jsonl").read_text().splitlines()
+    return res, sorted((json.loads(x) for x in lines[1:]), key=lambda b: b["board"])  # logged as they finish
+
+
+def _faults(boards: list) -> list[dict]:
+    return [f for b in boards for g in b["games"] for f in g.get("faults", [])]
+
+
+# -- the example bots -------------------------------------------------------------------------------
+def test_python_example_bot_plays_a_tournament_without_faults_and_reproducibly(tmp_path):
+    res, boards = _tournament(tmp_path, [PY_BOT, "greedy", "defensive"], boards=3)
+    assert res["games"] == 18 and len(boards) == 3
+    assert res["agents"][PY_BOT]["faults"] == {"games": 0, "by_kind": {}}
+    assert _faults(boards) == []
+    # the bot plays: it wins hands (a bot that always answered the first legal action would not)
+    assert res["agents"][PY_BOT]["win_rate"] > 0.05
+    # same seeds, deterministic bots: the same games, also with two worker processes
+    res2, boards2 = _tournament(tmp_path, [PY_BOT, "greedy", "defensive"], boards=3, name="again", workers=2)
+    assert boards2 == boards
+    assert (tmp_path / "t" / "bots").is_dir()  # the bot's stderr log lives beside the results
+
+
+@pytest.mark.skipif(
+    NODE is None and not os.environ.get("MELD8_REQUIRE_NODE"), reason="Node.js is not installed (CI installs it)"
+)
+def test_node_example_bot_plays_exactly_like_the_python_one(tmp_path):
+    """Two languages, one policy: the Node.js bot's tournament is the Python bot's, game for game.
+    (.ci/run sets MELD8_REQUIRE_NODE=1: there a missing node fails instead of skipping.)"""
+    assert NODE is not None, "MELD8_REQUIRE_NODE is set but node is not on PATH"
+    _, py = _tournament(tmp_path, [PY_BOT, "greedy", "random"], boards=3, name="py")
+    res, node = _tournament(tmp_path, [NODE_BOT, "greedy", "random"], boards=3, name="node")
+    assert res["agents"][NODE_BOT]["faults"]["games"] == 0
+    assert node == py
+
+
+def test_resume_with_an_external_bot_loses_and_repeats_nothing(tmp_path):
+    agents = [PY_BOT, "greedy", "defensive"]
+    _, full = _tournament(tmp_path, agents, boards=4, name="full")
+    _tournament(tmp_path, agents, boards=2, name="part")
+    _, resumed = _tournament(tmp_path, agents, boards=4, name="part", resume=True)
+    assert resumed == full
+
+
+def test_table_streams_equal_the_single_game_streams():
+    """The batched Table derives, for every seat of every game, exactly the stream GameStreams derives
+    for that game alone (one event derivation for all faces)."""
+
+    class Recorder:
+        plays_streams, name = True, "recorder"
+
+        def __init__(self) -> None:
+            self.streams: dict[int, list] = {}
+            self.info: dict[int, dict] = {}
+
+        def open_stream(self, key, info):
+            self.streams[key], self.info[key] = [], info
+
+        def feed(self, key, events):
+            self.streams[key] += events
+
+        def flush(self): ...
+
+        def act_streams(self, keys, obs, masks):
+            out = []
+            for k in keys.tolist():
+                req = self.streams[k][-1]
+                assert req["type"] == "request"
+                ids = [a["id"] for a in req["actions"]]
+                out.append(ids[(len(self.streams[k]) * 7) % len(ids)])  # varied but reproducible
+            return np.array(out, np.int64)
+
+        def close_stream(self, key):
+            return []
+
+    rules = RuleConfig(max_replays=2)
+    rec = Recorder()
+    play([rec], np.zeros((5, 3), np.int64), [11, 12, 13, 14, 15], rules, batch=3)
+    assert len(rec.streams) == 15
+    for key, events in rec.streams.items():
+        seed, seat = rec.info[key]["seed"], rec.info[key]["seat"]
+        g = GameStreams(rules, seed=seed)
+        while (p := g.pending()) is not None:
+            s, req = p
+            mine = g.streams[s]
+            g.step([a["id"] for a in req["actions"]][(len(mine) * 7) % len(req["actions"])])
+        assert [{k: v for k, v in e.items() if k != "game"} for e in g.streams[seat]] == events
+
+
+def test_external_bot_as_gymnasium_opponent():
+    from meld8_env.gym_env import Meld8VectorEnv
+
+    env = Meld8VectorEnv(6, opponents=[PY_BOT, "random"], seed=3)
+    bot = env.opponents[0]
+    obs, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(400):
+        acts = [rng.choice(np.flatnonzero(m)) for m in info["action_mask"]]
+        obs, rew, term, trunc, info = env.step(np.array(acts))
+        ended += int(term.sum())
+    assert ended > 0 and sum(bot.faults.values()) == 0
+    pid = bot._proc.pid
+    env.close()
+    assert _gone(pid)
+
+
+# -- faults -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("mode", "kinds", "has_line"),
+    [
+        ("illegal", {"illegal"}, True),
+        ("badname", {"illegal"}, True),
+        ("garbage", {"garbage"}, True),
+        ("unknown_game", {"unknown_game"}, True),
+        ("crash", {"crash"}, False),
+        ("hang", {"timeout", "hang"}, False),
+        ("slow", {"timeout"}, False),
+    ],
+)
+def test_each_fault_ends_in_a_finished_tournament_with_the_fault_recorded(tmp_path, mode, kinds, has_line):
+    spec = f"cmd:{FAULTY} {mode} 5"
+    res, boards = _tournament(tmp_path, [spec, "greedy", "defensive"], boards=2, bots={"timeout": 1.0})
+    assert len(boards) == 2 and res["games"] == 12  # every game finished and was logged
+    faults = _faults(boards)
+    assert faults and {f["kind"] for f in faults} <= kinds
+    assert res["agents"][spec]["faults"]["games"] >= 1
+    assert set(res["agents"][spec]["faults"]["by_kind"]) <= kinds
+    if has_line:
+        assert all("line" in f for f in faults)
+    if mode in ("illegal", "badname"):  # attributable to one game: only that game is hit
+        assert res["agents"][spec]["faults"]["games"] == 1
+        assert "legal:" in faults[0]["detail"] or "unknown action name" in faults[0]["detail"]
+        assert "in phase ?" not in faults[0]["detail"]
+    # faults are logged beside the bot's own stderr, naming the game and the fallback
+    log = next((tmp_path / "t" / "bots").glob("*.stderr.log")).read_text()
+    assert f"faulty_bot {mode} 5" in log and "greedy plays the seat" in log
+    # the faulted seat was played on: placements are complete in every game
+    assert all(sorted(g["placements"]) == [1, 2, 3] for b in boards for g in b["games"])
+
+
+def test_the_fallback_is_a_flag_and_a_crashing_bot_is_restarted_then_disabled():
+    rules = RuleConfig(max_replays=1)
+    bot = ExternalAgent(f"{FAULTY} crash 1", rules, options=BotOptions(fallback="random", max_restarts=1))
+    recs = play([bot, load_agent("greedy", rules)], np.array([[0, 1, 1]] * 6), list(range(6)), rules, batch=2)
+    kinds = [f["kind"] for r in recs for f in r.faults]
+    assert kinds.count("crash") >= 2 and "disabled" in kinds and bot.restarts == 1
+    assert all(r.placements for r in recs)
+    bot.close()
+
+
+def test_bots_may_answer_in_any_order(tmp_path):
+    spec = f"cmd:{FAULTY} reverse"
+    res, boards = _tournament(tmp_path, [spec, "greedy", "defensive"], boards=2)
+    assert _faults(boards) == []
+    _, plain = _tournament(tmp_path, [PY_BOT, "greedy", "defensive"], boards=2, name="plain")
+    assert boards == plain  # the order of answers changes nothing
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        (f"{FAULTY} silent_crash_at_start", "closed its stdout"),
+        (f"{FAULTY} oldproto", "speaks protocol 0"),
+        ("no-such-program-meld8", "cannot start 'no-such-program-meld8'"),
+        ("", "needs a command"),
+    ],
+)
+def test_a_bot_that_cannot_start_is_one_clear_error(command, says):
+    with pytest.raises(AgentLoadError, match=says):
+        load_agent("cmd:" + command)
+
+
+def test_cli_names_a_broken_bot_in_one_line(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "meld8_env.cli", "tournament", "--agents", f"cmd:{FAULTY} oldproto,greedy,random",
+         "--boards", "1", "--out", str(tmp_path / "t")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "speaks protocol 0" in out.stderr and "Traceback" not in out.stderr
+
+
+# -- process cleanup --------------------------------------------------------------------------------
+def _gone(pid: int, wait: float = 5.0) -> bool:
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/status").read_text()
+        except FileNotFoundError:
+            return True
+        if "State:\tZ" in state:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def test_no_bot_outlives_a_finished_tournament(tmp_path):
+    pidfile = tmp_path / "pids"
+    _tournament(tmp_path, [f"cmd:{FAULTY} ok --pidfile {pidfile}", "random", "random"], boards=2, workers=2)
+    pids = _pids(pidfile)
+    assert len(pids) >= 3  # the load check, then one per worker
+    assert all(_gone(p) for p in pids)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill -9"])
+def test_no_bot_outlives_an_interrupted_or_killed_tournament(tmp_path, sig):
+    pidfile = tmp_path / "pids"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "meld8_env.cli", "tournament", "--agents",
+         f"cmd:{FAULTY} ok --pidfile {pidfile},random,random", "--boards", "100000", "--out", str(tmp_path / "t")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    end = time.monotonic() + 60
+    while len(_pids(pidfile)) < 2 and time.monotonic() < end:  # the load check's bot, then the playing one
+        time.sleep(0.1)
+    time.sleep(0.5)
+    playing = _pids(pidfile)[-1]
+    assert not _gone(playing, wait=0.1), "the playing bot should be alive before the signal"
+    os.kill(proc.pid, sig)
+    proc.wait(timeout=60)
+    assert all(_gone(p) for p in _pids(pidfile))
