@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml setup.py meld8_env/hands/*.c meld8_env/hands/*.h meld8_
 	$(BIN)/python -m pip install -q --upgrade pip
 	# CPU torch from the local wheel first: a bare 'torch' requirement pulls a multi-GB CUDA build
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,train]'
+	$(BIN)/python -m pip install -q -e '.[dev,train,web]'
 	touch $(STAMP)
 
 install: $(STAMP)

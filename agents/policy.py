@@ -61,6 +61,18 @@ class PolicyAgent(Agent):
             check_compatible(self.meta, rules, self.path)
         self.rules = rules
 
+    def probabilities(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """(B, 64) float: the policy's probability of each action (illegal ones 0) - the review's numbers."""
+        import torch
+
+        obs, masks = np.asarray(obs), np.asarray(masks).astype(bool)
+        if self.features:
+            obs = augment(obs, masks, self.rules)
+        obs_t, _ = self.policy.obs_to_tensor(obs)
+        with torch.no_grad():
+            dist = self.policy.get_distribution(obs_t, action_masks=masks)
+        return dist.distribution.probs.cpu().numpy().reshape(len(masks), -1)
+
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs, masks = np.asarray(obs), np.asarray(masks)
         if self.features:

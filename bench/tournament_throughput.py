@@ -5,6 +5,7 @@ Usage: python bench/tournament_throughput.py [--boards 50] [--repeats 3]
 Each row plays ``--boards`` board seeds under all 6 seatings of greedy, defensive and random (one process)
 through ``training.arena.play``; "batched" steps every game of the run together (one ``act_batch``
 per agent per step), "one at a time" plays the same games with a batch of one. Medians of repeats.
+Then the size of a game's record in ``games.jsonl`` with and without its actions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,19 @@ import numpy as np
 from agents.registry import load_agent
 from meld8_env.rules import RuleConfig
 from training.arena import play
+
+
+def log_bytes(boards: int) -> tuple[float, float]:
+    """Mean bytes of one game's record in games.jsonl: with its actions (as logged) and without."""
+    import json
+
+    rules = RuleConfig()
+    agents = [load_agent(n, rules, i) for i, n in enumerate(["greedy", "defensive", "random"])]
+    perms = np.array(list(itertools.permutations(range(3))))
+    recs = play(agents, np.tile(perms, (boards, 1)), np.repeat(np.arange(boards), 6), rules)
+    sizes = [len(json.dumps(r.to_json(), separators=(",", ":"))) for r in recs]
+    without = [len(json.dumps({**r.to_json(), "actions": ""}, separators=(",", ":"))) - 13 for r in recs]
+    return statistics.mean(sizes), statistics.mean(without)
 
 
 def rate(boards: int, batch: int, seed: int) -> float:
@@ -45,6 +59,12 @@ def main() -> None:
         boards = args.boards if batch > 1 else max(2, args.boards // 10)
         r = statistics.median(rate(boards, batch, s) for s in range(args.repeats))
         print(f"| {name} | {r:,.1f} |", flush=True)
+    with_actions, without = log_bytes(max(2, args.boards // 5))
+    print()
+    print("| games.jsonl bytes per game | bytes |")
+    print("|---|---:|")
+    print(f"| with its actions (as logged: any game re-creates) | {with_actions:,.0f} |")
+    print(f"| without them | {without:,.0f} |")
 
 
 if __name__ == "__main__":

@@ -170,3 +170,59 @@ def _describe(res) -> str:
     if s.meld:
         groups += " | [" + " ".join(card_str(c) for c in s.meld) + "] called"
     return f"seat {res.winner} wins by {how}: {groups} - {yaku}; {s.han} han, {s.points} points"
+
+
+def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
+    """A game to view, review or narrate: a replay file, or game ``game`` (0-based, boards in order,
+    seatings in order) of a tournament log (``games.jsonl``). Returns a verified replay document with
+    ``names`` (who sat where) and ``title`` added; ReplayError says what is wrong."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            first = f.readline()
+    except FileNotFoundError:
+        raise ReplayError(f"file not found: {p}") from None
+    except OSError as exc:
+        raise ReplayError(f"{p}: cannot read ({exc.strerror})") from None
+    try:
+        head = json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        head = None
+    if isinstance(head, dict) and head.get("type") == "header":
+        return _log_game(p, head, game)
+    if game is not None:
+        raise ReplayError(f"{p} is a single replay; --game picks a game of a tournament log (games.jsonl)")
+    doc, _ = load_replay(p)
+    P = len(doc["result"]["placements"])
+    return {**doc, "names": [f"seat {s}" for s in range(P)], "title": f"{p.name} (seed {doc['seed']})"}
+
+
+def _log_game(p: Path, head: dict[str, Any], game: int | None) -> dict[str, Any]:
+    import base64
+
+    if "rules" not in head:
+        raise ReplayError(f"{p}: a tournament log written before games were stored; its games cannot be re-created")
+    games = []
+    for n, line in enumerate(p.read_bytes().splitlines()[1:], start=2):
+        try:
+            entry = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ReplayError(f"{p}: line {n} is not JSON") from None
+        if isinstance(entry, dict) and entry.get("type") == "board":
+            games += [(entry["board"], k, g) for k, g in enumerate(entry.get("games", []))]
+    games.sort(key=lambda x: (x[0], x[1]))
+    if game is None:
+        raise ReplayError(f"{p} is a tournament log of {len(games)} games: choose one with --game 0..{len(games) - 1}")
+    if not 0 <= game < len(games):
+        raise ReplayError(f"{p}: --game must be 0..{len(games) - 1}, got {game}")
+    board, seating, g = games[game]
+    if "actions" not in g:
+        raise ReplayError(f"{p}: game {game} was logged without its actions (an older meld8); it cannot be re-created")
+    rules = RuleConfig.from_dict(head["rules"])
+    actions = list(base64.b64decode(g["actions"]))
+    doc = make_replay(rules, g["seed"], actions)
+    want = {"final_scores": g["final_scores"], "placements": g["placements"]}
+    if {k: doc["result"][k] for k in want} != want:
+        raise ReplayError(f"{p}: game {game} does not re-create its logged result")
+    names = [head["agents"][a] for a in g["seats"]]
+    return {**doc, "names": names, "title": f"{p.name}: game {game} (board {board}, seating {seating})"}

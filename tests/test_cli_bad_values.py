@@ -18,7 +18,10 @@ BASE = {
     "simulate": ["--games", "2"],
     "tournament": ["--agents", "random,random,random", "--boards", "1"],
     "train": [],
-    "replay": [],
+    "replay": ["{DIR}/good.json"],
+    "play": ["--no-browser"],
+    "view": ["{DIR}/good.json", "--no-browser"],
+    "review": ["{DIR}/good.json", "--seat", "0"],
 }
 INTS = ["abc", "1.5", "-1", "99999999999999999999999"]
 FILES = ["/nonexistent/x.yaml", "{DIR}/bad.yaml", "{DIR}/list.yaml"]
@@ -41,7 +44,8 @@ BAD = {
     ("simulate", "--batch"): INTS + ["0"],
     ("simulate", "--rules"): FILES,
     ("tournament", "--agents"): ["wizard,random,random", "random", ",,,", "cmd", "cmd:,random,random",
-                                 "cmd:no-such-program-meld8,random,random", f"cmd:{sys.executable} -c pass,random,random"],
+                                 "cmd:no-such-program-meld8,random,random",
+                                 f"cmd:{sys.executable} -c pass,random,random"],
     ("tournament", "--bot-timeout"): ["abc", "0", "-1", "nan", "inf"],
     ("tournament", "--bot-log-dir"): ["/proc/meld8-not-writable"],
     ("tournament", "--boards"): INTS + ["0"],
@@ -55,6 +59,25 @@ BAD = {
     ("train", "--set"): ["total_timesteps=[1", "nonsense", "total_timesteps=abc", "opponents=42", "wizard=1"],
     ("replay", "file"): ["/nonexistent.json", "{DIR}/bad.yaml", "{DIR}/replay_null_seed.json",
                          "{DIR}/replay_float_actions.json"],
+    ("replay", "--game"): INTS + ["0"],
+    ("play", "--agents"): ["wizard", "greedy,greedy,greedy", ",,"],
+    ("play", "--seat"): INTS + ["3"],
+    ("play", "--rules"): FILES,
+    ("play", "--seed"): INTS + ["18446744073709551616"],
+    ("play", "--replays"): ["/proc/meld8-not-writable"],
+    ("play", "--host"): ["256.1.1.1", "example.com", ""],
+    ("play", "--port"): INTS + ["0", "65536"],
+    ("view", "file"): ["/nonexistent.json", "{DIR}/bad.yaml", "{DIR}/replay_null_seed.json"],
+    ("view", "--game"): INTS,
+    ("view", "--host"): ["256.1.1.1"],
+    ("view", "--port"): INTS + ["0"],
+    ("review", "file"): ["/nonexistent.json", "{DIR}/bad.yaml"],
+    ("review", "--seat"): INTS + ["3"],
+    ("review", "--game"): INTS,
+    ("review", "--agent"): ["wizard", "ppo:/nonexistent.zip"],
+    ("review", "--threshold"): ["abc", "-0.5", "2", "nan"],
+    ("review", "--host"): ["256.1.1.1"],
+    ("review", "--port"): INTS + ["0"],
 }  # fmt: skip
 
 
@@ -83,6 +106,15 @@ def files(tmp_path):
             "result": {}, "checksum": "x"}  # fmt: skip
     (tmp_path / "replay_null_seed.json").write_text(json.dumps(good))
     (tmp_path / "replay_float_actions.json").write_text(json.dumps({**good, "seed": 1, "actions": [1.5]}))
+    from meld8_env.protocol import GameStreams
+    from meld8_env.replay import save_replay
+    from meld8_env.rules import RuleConfig
+
+    rules = RuleConfig(max_replays=1)
+    g = GameStreams(rules, seed=1)
+    while (p := g.pending()) is not None:
+        g.step(p[1]["actions"][0]["id"])
+    save_replay(tmp_path / "good.json", rules, 1, g.answers)
     return tmp_path
 
 
@@ -93,10 +125,10 @@ CASES = [(cmd, opt, bad) for (cmd, opt), values in BAD.items() for bad in values
 def test_bad_value_is_one_line_exit_2(cmd, opt, bad, files, capsys, monkeypatch):
     monkeypatch.chdir(files)
     bad = bad.replace("{DIR}", str(files))
-    argv = [cmd, *BASE[cmd]]
+    argv = [cmd, *(a.replace("{DIR}", str(files)) for a in BASE[cmd])]
     if opt.startswith("--"):
         argv += [opt, bad]
-    elif cmd in ("score", "waits", "distance"):
+    elif cmd in ("score", "waits", "distance", "view", "review", "replay"):
         argv[1] = bad
     else:  # train's config / replay's file
         argv.insert(1, bad)

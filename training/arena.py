@@ -9,6 +9,7 @@ where it must act in one ``act_batch`` call (one forward pass for a policy) thro
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections import deque
 from collections.abc import Sequence
@@ -35,9 +36,12 @@ class GameRecord:
     calls: list[int] = dataclasses.field(default_factory=list)
     win_han: list[int] = dataclasses.field(default_factory=list)  # summed over wins
     faults: list[dict] = dataclasses.field(default_factory=list)  # external bots' faults (agents.external)
+    actions: str = ""  # every action of the game, one byte each, base64: the game re-creates from its seed
 
     def to_json(self) -> dict:
         out = dataclasses.asdict(self)
+        if not self.actions:
+            del out["actions"]
         if not self.faults:  # logs of fault-free games look as they always did
             del out["faults"]
         return out
@@ -67,6 +71,8 @@ def play(
     v = Meld8Vector(width, rules=rules, seed=0, autoreset=False)
     table = Table(v)
     slot_game = np.full(width, -1, np.int64)
+    history = np.zeros((width, 256), np.uint8)  # actions of each slot's game so far (grows as needed)
+    played = np.zeros(width, np.int64)
 
     def start(slots: np.ndarray) -> None:
         chosen = []
@@ -74,6 +80,7 @@ def play(
             if queue:
                 g = queue.popleft()
                 slot_game[s] = g
+                played[s] = 0
                 records[g] = GameRecord(int(seeds[g]), seats[g].tolist(), wins=[0] * P, tsumo=[0] * P,
                                         deal_ins=[0] * P, calls=[0] * P, win_han=[0] * P)  # fmt: skip
                 chosen.append(s)
@@ -91,8 +98,13 @@ def play(
         while (slot_game >= 0).any():
             acts = np.zeros(width, np.int64)
             table.act(acts)
-            table.step(acts)
             live = slot_game >= 0
+            rows = np.flatnonzero(live)
+            if played.max() >= history.shape[1]:
+                history = np.concatenate([history, np.zeros_like(history)], axis=1)
+            history[rows, played[rows]] = acts[rows]
+            played[rows] += 1
+            table.step(acts)
             for s in np.flatnonzero(live & (v.caller >= 0)):
                 records[slot_game[s]].calls[int(v.caller[s])] += 1
             for h in v.hand_outcomes():
@@ -117,6 +129,7 @@ def play(
                 rec.final_scores = list(o.final_scores)
                 rec.placements = list(o.placements)
                 rec.faults = table.ended_faults.get(o.game, [])
+                rec.actions = base64.b64encode(history[o.game, : played[o.game]].tobytes()).decode()
                 if on_game is not None:
                     on_game(g, rec)
                 start(np.array([o.game]))

@@ -2,7 +2,8 @@
 
 Every board seed is played under every distinct seating of the agents (6 for three different
 agents, 3 rotations when two seats hold copies of one agent), so seat and card luck cancel.
-Finished boards are appended to ``OUT/games.jsonl`` as they complete (flushed and fsynced; with
+Finished boards are appended to ``OUT/games.jsonl`` as they complete (each game with its seed and
+its actions, so ``meld8 view OUT/games.jsonl --game K`` re-creates it) (flushed and fsynced; with
 worker processes or Ray, as each task of ``boards_per_task`` boards returns); a run
 killed at any point continues with ``resume=True`` without losing or double-counting a game. At the
 end: ``results.json`` (training/stats.py), ``games.csv`` (one row per game and seat), ``chart.png``
@@ -70,6 +71,11 @@ class TournamentConfig:
             head["fallback"] = self.bot_options().fallback
         return head
 
+    def log_header(self) -> dict:
+        """The log's first line: :meth:`header` (what a resumed run must match) plus the rules in full,
+        so any game of the log can be re-created (``meld8 view games.jsonl --game K``)."""
+        return {**self.header(), "rules": self.rules.to_dict()}
+
 
 def seatings(agents: Sequence[str]) -> list[tuple[int, ...]]:
     """Distinct seatings as index tuples into ``agents`` (copies of one spec are interchangeable)."""
@@ -91,6 +97,19 @@ def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _actions_ok(text: object) -> bool:
+    import base64
+    import binascii
+
+    if not isinstance(text, str):
+        return False
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return max(raw, default=0) < 64
+
+
 def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> str | None:
     """Why a logged line is not a board entry of this tournament, or None."""
     if not isinstance(obj, dict) or obj.get("type") != "board":
@@ -110,6 +129,8 @@ def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> st
             return f"board {board}: a game record has malformed per-seat fields"
         if not all(0 <= a < len(cfg.agents) for a in g["seats"]) or sorted(g["placements"]) != list(range(1, P + 1)):
             return f"board {board}: a game record has impossible seats or placements"
+        if "actions" in g and not _actions_ok(g["actions"]):
+            return f"board {board}: a game record has malformed actions (base64 of action ids 0..63)"
         faults = g.get("faults", [])
         if not isinstance(faults, list) or not all(
             isinstance(f, dict) and _is_int(f.get("seat")) and 0 <= f["seat"] < P and f.get("kind") in FAULT_KINDS
@@ -299,7 +320,7 @@ def _tasks(cfg: TournamentConfig, finished: set[int], per_task: int):
 
 def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
     log = out / LOG
-    header = cfg.header()
+    header = cfg.log_header()
     done: list[dict] = []
     has_header = False
     if log.exists() and log.stat().st_size:

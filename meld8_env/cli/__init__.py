@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from meld8_env.cards import CardError
 from meld8_env.rules import RuleConfigError
 
-COMMANDS = ("score", "waits", "distance", "simulate", "tournament", "train", "replay")
+COMMANDS = ("score", "waits", "distance", "simulate", "tournament", "train", "replay", "play", "view", "review")
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -7,14 +7,15 @@ import argparse
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     rp = sub.add_parser("replay", help="re-simulate a replay file and print it hand by hand")
-    rp.add_argument("file")
+    rp.add_argument("file", help="a replay file, or a tournament log (games.jsonl) with --game")
+    rp.add_argument("--game", type=int, help="game K (0-based) of a tournament log")
     rp.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from meld8_env.replay import load_replay, narrate
+    from meld8_env.replay import narrate, open_game
 
-    doc, _ = load_replay(args.file)
+    doc = open_game(args.file, args.game)
     for line in narrate(doc):
         print(line)
     return 0

@@ -1,0 +1,77 @@
+"""``meld8 play``: play a game in the browser against any agents (the web extra)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from meld8_env.cli.common import rules_from
+from meld8_env.engine.seeding import check_seed
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("play", help="play against agents in your browser (pip install 'meld8[web]')")
+    p.add_argument("--agents", default="ppo,defensive",
+                   help="the other seats, comma separated: any agent specs, one name fills every seat "
+                   "(default ppo,defensive)")  # fmt: skip
+    p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    p.add_argument("--rules", help="rule config YAML or built-in name")
+    p.add_argument("--seed", type=int, default=None, help="seed of the first game (default: random)")
+    p.add_argument("--replays", default="replays", help="folder where finished games are saved (default replays/)")
+    add_server_options(p)
+    p.set_defaults(func=run)
+
+
+def add_server_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8008, help="port (default 8008)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser; print the address")
+
+
+def check_server(args: argparse.Namespace) -> None:
+    """--host and --port, checked before anything is served (a bad one is one line, exit 2)."""
+    import ipaddress
+
+    if isinstance(args.port, bool) or not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be 1..65535, got {args.port}")
+    if args.host != "localhost":
+        try:
+            ipaddress.ip_address(args.host)
+        except ValueError:
+            raise ValueError(
+                f"--host must be an IP address or localhost (default 127.0.0.1), got {args.host!r}"
+            ) from None
+
+
+def require_web() -> None:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise ValueError(
+            f"the browser table needs the web extra: pip install 'meld8[web]' (missing: {exc.name})"
+        ) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    import random
+
+    require_web()
+    check_server(args)
+    rules = rules_from(args.rules)
+    if not 0 <= args.seat < rules.num_players:
+        raise ValueError(f"--seat must be 0..{rules.num_players - 1}, got {args.seat}")
+    Path(args.replays).mkdir(parents=True, exist_ok=True)  # a folder that cannot be written fails now, not at the end
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    first = check_seed(args.seed, "seed") if args.seed is not None else random.randrange(2**31)
+    from meld8_env.web.app import create_app, serve
+    from meld8_env.web.session import LiveGame
+
+    games = iter(range(first, first + 2**31))
+    LiveGame(agents, args.seat, rules, first, None).close()  # fail fast: bad agents or seat, before serving
+
+    def new_game() -> LiveGame:
+        return LiveGame(agents, args.seat, rules, next(games), args.replays)
+
+    serve(create_app("play", new_game=new_game), args.host, args.port, not args.no_browser)
+    return 0

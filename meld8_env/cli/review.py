@@ -1,0 +1,50 @@
+"""``meld8 review``: each decision of one seat next to a reference agent's (browser, text or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+
+from meld8_env.cli.play import add_server_options, check_server, require_web
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("review", help="review one seat's decisions in a replay against a reference agent")
+    p.add_argument("file", help="a replay file, or a tournament log (games.jsonl) with --game")
+    p.add_argument("--seat", type=int, required=True, help="the seat to review")
+    p.add_argument("--game", type=int, help="game K (0-based) of a tournament log")
+    p.add_argument("--agent", default="ppo", help="reference agent spec (default ppo: the shipped baseline)")
+    p.add_argument("--threshold", type=float, default=0.5,
+                   help="flag a decision when the reference prefers its choice by more than this probability "
+                   "(default 0.5)")  # fmt: skip
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the review as JSON (for scripts)")
+    out.add_argument("--text", action="store_true", help="print the review as text")
+    add_server_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from meld8_env.cli.view import viewer_data
+    from meld8_env.rules import RuleConfig
+    from meld8_env.web.review import format_review, review
+
+    if not 0 <= args.threshold <= 1:  # also refuses nan
+        raise ValueError(f"--threshold must be a probability 0..1, got {args.threshold}")
+    if not args.json and not args.text:
+        require_web()
+        check_server(args)
+    doc, data = viewer_data(args.file, args.game)
+    rules = RuleConfig.from_dict(doc["rules"])
+    rev = review(rules, doc["seed"], doc["actions"], args.seat, args.agent, args.threshold)
+    if args.json:
+        print(json.dumps(rev, indent=1))
+        return 0
+    if args.text:
+        print(format_review(rev))
+        return 0
+    from meld8_env.web.app import create_app, serve
+
+    serve(create_app("review", replay=data, review=rev), args.host, args.port, not args.no_browser)
+    return 0

@@ -1,0 +1,40 @@
+"""``meld8 view``: step through a replay or a tournament game in the browser (the web extra)."""
+
+from __future__ import annotations
+
+import argparse
+
+from meld8_env.cli.play import add_server_options, check_server, require_web
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("view", help="watch a replay or a tournament game in your browser")
+    p.add_argument("file", help="a replay file, or a tournament log (games.jsonl) with --game")
+    p.add_argument("--game", type=int, help="game K (0-based) of a tournament log")
+    add_server_options(p)
+    p.set_defaults(func=run)
+
+
+def viewer_data(path: str, game: int | None) -> tuple[dict, dict]:
+    """(the replay document, what the page needs: frames, names, title)."""
+    from meld8_env.replay import open_game
+    from meld8_env.rules import RuleConfig
+    from meld8_env.web.session import replay_frames
+
+    doc = open_game(path, game)
+    rules = RuleConfig.from_dict(doc["rules"])
+    return doc, {
+        "frames": replay_frames(rules, doc["seed"], doc["actions"]),
+        "names": doc["names"],
+        "title": doc["title"],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    require_web()
+    check_server(args)
+    _, data = viewer_data(args.file, args.game)
+    from meld8_env.web.app import create_app, serve
+
+    serve(create_app("view", replay=data), args.host, args.port, not args.no_browser)
+    return 0

@@ -1,0 +1,267 @@
+"""The browser table's server side, without a browser: the reducer against the engine, the live game's
+checks, the review, tournament games re-created, and the app's routes and websocket (Starlette's
+TestClient: the real app, in process)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from meld8_env.cards import parse_cards
+from meld8_env.protocol import GameStreams
+from meld8_env.replay import ReplayError, open_game, save_replay
+from meld8_env.rules import RuleConfig
+from meld8_env.web.review import review
+from meld8_env.web.session import LiveGame, PlayError, replay_frames
+from meld8_env.web.tableview import SeatView, merge
+
+starlette = pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
+
+
+def _mask(cards: list[str]) -> int:
+    return sum(1 << c for c in parse_cards(" ".join(cards))) if cards else 0
+
+
+def _random_game(seed: int, rules: RuleConfig) -> list[int]:
+    rng = random.Random(seed)
+    g = GameStreams(rules, seed=seed)
+    while (p := g.pending()) is not None:
+        g.step(rng.choice([a["id"] for a in p[1]["actions"]]))
+    return g.answers
+
+
+SHORT = RuleConfig(max_replays=1)  # random play rarely wins: capped replays keep games short
+SHORT_2P = RuleConfig.from_dict({**RuleConfig.two_player().to_dict(), "max_replays": 1})
+
+
+@pytest.mark.parametrize("rules", [SHORT, SHORT_2P], ids=["3p", "2p"])
+def test_reduced_views_match_the_engine_at_every_action(rules):
+    """Each seat's view, folded from its events alone, holds exactly the cards the engine says it holds."""
+    from meld8_env.engine.fast import FastBatch
+
+    for seed in range(3):
+        actions = _random_game(seed, rules)
+        frames = replay_frames(rules, seed, actions)
+        eng = FastBatch(1, rules)
+        eng.reset(np.array([seed], np.uint64))
+        assert len(frames) == len(actions) + 1
+        for k, frame in enumerate(frames):
+            rec = eng.record(0)
+            if frame["game_end"] is None and frame["hand"] == int(rec["deals"]):
+                for s in range(rules.num_players):
+                    held = frame["hands"][str(s)] + ([frame["drawn"][str(s)]] if str(s) in frame["drawn"] else [])
+                    assert _mask(held) == int(rec["hands"][s]), (seed, k, s)
+                    assert _mask(frame["melds"][s]) == int(rec["melds"][s])
+            if k < len(actions):
+                eng.step(np.array([actions[k]], np.int64))
+        placements = [int(x) for x in eng.record(0)["placements"][: rules.num_players]]
+        assert frames[-1]["game_end"]["placements"] == placements
+
+
+def test_a_seat_view_never_holds_other_hands():
+    g = GameStreams(seed=5)
+    v = SeatView(1)
+    rng = random.Random(5)
+    while (p := g.pending()) is not None:
+        g.step(rng.choice([a["id"] for a in p[1]["actions"]]))
+    for ev in g.streams[1]:
+        v.apply(ev)
+        assert set(v.state["hands"]) <= {"1"} and set(v.state["drawn"]) <= {"1"}
+    assert merge([v])["seat"] is None
+
+
+def test_live_game_refuses_bad_moves_with_clear_messages(tmp_path):
+    g = LiveGame(["greedy", "random"], seat=2, seed=9, replay_dir=tmp_path)
+    st = g.state()
+    req = st["request"]
+    assert req is not None and st["seat"] == 2 and st["names"][2] == "you"
+    illegal = next(a for a in range(64) if a not in {x["id"] for x in req["actions"]})
+    with pytest.raises(PlayError, match="legal:"):
+        g.play(illegal, st["seq"])
+    with pytest.raises(PlayError, match="stale move"):
+        g.play(req["actions"][0]["id"], st["seq"] - 1)
+    with pytest.raises(PlayError, match="unknown action name"):
+        g.play("discard the moon", st["seq"])
+    assert g.state()["seq"] == st["seq"]  # nothing moved
+    while not g.over:  # by name, to the end
+        st = g.state()
+        g.play(st["request"]["actions"][-1]["name"], st["seq"])
+    assert g.state()["game_end"] is not None
+    with pytest.raises(PlayError, match="game is over"):
+        g.play(0)
+    saved = g.state()["replay_file"]
+    doc = open_game(saved)
+    assert doc["actions"] == g.actions
+    g.close()
+
+
+def test_bad_seat_or_agents_are_refused():
+    with pytest.raises(PlayError, match="seat must be"):
+        LiveGame(["greedy"], seat=3)
+    with pytest.raises(PlayError, match="name 2 agents"):
+        LiveGame(["greedy", "random", "random"])
+
+
+def test_review_of_an_agent_against_itself_agrees_everywhere(tmp_path):
+    rules = RuleConfig()
+    g = LiveGame(["greedy", "greedy"], seat=0, seed=2, rules=rules)
+    from agents.registry import load_agent
+
+    me = load_agent("greedy", rules)
+    while not g.over:  # seat 0 plays greedy's own choices
+        obs, masks = g.vec.observation, g.vec.action_mask
+        g.play(int(me.act_batch(obs, masks)[0]), g.state()["seq"])
+    doc = review(rules, 2, g.actions, seat=0, agent="greedy")
+    s = doc["summary"]
+    assert s["decisions"] > 10 and s["agreement"] == 1.0 and s["flagged"] == 0
+    other = review(rules, 2, g.actions, seat=0, agent="random")
+    assert other["summary"]["agreement"] < 1.0 and other["summary"]["flagged"] > 0
+    discard = next(d for d in doc["decisions"] if d["discards"])
+    assert {"card", "distance", "acceptance", "danger"} <= set(discard["discards"][0])
+    assert len(discard["discards"][0]["danger"]) == 2  # one number per opponent
+
+
+def test_review_gives_policy_probabilities():
+    actions = _random_game(1, SHORT)
+    doc = review(SHORT, 1, actions, seat=1, agent="ppo", threshold=0.5)
+    d = doc["decisions"][0]
+    assert abs(sum(o["p"] for o in d["options"]) - 1.0) < 1e-4
+    assert d["flagged"] == (d["deviation"] > 0.5)
+
+
+def test_tournament_games_re_create_and_open(tmp_path):
+    from training.tournament import TournamentConfig, run
+
+    run(TournamentConfig(agents=["greedy", "defensive", "random"], boards=2, out=str(tmp_path / "t"), progress=False,
+                         chart=False))  # fmt: skip
+    log = tmp_path / "t" / "games.jsonl"
+    for k in range(12):
+        doc = open_game(log, k)  # re-simulated and checked against the logged result
+        assert len(doc["names"]) == 3 and set(doc["names"]) == {"greedy", "defensive", "random"}
+    with pytest.raises(ReplayError, match="choose one with --game 0..11"):
+        open_game(log)
+    with pytest.raises(ReplayError, match="--game must be 0..11"):
+        open_game(log, 12)
+    one = save_replay(tmp_path / "r.json", SHORT, 3, _random_game(3, SHORT))
+    with pytest.raises(ReplayError, match="single replay"):
+        open_game(one, 0)
+
+
+# -- the app ----------------------------------------------------------------------------------------
+def _client(mode="play", **kw):
+    from starlette.testclient import TestClient
+
+    from meld8_env.web.app import create_app
+
+    return TestClient(create_app(mode, **kw))
+
+
+def test_websocket_play_errors_resume_and_new_game():
+    client = _client(new_game=lambda: LiveGame(["greedy", "random"], seat=0, seed=4))
+    with client.websocket_connect("/ws/play") as ws:
+        st = ws.receive_json()["state"]
+        ws.send_text("not json")
+        assert ws.receive_json() == {"type": "error", "message": "not JSON"}
+        illegal = next(a for a in range(64) if a not in {x["id"] for x in st["request"]["actions"]})
+        ws.send_json({"action": illegal, "seq": st["seq"]})
+        err = ws.receive_json()
+        assert err["type"] == "error" and "legal:" in err["message"]
+        assert ws.receive_json()["state"]["seq"] == st["seq"]
+        ws.send_json({"action": st["request"]["actions"][0]["id"], "seq": st["seq"]})
+        moved = ws.receive_json()["state"]
+        assert moved["seq"] > st["seq"]
+        ws.send_json({"action": moved["request"]["actions"][0]["id"], "seq": st["seq"]})  # an old click
+        assert "stale move" in ws.receive_json()["message"]
+        ws.receive_json()
+        ws.send_json({"what": 1})
+        assert ws.receive_json()["type"] == "error"
+        ws.receive_json()
+    with client.websocket_connect("/ws/play") as ws:  # the tab closed and reopened: the same game
+        assert ws.receive_json()["state"]["seq"] == moved["seq"]
+        ws.send_json({"new_game": True})
+        assert ws.receive_json()["state"]["seed"] == 4  # new_game() made another game (the factory's)
+
+
+def test_routes_answer_json_errors_not_tracebacks():
+    client = _client()
+    assert client.get("/api/config").json() == {"mode": "play"}
+    r = client.get("/api/replay")
+    assert r.status_code == 404 and "meld8 view" in r.json()["error"]
+    r = client.get("/no/such/page")
+    assert r.status_code == 404 and "error" in r.json()
+    assert "<script" in client.get("/").text and client.get("/static/app.js").status_code == 200
+    view = _client("view", replay={"frames": [], "names": []})
+    with view.websocket_connect("/ws/play") as ws:
+        assert "meld8 play" in ws.receive_json()["message"]
+
+
+def test_the_page_needs_nothing_from_the_network():
+    from pathlib import Path
+
+    static = Path(__file__).resolve().parents[1] / "meld8_env" / "web" / "static"
+    for f in static.iterdir():
+        text = f.read_text()
+        assert "http://" not in text.replace("http://${", "") and "https://" not in text, f.name
+    json.dumps(replay_frames(SHORT, 1, _random_game(1, SHORT)))  # frames are JSON
+
+
+# -- the commands -----------------------------------------------------------------------------------
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serves(argv: list[str], want_mode: str) -> dict:
+    """Start ``meld8 ARGV --no-browser --port P``, read /api/config, stop it (SIGINT, like Ctrl-C)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "meld8_env.cli", *argv, "--no-browser", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        end = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/config", timeout=2) as r:
+                    config = json.loads(r.read())
+                break
+            except OSError:
+                assert proc.poll() is None, proc.communicate()[1]
+                assert time.monotonic() < end, "the server did not come up"
+                time.sleep(0.2)
+        assert config["mode"] == want_mode
+        api = {"view": "/api/replay", "review": "/api/review", "play": "/"}[want_mode]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{api}", timeout=10) as r:
+            body = r.read()
+        return json.loads(body) if want_mode != "play" else {"page": body.decode()}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert "Traceback" not in err, err
+        assert f"127.0.0.1:{port}" in out
+
+
+def test_play_view_and_review_commands_serve(tmp_path):
+    import subprocess
+    import sys
+
+    replay = save_replay(tmp_path / "r.json", SHORT, 3, _random_game(3, SHORT))
+    page = _serves(["play", "--agents", "random", "--seed", "1", "--replays", str(tmp_path)], "play")["page"]
+    assert "<script" in page
+    data = _serves(["view", str(replay)], "view")
+    assert len(data["frames"]) == len(json.loads(replay.read_text())["actions"]) + 1
+    rev = _serves(["review", str(replay), "--seat", "1", "--agent", "greedy"], "review")
+    assert rev["review"]["seat"] == 1 and rev["frames"]
+    out = subprocess.run([sys.executable, "-m", "meld8_env.cli", "review", str(replay), "--seat", "1", "--agent",
+                          "greedy", "--json"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 0 and json.loads(out.stdout)["summary"]["decisions"] > 0
