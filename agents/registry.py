@@ -31,6 +31,8 @@ def load_agent(
     by design), a checkpoint (loaded weights-only; ``trust=True`` lets SB3 unpickle a foreign zip), or
     ``cmd:COMMAND`` (starts that program; ``bots`` sets its timeout, fallback and log folder)."""
     rules = rules or RuleConfig()
+    if spec.startswith("rllib:"):
+        return _load_rllib(spec.removeprefix("rllib:"), rules, seed)
     if spec.startswith(PREFIX):
         try:
             return ExternalAgent(spec[len(PREFIX) :], rules, seed, bots)
@@ -47,7 +49,8 @@ def load_agent(
     else:
         raise AgentLoadError(
             f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, ppo (the shipped baseline), "
-            "ppo:PATH.zip (a checkpoint), 'package.module:ClassName' or 'cmd:COMMAND' (a seat-protocol bot)"
+            "ppo:PATH.zip (a checkpoint), rllib:FOLDER (an RLlib policy), 'package.module:ClassName' or "
+            "'cmd:COMMAND' (a seat-protocol bot)"
         )
     try:
         mod = importlib.import_module(module)
@@ -75,6 +78,21 @@ def shipped_baseline():
     from importlib.resources import files
 
     return files("agents") / "models" / "ppo_baseline.zip"
+
+
+def _load_rllib(path: str, rules: RuleConfig, seed: int) -> AgentProtocol:
+    from agents.checkpoint import CheckpointError
+
+    try:
+        from agents.rllib_policy import RllibPolicyAgent
+
+        return RllibPolicyAgent(path, rules=rules, seed=seed)
+    except ModuleNotFoundError as exc:
+        raise AgentLoadError(
+            f"rllib: agents need the rllib extra: pip install torch==2.13.0 'meld8[rllib]' (missing: {exc.name})"
+        ) from None
+    except CheckpointError as exc:
+        raise AgentLoadError(str(exc)) from None
 
 
 def _load_checkpoint(path: str, rules: RuleConfig, seed: int, trust: bool = False) -> AgentProtocol:

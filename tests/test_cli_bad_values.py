@@ -56,6 +56,8 @@ BAD = {
     ("tournament", "--rules"): FILES,
     ("tournament", "--config"): FILES + ["{DIR}/agents42.yaml", "{DIR}/boards_list.yaml"],
     ("train", "config"): FILES,
+    ("train", "--backend"): ["gpu", "tf"],
+    ("train", "--address"): ["nowhere", "http://x", ""],
     ("train", "--set"): ["total_timesteps=[1", "nonsense", "total_timesteps=abc", "opponents=42", "wizard=1"],
     ("replay", "file"): ["/nonexistent.json", "{DIR}/bad.yaml", "{DIR}/replay_null_seed.json",
                          "{DIR}/replay_float_actions.json"],

@@ -89,29 +89,7 @@ class TrainConfig:
 
     @classmethod
     def load(cls, path: str | None, overrides: list[str] | None = None) -> TrainConfig:
-        import yaml
-
-        from meld8_env.config_io import read_yaml_mapping
-
-        data: dict[str, Any] = read_yaml_mapping(path, "train config", kind="train") if path else {}
-        for item in overrides or []:
-            if "=" not in item:
-                raise ValueError(f"--set expects key=value, got {item!r}")
-            key, value = item.split("=", 1)
-            try:
-                data[key] = yaml.safe_load(value)
-            except yaml.YAMLError as exc:
-                reason = str(exc).splitlines()[0]
-                raise ValueError(f"--set {item}: the value is not valid YAML ({reason})") from None
-        if "eval_deals" in data:  # the old name of eval_boards
-            data.setdefault("eval_boards", data.pop("eval_deals"))
-        known = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ValueError(f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
-        for key, value in data.items():
-            _check_type(key, value, known[key])
-        cfg = cls(**data)
+        cfg = cls(**read_options(cls, path, overrides))
         from agents.checkpoint import NETWORKS
 
         if cfg.network not in NETWORKS:
@@ -131,6 +109,34 @@ class TrainConfig:
             if not isinstance(getattr(cfg, name), int) or getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be an integer >= 1, got {getattr(cfg, name)!r}")
         return cfg
+
+
+def read_options(cls: type, path: str | None, overrides: list[str] | None) -> dict[str, Any]:
+    """The options of a train config dataclass ``cls`` from a YAML file (or built-in name) and
+    ``--set key=value`` overrides, each checked against its default's type (ValueError otherwise)."""
+    import yaml
+
+    from meld8_env.config_io import read_yaml_mapping
+
+    data: dict[str, Any] = read_yaml_mapping(path, "train config", kind="train") if path else {}
+    for item in overrides or []:
+        if "=" not in item:
+            raise ValueError(f"--set expects key=value, got {item!r}")
+        key, value = item.split("=", 1)
+        try:
+            data[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            reason = str(exc).splitlines()[0]
+            raise ValueError(f"--set {item}: the value is not valid YAML ({reason})") from None
+    if "eval_deals" in data:  # the old name of eval_boards
+        data.setdefault("eval_boards", data.pop("eval_deals"))
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise ValueError(f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    for key, value in data.items():
+        _check_type(key, value, known[key])
+    return data
 
 
 def _check_type(key: str, value: Any, field: dataclasses.Field) -> None:

@@ -10,13 +10,17 @@ import sys
 HINT = "pip install torch==2.13.0 'meld8[train]' (CPU wheel first; see the README)"
 
 
-def option_table() -> str:
-    """Every TrainConfig option with its default and meaning, read from the source without importing it."""
-    spec = importlib.util.find_spec("training.train_ppo")
+RLLIB_HINT = "pip install torch==2.13.0 'meld8[rllib]' (CPU wheel first; see the README)"
+
+
+def option_table(module: str = "training.train_ppo", name: str = "TrainConfig", title: str = "options") -> str:
+    """Every option of a train config class with its default and meaning, read from the source
+    without importing it."""
+    spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
         return ""
     tree = ast.parse(open(spec.origin).read())
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "TrainConfig")
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
     rows, body = [], cls.body
     for i, node in enumerate(body):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
@@ -28,28 +32,42 @@ def option_table() -> str:
             if isinstance(nxt, ast.Expr) and isinstance(getattr(nxt, "value", None), ast.Constant):
                 doc = " ".join(str(nxt.value.value).split())
             rows.append(f"  {node.target.id:<18} {default:<22} {doc}")
-    return "options (YAML keys or --set KEY=VALUE; default, meaning):\n" + "\n".join(rows)
+    return f"{title} (YAML keys or --set KEY=VALUE; default, meaning):\n" + "\n".join(rows)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     tr = sub.add_parser(
         "train",
         help="train a MaskablePPO agent (needs the train extra)",
-        description="Train MaskablePPO in one seat of the batched engine. CONFIG is a YAML file or a "
-        "built-in name (ppo_vs_bots, selfplay); --set overrides single options.",
-        epilog=option_table(),
+        description="Train MaskablePPO in one seat of the batched engine (--backend sb3, the default), or PPO "
+        "on Ray RLlib in a self-play league (--backend rllib). CONFIG is a YAML file or a built-in name "
+        "(ppo_vs_bots, selfplay; rllib_selfplay); --set overrides single options.",
+        epilog=option_table() + "\n\n" + option_table("training.rllib_train", "RllibConfig", "--backend rllib options"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tr.add_argument("config", nargs="?", help="train YAML or built-in name, e.g. ppo_vs_bots")
     tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config option")
+    tr.add_argument("--backend", choices=["sb3", "rllib"], default="sb3",
+                    help="sb3: MaskablePPO in one process (default); rllib: Ray RLlib, local or on a "
+                    "cluster")  # fmt: skip
+    tr.add_argument("--address", help="--backend rllib: the Ray cluster (default RAY_ADDRESS, else a local instance)")
     tr.set_defaults(func=run, parser=tr)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.address is not None:
+        import re
+
+        if args.backend != "rllib":
+            raise ValueError("--address is for --backend rllib (the SB3 backend runs in this process)")
+        if not re.fullmatch(r"auto|(ray://)?[A-Za-z0-9.\-\[\]:]+:\d{1,5}", args.address):
+            raise ValueError(f"--address must be HOST:PORT, ray://HOST:PORT or auto, got {args.address!r}")
     if not args.config:  # a real run is never started by accident
         print("usage: meld8 train CONFIG [--set KEY=VALUE ...]  (CONFIG: a YAML file or ppo_vs_bots, selfplay; "
               "meld8 train --help lists every option)", file=sys.stderr)  # fmt: skip
         return 2
+    if args.backend == "rllib":
+        return run_rllib(args)
     try:
         from training.train_ppo import TrainConfig, train
     except ImportError as exc:
@@ -60,4 +78,19 @@ def run(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         raise ValueError(f"training needs the train extra: {HINT} (missing: {exc.name})") from None
     print(f"trained: {final} (best evaluation: {final.parent / 'best.zip'}, logs: {final.parent / 'tb'})")
+    return 0
+
+
+def run_rllib(args: argparse.Namespace) -> int:
+    try:
+        import ray.rllib  # noqa: F401
+        import torch  # noqa: F401
+
+        from training.rllib_train import RllibConfig, train
+    except ImportError as exc:
+        raise ValueError(f"--backend rllib needs the rllib extra: {RLLIB_HINT} (missing: {exc.name})") from None
+    overrides = list(args.set) + ([f"address={args.address}"] if args.address else [])
+    cfg = RllibConfig.load(args.config, overrides)
+    best = train(cfg)
+    print(f"trained: {best} (play it: --agents rllib:{best}; curve: {best.parent / 'learning_curve.png'})")
     return 0

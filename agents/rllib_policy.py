@@ -1,0 +1,153 @@
+"""RLlib policies as agents: ``rllib:PATH`` plays wherever an agent spec is taken (batched forward passes).
+
+``PATH`` is a policy folder written by ``meld8 train --backend rllib`` (``best/``, ``policy_it<N>/``, or
+a run's output folder, meaning its ``best/``): ``meld8.json`` (what network, which rules, which
+observation layout) and ``weights.npz`` (the module's weights as plain arrays). Loading reads arrays
+only (``numpy.load(allow_pickle=False)``): nothing in the folder can run code - unlike RLlib's own
+checkpoints, which are pickles (those stay in ``checkpoint/`` for resuming training only).
+
+Also here: :class:`BotRLModule`, a non-learning RLModule that plays a built-in bot (the league's fixed
+opponents), and :func:`masking_module_spec`, the learner's module (RLlib's action-masking PPO module).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent
+from agents.checkpoint import CheckpointError
+from meld8_env.rules import RuleConfig
+
+FORMAT = "meld8-rllib-policy"
+META, WEIGHTS = "meld8.json", "weights.npz"
+
+
+def masking_module_spec(hidden: list[int]):
+    """RLModuleSpec of the learning policy: PPO with masked logits over an MLP of ``hidden`` units."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
+
+    return RLModuleSpec(
+        module_class=ActionMaskingTorchRLModule,
+        model_config={"fcnet_hiddens": list(hidden), "head_fcnet_hiddens": [], "vf_share_layers": False},
+    )
+
+
+def _bot_module_class():
+    import torch
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
+
+    class BotRLModule(TorchRLModule):
+        """A built-in bot as an RLlib module: computes actions itself, learns nothing."""
+
+        def setup(self) -> None:
+            from agents.registry import load_agent
+
+            cfg = self.model_config
+            self.bot = load_agent(cfg["bot"], RuleConfig.from_dict(cfg["rules"]), cfg.get("seed", 0))
+            self._dummy = torch.nn.Parameter(torch.zeros(1), requires_grad=False)  # a module must hold a tensor
+
+        def _forward(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+            obs = batch[Columns.OBS]
+            raw = np.rint(np.expm1(obs["observations"].cpu().numpy())).astype(np.uint8)
+            masks = obs["action_mask"].cpu().numpy() > 0.5
+            return {Columns.ACTIONS: torch.as_tensor(self.bot.act_batch(raw, masks))}
+
+    return BotRLModule
+
+
+def bot_module_spec(bot: str, rules: RuleConfig):
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    return RLModuleSpec(module_class=_bot_module_class(), model_config={"bot": bot, "rules": rules.to_dict()})
+
+
+def export_policy(module, folder: str | Path, hidden: list[int], rules: RuleConfig, extra: dict | None = None) -> Path:
+    """Write ``module``'s weights (plain arrays) and metadata into ``folder`` (a policy agents can load)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {k: np.asarray(v) for k, v in module.get_state(inference_only=True).items()}
+    np.savez(folder / WEIGHTS, **state)
+    from meld8_env.observation import obs_size
+
+    meta = {"format": FORMAT, "hidden": list(hidden), "rules_hash": rules.rules_hash, "players": rules.num_players,
+            "obs_size": obs_size(rules), **(extra or {})}  # fmt: skip
+    (folder / META).write_text(json.dumps(meta, indent=1))
+    return folder
+
+
+class RllibPolicyAgent(Agent):
+    """A policy exported by the RLlib backend, acting greedily (the most probable legal action)."""
+
+    name = "rllib"
+
+    def __init__(self, path: str | Path, rules: RuleConfig | None = None, seed: int = 0) -> None:
+        super().__init__(rules, seed)
+        folder = Path(path)
+        if folder.is_dir() and not (folder / META).exists() and (folder / "best" / META).exists():
+            folder = folder / "best"  # a run's output folder: its best policy
+        if not (folder / META).is_file() or not (folder / WEIGHTS).is_file():
+            raise CheckpointError(
+                f"{path}: not an RLlib policy of meld8 (expected a folder with {META} and {WEIGHTS}, written by "
+                "meld8 train --backend rllib: OUT/best or OUT/policy_it<N>)"
+            )
+        try:
+            self.meta = json.loads((folder / META).read_text())
+        except json.JSONDecodeError as exc:
+            raise CheckpointError(f"{folder / META}: not JSON ({exc.msg})") from None
+        if self.meta.get("format") != FORMAT:
+            raise CheckpointError(f"{folder / META}: not meld8 RLlib policy metadata")
+        self.path = str(folder)
+        try:
+            with np.load(folder / WEIGHTS, allow_pickle=False) as z:
+                self._state = {k: z[k] for k in z.files}
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"{folder / WEIGHTS}: unreadable weights ({exc})") from None
+        self._module = None
+        self.setup(self.rules)
+
+    def setup(self, rules: RuleConfig) -> None:
+        if rules.rules_hash != self.meta["rules_hash"]:
+            raise CheckpointError(
+                f"{self.path}: trained with rules {self.meta['rules_hash']}, these are {rules.rules_hash}: "
+                "its observations would mean something else"
+            )
+        self.rules = rules
+
+    def _build(self):
+        from meld8_env.rllib import Meld8MultiAgentEnv
+
+        env = Meld8MultiAgentEnv({"rules": self.rules.to_dict()})
+        spec = masking_module_spec(self.meta["hidden"])
+        spec.observation_space = env.observation_spaces["seat_0"]
+        spec.action_space = env.action_spaces["seat_0"]
+        spec.inference_only = True
+        module = spec.build()
+        try:
+            module.set_state(self._state)
+        except RuntimeError as exc:
+            raise CheckpointError(
+                f"{self.path}: the weights do not fit the network its metadata names ({exc})"
+            ) from None
+        module.eval()
+        return module
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        import torch
+        from ray.rllib.core.columns import Columns
+
+        from meld8_env.rllib import float_obs
+
+        if self._module is None:
+            self._module = self._build()
+        batch = {k: torch.as_tensor(v) for k, v in float_obs(np.asarray(obs), np.asarray(masks)).items()}
+        with torch.no_grad():
+            out = self._module.forward_inference({Columns.OBS: batch})
+        logits = out[Columns.ACTION_DIST_INPUTS].cpu().numpy()
+        logits = np.where(np.asarray(masks).astype(bool), logits, -np.inf)
+        return logits.argmax(axis=1).astype(np.int64)

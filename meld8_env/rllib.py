@@ -1,0 +1,133 @@
+"""Meld8 for Ray RLlib: a turn-based ``MultiAgentEnv`` over the engine (``pip install 'meld8[rllib]'``).
+
+``Meld8MultiAgentEnv(config)`` plays one game at a time through ``Meld8Vector``; it holds no game
+logic. Agents are ``"seat_0"``, ``"seat_1"``, ... (the mapping function decides which module plays a
+seat in each episode). Contract, as RLlib's new API stack expects:
+
+- ``reset`` / ``step`` observe **only the acting seat** (claims interrupt the turn order, so the next
+  agent is whoever the engine asks); at the game's end every seat gets its final observation and
+  ``terminateds`` is True for each seat and ``"__all__"``. ``truncateds`` only with ``max_steps``.
+- Observations: ``{"observations": float32 (D,), "action_mask": float32 (64,)}`` - the keys RLlib's
+  action-masking RLModule reads; ``observations`` is ``log1p`` of the engine's uint8 observation
+  (flags stay distinct, scores around 128 stop dominating), ``action_mask`` the legal actions.
+- Rewards: every seat's reward of every step (a Ron pays the discarder while another seat acted), so a
+  seat's episode return is (final score - starting score) / 10,000 with ``reward="points"`` (RLlib
+  holds rewards of seats that are not observed and credits them at their next observation).
+- Action spaces sample legal actions of the acting seat (``LegalDiscrete``): RLlib's env check steps
+  ``action_space.sample()`` and passes without being disabled. An illegal action raises
+  ``IllegalActionError`` listing the legal ones (the masking module never sends one).
+
+Config keys: ``rules`` (name, path, dict), ``reward`` (``points`` / ``rank``), ``seed``, ``max_steps``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from meld8_env.actions import NUM_ACTIONS
+from meld8_env.rules import RuleConfig
+from meld8_env.spaces import LegalDiscrete
+from meld8_env.vector import Meld8Vector
+
+try:
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+except ImportError as exc:  # pragma: no cover - the hint is the point
+    raise ImportError(f"meld8_env.rllib needs RLlib: pip install 'meld8[rllib]' (missing: {exc.name})") from None
+
+ENV_NAME = "meld8_multiagent"
+
+
+def agent_id(seat: int) -> str:
+    return f"seat_{seat}"
+
+
+def float_obs(obs: np.ndarray, masks: np.ndarray) -> dict[str, np.ndarray]:
+    """The RLlib observation of engine observations (D,) / masks (64,) (or batches of them)."""
+    return {"observations": np.log1p(obs.astype(np.float32)), "action_mask": masks.astype(np.float32)}
+
+
+class Meld8MultiAgentEnv(MultiAgentEnv):
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        cfg = dict(config or {})
+        unknown = sorted(set(cfg) - {"rules", "reward", "seed", "max_steps"})
+        if unknown:
+            raise ValueError(f"unknown env_config key {unknown[0]!r}; known: max_steps, reward, rules, seed")
+        self.rules = RuleConfig.load(cfg.get("rules"))
+        self.P = self.rules.num_players
+        self.max_steps = cfg.get("max_steps")
+        seed = cfg.get("seed")
+        self._rng = np.random.default_rng(seed)
+        self.vec = Meld8Vector(1, rules=self.rules, seed=seed, autoreset=False, reward=cfg.get("reward", "points"))
+        self.possible_agents = [agent_id(s) for s in range(self.P)]
+        self.agents = list(self.possible_agents)
+        obs_space = spaces.Dict({
+            "observations": spaces.Box(0.0, float(np.log1p(255.0)), (self.vec.obs_size,), np.float32),
+            "action_mask": spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
+        })  # fmt: skip
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: LegalDiscrete(self._legal_of(s)) for s, a in enumerate(self.possible_agents)}
+        self._steps = 0
+
+    def _legal_of(self, seat: int):
+        def legal() -> np.ndarray:
+            if int(self.vec.current_seat[0]) != seat:
+                return np.zeros(NUM_ACTIONS, bool)
+            return self.vec.action_mask[0]
+
+        return legal
+
+    def _acting_obs(self) -> dict[str, dict[str, np.ndarray]]:
+        seat = int(self.vec.current_seat[0])
+        return {agent_id(seat): float_obs(self.vec.observation[0], self.vec.action_mask[0])}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.vec.reset(seed=int(self._rng.integers(0, 2**62)))
+        self._steps = 0
+        return self._acting_obs(), {}
+
+    def step(self, action_dict: dict[str, int]):
+        seat = int(self.vec.current_seat[0])
+        me = agent_id(seat)
+        if me not in action_dict:
+            raise ValueError(f"{me} is to act; got actions for {sorted(action_dict)}")
+        self.vec.step(np.array([int(action_dict[me])], np.int64))  # IllegalActionError names the legal ones
+        self._steps += 1
+        rewards = {agent_id(s): float(r) for s, r in enumerate(self.vec.rewards[0])}
+        if self.vec.ended_index.size:  # the game ended: every seat's last view, everybody done
+            rec = self.vec.ended_states
+            obs = np.empty((1, self.vec.obs_size), np.uint8)
+            masks = np.empty((1, NUM_ACTIONS), np.uint8)
+            last = {}
+            for s in range(self.P):
+                self.vec.engine.observe_records(rec, np.array([s], np.int8), obs, masks)
+                last[agent_id(s)] = float_obs(obs[0], masks[0])
+            done = {a: True for a in self.possible_agents} | {"__all__": True}
+            return last, rewards, done, {"__all__": False}, {}
+        truncated = self.max_steps is not None and self._steps >= self.max_steps
+        obs = self._acting_obs()
+        if truncated:
+            obs = {agent_id(s): float_obs(*self._seat_view(s)) for s in range(self.P)}
+        return obs, rewards, {"__all__": False}, {"__all__": truncated}, {}
+
+    def _seat_view(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        obs = np.empty((1, self.vec.obs_size), np.uint8)
+        masks = np.empty((1, NUM_ACTIONS), np.uint8)
+        self.vec.engine.observe_records(self.vec.engine.snapshot(slice(0, 1)), np.array([seat], np.int8), obs, masks)
+        return obs[0], masks[0]
+
+
+def register() -> str:
+    """Register the env with Ray Tune's registry under ``meld8_multiagent``; returns the name."""
+    from ray.tune.registry import register_env
+
+    register_env(ENV_NAME, lambda cfg: Meld8MultiAgentEnv(dict(cfg)))
+    return ENV_NAME
+
+
+__all__ = ["ENV_NAME", "Meld8MultiAgentEnv", "agent_id", "float_obs", "register"]
