@@ -265,3 +265,19 @@ def test_play_view_and_review_commands_serve(tmp_path):
     out = subprocess.run([sys.executable, "-m", "meld8_env.cli", "review", str(replay), "--seat", "1", "--agent",
                           "greedy", "--json"], capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0 and json.loads(out.stdout)["summary"]["decisions"] > 0
+
+
+def test_the_web_commands_work_without_the_train_extra(tmp_path):
+    """pip install 'meld8[web]' alone: review (and play) fall back from ppo to greedy, saying so."""
+    import subprocess
+    import sys
+
+    replay = save_replay(tmp_path / "r.json", SHORT, 2, _random_game(2, SHORT))
+    code = ("import sys; sys.modules['torch'] = None; sys.modules['sb3_contrib'] = None; "
+            "import importlib.util as u; f = u.find_spec; "
+            "u.find_spec = lambda n, *a: None if n in ('torch', 'sb3_contrib') else f(n, *a); "
+            "from meld8_env.cli import main; "
+            f"sys.exit(main(['review', {str(replay)!r}, '--seat', '0', '--text']))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "against greedy" in out.stdout and "train extra" in out.stderr

@@ -11,9 +11,9 @@ from meld8_env.engine.seeding import check_seed
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play against agents in your browser (pip install 'meld8[web]')")
-    p.add_argument("--agents", default="ppo,defensive",
+    p.add_argument("--agents", default=None,
                    help="the other seats, comma separated: any agent specs, one name fills every seat "
-                   "(default ppo,defensive)")  # fmt: skip
+                   "(default ppo,defensive; greedy,defensive without the train extra)")  # fmt: skip
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument("--rules", help="rule config YAML or built-in name")
     p.add_argument("--seed", type=int, default=None, help="seed of the first game (default: random)")
@@ -43,6 +43,26 @@ def check_server(args: argparse.Namespace) -> None:
             ) from None
 
 
+def has_policies() -> bool:
+    """Whether the ``ppo`` agent can load here (the train extra: torch and sb3-contrib)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "sb3_contrib"))
+
+
+def default_agent(wanted: str | None, fallback: str) -> str:
+    """``wanted`` when given; else ``ppo`` if it can load here, else ``fallback`` (and say so)."""
+    if wanted is not None:
+        return wanted
+    if has_policies():
+        return "ppo"
+    import sys
+
+    print(f"meld8: the ppo agent needs the train extra (pip install torch==2.13.0 'meld8[train]'); using {fallback}",
+          file=sys.stderr)  # fmt: skip
+    return fallback
+
+
 def require_web() -> None:
     try:
         import starlette  # noqa: F401
@@ -62,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seat < rules.num_players:
         raise ValueError(f"--seat must be 0..{rules.num_players - 1}, got {args.seat}")
     Path(args.replays).mkdir(parents=True, exist_ok=True)  # a folder that cannot be written fails now, not at the end
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    spec = args.agents if args.agents is not None else default_agent(None, "greedy") + ",defensive"
+    agents = [a.strip() for a in spec.split(",") if a.strip()]
     first = check_seed(args.seed, "seed") if args.seed is not None else random.randrange(2**31)
     from meld8_env.web.app import create_app, serve
     from meld8_env.web.session import LiveGame

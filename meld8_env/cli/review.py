@@ -12,7 +12,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help="a replay file, or a tournament log (games.jsonl) with --game")
     p.add_argument("--seat", type=int, required=True, help="the seat to review")
     p.add_argument("--game", type=int, help="game K (0-based) of a tournament log")
-    p.add_argument("--agent", default="ppo", help="reference agent spec (default ppo: the shipped baseline)")
+    p.add_argument("--agent", default=None,
+                   help="reference agent spec (default ppo, the shipped baseline; greedy without the train "
+                   "extra)")  # fmt: skip
     p.add_argument("--threshold", type=float, default=0.5,
                    help="flag a decision when the reference prefers its choice by more than this probability "
                    "(default 0.5)")  # fmt: skip
@@ -37,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
         check_server(args)
     doc, data = viewer_data(args.file, args.game)
     rules = RuleConfig.from_dict(doc["rules"])
-    rev = review(rules, doc["seed"], doc["actions"], args.seat, args.agent, args.threshold)
+    from meld8_env.cli.play import default_agent
+
+    rev = review(rules, doc["seed"], doc["actions"], args.seat, default_agent(args.agent, "greedy"), args.threshold)
     if args.json:
         print(json.dumps(rev, indent=1))
         return 0
