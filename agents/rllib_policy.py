@@ -54,7 +54,8 @@ def _bot_module_class():
 
         def _forward(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
             obs = batch[Columns.OBS]
-            raw = np.rint(np.expm1(obs["observations"].cpu().numpy())).astype(np.uint8)
+            base = self.model_config["obs_size"]  # the engine's part (look-ahead features may follow)
+            raw = np.rint(np.expm1(obs["observations"].cpu().numpy()[:, :base])).astype(np.uint8)
             masks = obs["action_mask"].cpu().numpy() > 0.5
             return {Columns.ACTIONS: torch.as_tensor(self.bot.act_batch(raw, masks))}
 
@@ -64,7 +65,10 @@ def _bot_module_class():
 def bot_module_spec(bot: str, rules: RuleConfig):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    return RLModuleSpec(module_class=_bot_module_class(), model_config={"bot": bot, "rules": rules.to_dict()})
+    from meld8_env.observation import obs_size
+
+    config = {"bot": bot, "rules": rules.to_dict(), "obs_size": obs_size(rules)}
+    return RLModuleSpec(module_class=_bot_module_class(), model_config=config)
 
 
 def export_policy(module, folder: str | Path, hidden: list[int], rules: RuleConfig, extra: dict | None = None) -> Path:
@@ -122,7 +126,7 @@ class RllibPolicyAgent(Agent):
     def _build(self):
         from meld8_env.rllib import Meld8MultiAgentEnv
 
-        env = Meld8MultiAgentEnv({"rules": self.rules.to_dict()})
+        env = Meld8MultiAgentEnv({"rules": self.rules.to_dict(), "features": bool(self.meta.get("features"))})
         spec = masking_module_spec(self.meta["hidden"])
         spec.observation_space = env.observation_spaces["seat_0"]
         spec.action_space = env.action_spaces["seat_0"]
@@ -145,7 +149,8 @@ class RllibPolicyAgent(Agent):
 
         if self._module is None:
             self._module = self._build()
-        batch = {k: torch.as_tensor(v) for k, v in float_obs(np.asarray(obs), np.asarray(masks)).items()}
+        encoded = float_obs(np.asarray(obs), np.asarray(masks), self.rules, bool(self.meta.get("features")))
+        batch = {k: torch.as_tensor(v) for k, v in encoded.items()}
         with torch.no_grad():
             out = self._module.forward_inference({Columns.OBS: batch})
         logits = out[Columns.ACTION_DIST_INPUTS].cpu().numpy()

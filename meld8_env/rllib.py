@@ -17,7 +17,9 @@ seat in each episode). Contract, as RLlib's new API stack expects:
   ``action_space.sample()`` and passes without being disabled. An illegal action raises
   ``IllegalActionError`` listing the legal ones (the masking module never sends one).
 
-Config keys: ``rules`` (name, path, dict), ``reward`` (``points`` / ``rank``), ``seed``, ``max_steps``.
+Config keys: ``rules`` (name, path, dict), ``reward`` (``points`` / ``rank``), ``seed``, ``max_steps``,
+``features`` (append the look-ahead features of ``agents.lookahead``: distance and acceptance per
+discard, danger, call outcomes - what the bots compute - before ``log1p``).
 """
 
 from __future__ import annotations
@@ -44,8 +46,17 @@ def agent_id(seat: int) -> str:
     return f"seat_{seat}"
 
 
-def float_obs(obs: np.ndarray, masks: np.ndarray) -> dict[str, np.ndarray]:
-    """The RLlib observation of engine observations (D,) / masks (64,) (or batches of them)."""
+def float_obs(
+    obs: np.ndarray, masks: np.ndarray, rules: RuleConfig | None = None, features: bool = False
+) -> dict[str, np.ndarray]:
+    """The RLlib observation of engine observations (D,) / masks (64,) (or batches of them); with
+    ``features`` the look-ahead features of ``agents.lookahead`` are appended first (as for SB3)."""
+    if features:
+        from agents.lookahead import augment
+
+        one = obs.ndim == 1
+        obs = augment(obs[None] if one else obs, (masks[None] if one else masks).astype(bool), rules)
+        obs = obs[0] if one else obs
     return {"observations": np.log1p(obs.astype(np.float32)), "action_mask": masks.astype(np.float32)}
 
 
@@ -53,19 +64,25 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
         cfg = dict(config or {})
-        unknown = sorted(set(cfg) - {"rules", "reward", "seed", "max_steps"})
+        unknown = sorted(set(cfg) - {"rules", "reward", "seed", "max_steps", "features"})
         if unknown:
-            raise ValueError(f"unknown env_config key {unknown[0]!r}; known: max_steps, reward, rules, seed")
+            raise ValueError(f"unknown env_config key {unknown[0]!r}; known: features, max_steps, reward, rules, seed")
         self.rules = RuleConfig.load(cfg.get("rules"))
         self.P = self.rules.num_players
         self.max_steps = cfg.get("max_steps")
         seed = cfg.get("seed")
         self._rng = np.random.default_rng(seed)
         self.vec = Meld8Vector(1, rules=self.rules, seed=seed, autoreset=False, reward=cfg.get("reward", "points"))
+        self.features = bool(cfg.get("features", False))
+        size = self.vec.obs_size
+        if self.features:
+            from agents.lookahead import augmented_size
+
+            size = augmented_size(self.rules)
         self.possible_agents = [agent_id(s) for s in range(self.P)]
         self.agents = list(self.possible_agents)
         obs_space = spaces.Dict({
-            "observations": spaces.Box(0.0, float(np.log1p(255.0)), (self.vec.obs_size,), np.float32),
+            "observations": spaces.Box(0.0, float(np.log1p(255.0)), (size,), np.float32),
             "action_mask": spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
         })  # fmt: skip
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
@@ -82,7 +99,7 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
 
     def _acting_obs(self) -> dict[str, dict[str, np.ndarray]]:
         seat = int(self.vec.current_seat[0])
-        return {agent_id(seat): float_obs(self.vec.observation[0], self.vec.action_mask[0])}
+        return {agent_id(seat): self._encode(self.vec.observation[0], self.vec.action_mask[0])}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:
@@ -106,14 +123,17 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
             last = {}
             for s in range(self.P):
                 self.vec.engine.observe_records(rec, np.array([s], np.int8), obs, masks)
-                last[agent_id(s)] = float_obs(obs[0], masks[0])
+                last[agent_id(s)] = self._encode(obs[0], masks[0])
             done = {a: True for a in self.possible_agents} | {"__all__": True}
             return last, rewards, done, {"__all__": False}, {}
         truncated = self.max_steps is not None and self._steps >= self.max_steps
         obs = self._acting_obs()
         if truncated:
-            obs = {agent_id(s): float_obs(*self._seat_view(s)) for s in range(self.P)}
+            obs = {agent_id(s): self._encode(*self._seat_view(s)) for s in range(self.P)}
         return obs, rewards, {"__all__": False}, {"__all__": truncated}, {}
+
+    def _encode(self, obs: np.ndarray, masks: np.ndarray) -> dict[str, np.ndarray]:
+        return float_obs(obs, masks, self.rules, self.features)
 
     def _seat_view(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
         obs = np.empty((1, self.vec.obs_size), np.uint8)

@@ -15,11 +15,15 @@ from meld8_env.rllib import Meld8MultiAgentEnv  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
 
 
-def test_rllibs_own_env_check_passes():
+@pytest.mark.parametrize("features", [False, True], ids=["plain", "features"])
+def test_rllibs_own_env_check_passes(features):
     from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
-    env = Meld8MultiAgentEnv({"seed": 3})
+    env = Meld8MultiAgentEnv({"seed": 3, "features": features})
     check_multiagent_environments(env)  # steps action_space.sample(): legal by construction
+    obs, _ = env.reset(seed=3)
+    (aid, o), = obs.items()
+    assert env.observation_spaces[aid].contains(o)
 
 
 @pytest.mark.parametrize("rules", [RuleConfig(max_replays=1), None], ids=["3p", "2p"])

@@ -59,6 +59,8 @@ class RllibConfig:
     """entropy bonus"""
     hidden: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
     """hidden units of the learner's MLP"""
+    features: bool = True
+    """append the look-ahead features (agents.lookahead) to the observation, as the SB3 baseline does"""
     snapshot_slots: int = 3
     """frozen copies of the learner kept in the league"""
     snapshot_every: int = 5
@@ -161,7 +163,7 @@ def build_config(cfg: RllibConfig, rules: RuleConfig):
     league_cfg = {k: getattr(cfg, k) for k in ("seed", "mix_self", "mix_snapshots", "league_bots")}
     return (
         PPOConfig()
-        .environment(env_name, env_config={"rules": rules.to_dict(), "seed": cfg.seed})
+        .environment(env_name, env_config={"rules": rules.to_dict(), "seed": cfg.seed, "features": cfg.features})
         .env_runners(
             num_env_runners=cfg.num_env_runners,
             num_cpus_per_env_runner=cfg.num_cpus_per_env_runner,
@@ -252,7 +254,8 @@ def train(cfg: RllibConfig) -> Path:
                 f.write(json.dumps(row) + "\n")
             if (it + 1) % cfg.eval_every == 0 or it + 1 == cfg.iterations:
                 policy = export_policy(algo.get_module("learner"), out / f"policy_it{it + 1}", cfg.hidden, rules,
-                                       {"iteration": it + 1, "timesteps": league["timesteps"]})  # fmt: skip
+                                       {"iteration": it + 1, "timesteps": league["timesteps"],
+                                        "features": cfg.features})  # fmt: skip
                 res = evaluate(RllibPolicyAgent(policy, rules), cfg.eval_opponents, cfg.eval_boards, rules, cfg.seed)
                 row = {"iteration": it + 1, "timesteps": league["timesteps"], **res}
                 with open(out / "eval.jsonl", "a") as f:
