@@ -22,7 +22,7 @@ def test_rllibs_own_env_check_passes(features):
     env = Meld8MultiAgentEnv({"seed": 3, "features": features})
     check_multiagent_environments(env)  # steps action_space.sample(): legal by construction
     obs, _ = env.reset(seed=3)
-    (aid, o), = obs.items()
+    ((aid, o),) = obs.items()
     assert env.observation_spaces[aid].contains(o)
 
 
