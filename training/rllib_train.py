@@ -13,9 +13,10 @@ a bot (uniform over ``league_bots``). The draw is a function of the episode id, 
 episode agree. ``opponents.jsonl`` logs, per iteration, the filled snapshots and the env steps each
 module played.
 
-Every ``eval_every`` iterations the learner is exported as a weights-only policy (``policy_it<N>/``)
-and evaluated by the same duplicate mini-tournament as the SB3 backend (``training.train_ppo.evaluate``)
-into ``eval.jsonl``; the best becomes ``best/``; ``learning_curve.png`` is redrawn. RLlib's own
+Per iteration ``metrics.jsonl`` (and TensorBoard under ``tb/``) logs the learner's episode return and
+PPO's losses, entropy and KL. Every ``eval_every`` iterations the learner is exported as a
+weights-only policy (``policy_it<N>/``) and evaluated by the same duplicate mini-tournament as the
+SB3 backend (``training.train_ppo.evaluate``) into ``eval.jsonl``; the best becomes ``best/``; ``learning_curve.png`` is redrawn. RLlib's own
 checkpoint (``checkpoint/``, for ``resume: true``) is written with it. Ray: a local instance, or the
 cluster named by ``address`` / ``RAY_ADDRESS``.
 """
@@ -232,6 +233,7 @@ def train(cfg: RllibConfig) -> Path:
         league = json.loads(state_file.read_text())
     _broadcast_filled(algo, league["filled"])
     bar = _progress(cfg.iterations, league["iteration"], cfg.progress)
+    writer = _tensorboard(out / "tb")
     try:
         for it in range(league["iteration"], cfg.iterations):
             result = algo.train()
@@ -243,6 +245,7 @@ def train(cfg: RllibConfig) -> Path:
                 league["next_slot"] = (league["next_slot"] + 1) % cfg.snapshot_slots
                 league["filled"] = min(cfg.snapshot_slots, league["filled"] + 1)
                 _broadcast_filled(algo, league["filled"])
+            _log_metrics(out, it + 1, league["timesteps"], result, writer)
             with open(out / "opponents.jsonl", "a") as f:
                 steps = runners.get("num_module_steps_sampled", {})
                 row = {
@@ -274,12 +277,48 @@ def train(cfg: RllibConfig) -> Path:
             bar.update(1)
     finally:
         bar.close()
+        if writer is not None:
+            writer.close()
         algo.stop()
         if started:
             import ray
 
             ray.shutdown()
     return out / "best"
+
+
+METRICS = {  # metrics.jsonl / TensorBoard name -> where RLlib's result holds it
+    "learner_return": ("env_runners", "module_episode_returns_mean", "learner"),
+    "episode_len": ("env_runners", "episode_len_mean"),
+    "policy_loss": ("learners", "learner", "policy_loss"),
+    "vf_loss": ("learners", "learner", "vf_loss"),
+    "entropy": ("learners", "learner", "entropy"),
+    "kl": ("learners", "learner", "mean_kl_loss"),
+    "vf_explained_var": ("learners", "learner", "vf_explained_var"),
+}
+
+
+def _log_metrics(out: Path, iteration: int, timesteps: int, result: dict, writer) -> None:
+    """One line of ``metrics.jsonl`` per iteration (and TensorBoard scalars under ``tb/``)."""
+    row: dict[str, Any] = {"iteration": iteration, "timesteps": timesteps}
+    for name, path in METRICS.items():
+        v: Any = result
+        for key in path:
+            v = v.get(key) if isinstance(v, dict) else None
+        if isinstance(v, int | float) and v == v:
+            row[name] = float(v)
+            if writer is not None:
+                writer.add_scalar(f"rllib/{name}", float(v), timesteps)
+    with open(out / "metrics.jsonl", "a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+def _tensorboard(folder: Path):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:  # tensorboard is in the train extra; metrics.jsonl is written regardless
+        return None
+    return SummaryWriter(str(folder))
 
 
 def _progress(total: int, done: int, enabled: bool):
