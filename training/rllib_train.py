@@ -16,8 +16,9 @@ module played.
 Per iteration ``metrics.jsonl`` (and TensorBoard under ``tb/``) logs the learner's episode return and
 PPO's losses, entropy and KL. Every ``eval_every`` iterations the learner is exported as a
 weights-only policy (``policy_it<N>/``) and evaluated by the same duplicate mini-tournament as the
-SB3 backend (``training.train_ppo.evaluate``) into ``eval.jsonl``; the best becomes ``best/``; ``learning_curve.png`` is redrawn. RLlib's own
-checkpoint (``checkpoint/``, for ``resume: true``) is written with it. Ray: a local instance, or the
+SB3 backend (``training.train_ppo.evaluate``) into ``eval.jsonl``; the best becomes ``best/``;
+``learning_curve.png`` is redrawn. RLlib's own checkpoint (``checkpoint/``, for ``resume: true``) is
+written with it. Ray: a local instance, or the
 cluster named by ``address`` / ``RAY_ADDRESS``.
 """
 
