@@ -38,13 +38,13 @@ def neighbours(s: np.ndarray) -> np.ndarray:
 
 
 def discard_table(
-    hands: np.ndarray, melds: np.ndarray, unseen: np.ndarray, allowed: np.ndarray
+    hands: np.ndarray, melds: np.ndarray, unseen: np.ndarray, allowed: np.ndarray, all_acceptance: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every allowed discard of every row: (row, card, distance after it, acceptance count), and
     each row's smallest distance (N,) (127 for a row with no allowed discard).
 
     The acceptance count (unseen cards that would bring the hand one step closer) is computed only
-    where it breaks a tie for the smallest distance; elsewhere it is 0.
+    where it breaks a tie for the smallest distance (elsewhere 0), or everywhere with ``all_acceptance``.
     """
     n = len(hands)
     rows, cards = bits_of(allowed)
@@ -55,7 +55,7 @@ def discard_table(
     tied = dist == best[rows]
     n_tied = np.bincount(rows[tied], minlength=n)
     accept = np.zeros(len(rows), np.int64)
-    need = np.flatnonzero(tied & (n_tied[rows] > 1))
+    need = np.arange(len(rows)) if all_acceptance else np.flatnonzero(tied & (n_tied[rows] > 1))
     if need.size:
         pool = (neighbours(after[need]) | JK) & unseen[rows[need]]
         accept[need] = acceptance_batch(after[need], melds[rows[need]], unseen[rows[need]], pool, dist[need])

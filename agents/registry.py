@@ -81,30 +81,26 @@ def shipped_baseline():
 
 
 def _load_rllib(path: str, rules: RuleConfig, seed: int) -> AgentProtocol:
-    from agents.checkpoint import CheckpointError
-
-    try:
-        from agents.rllib_policy import RllibPolicyAgent
-
-        return RllibPolicyAgent(path, rules=rules, seed=seed)
-    except ModuleNotFoundError as exc:
-        raise AgentLoadError(
-            f"rllib: agents need the rllib extra: pip install torch==2.13.0 'meld8[rllib]' (missing: {exc.name})"
-        ) from None
-    except CheckpointError as exc:
-        raise AgentLoadError(str(exc)) from None
+    return _load_trained("agents.rllib_policy", "RllibPolicyAgent", "rllib: agents", "rllib", path, rules, seed)
 
 
 def _load_checkpoint(path: str, rules: RuleConfig, seed: int, trust: bool = False) -> AgentProtocol:
+    return _load_trained("agents.policy", "PolicyAgent", "checkpoint agents", "train", path, rules, seed, trust=trust)
+
+
+def _load_trained(
+    module: str, cls: str, what: str, extra: str, path: str, rules: RuleConfig, seed: int, **kwargs
+) -> AgentProtocol:
+    """A trained agent class of ``module`` loaded from ``path``; a missing extra or a bad file is one
+    AgentLoadError line."""
     from agents.checkpoint import CheckpointError
 
     try:
-        from agents.policy import PolicyAgent
-
-        return PolicyAgent(path, rules=rules, seed=seed, trust=trust)
+        agent_class = getattr(importlib.import_module(module), cls)
+        return agent_class(path, rules=rules, seed=seed, **kwargs)
     except ModuleNotFoundError as exc:
         raise AgentLoadError(
-            f"checkpoint agents need the train extra: pip install torch==2.13.0 'meld8[train]' (missing: {exc.name})"
+            f"{what} need the {extra} extra: pip install torch==2.13.0 'meld8[{extra}]' (missing: {exc.name})"
         ) from None
     except CheckpointError as exc:
         raise AgentLoadError(str(exc)) from None

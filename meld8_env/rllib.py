@@ -138,7 +138,7 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
     def _seat_view(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
         obs = np.empty((1, self.vec.obs_size), np.uint8)
         masks = np.empty((1, NUM_ACTIONS), np.uint8)
-        self.vec.engine.observe_records(self.vec.engine.snapshot(slice(0, 1)), np.array([seat], np.int8), obs, masks)
+        self.vec.engine.observe_index(np.array([0]), np.array([seat], np.int8), obs, masks)
         return obs[0], masks[0]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from meld8_env.actions import NUM_ACTIONS, PASS, action_name
-from meld8_env.cardmask import BITS, JK, discard_masks
+from meld8_env.cardmask import discard_masks
 from meld8_env.cards import card_str
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
@@ -25,26 +25,17 @@ from meld8_env.rules import RuleConfig
 
 
 def _lookahead(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> list[dict[str, Any]]:
-    """Distance, acceptance and per-opponent danger of every legal discard (one decision)."""
+    """Distance, acceptance and per-opponent danger of every legal discard (one decision), as the bots
+    compute them (``agents.greedy.discard_table``, ``agents.defensive.danger``)."""
     from agents.defensive import danger
-    from agents.greedy import neighbours
-    from meld8_env.hands import acceptance_batch, distance_batch
+    from agents.greedy import discard_table
     from meld8_env.observation import decode
 
     d = decode(obs[None], rules)
-    allowed = discard_masks(mask[None].astype(bool))[0]
-    cards = np.array([c for c in range(52) if int(allowed) >> c & 1], np.int64)
-    if cards.size == 0:
-        return []
-    hand, meld, unseen = d["hand"][0], d["melds"][0, 0], d["unseen"][0]
-    after = hand & ~BITS[cards]
-    n = cards.size
-    melds, unseens = np.full(n, meld, np.uint64), np.full(n, unseen, np.uint64)
-    dist = distance_batch(after, melds, unseens).astype(np.int64)
-    pool = (neighbours(after) | JK) & unseens
-    accept = acceptance_batch(after, melds, unseens, pool, dist).astype(np.int64)
-    P = rules.num_players
-    dangers = [danger(cards, unseens, np.full(n, d["discarded"][0, k], np.uint64)) for k in range(1, P)]
+    allowed = discard_masks(mask[None].astype(bool))
+    rows, cards, dist, accept, _ = discard_table(d["hand"], d["melds"][:, 0], d["unseen"], allowed, all_acceptance=True)
+    unseen = d["unseen"][rows]
+    dangers = [danger(cards, unseen, d["discarded"][rows, k]) for k in range(1, rules.num_players)]
     return [
         {"card": card_str(int(c)), "id": int(c), "distance": int(dist[i]), "acceptance": int(accept[i]),
          "danger": [int(x[i]) for x in dangers]}

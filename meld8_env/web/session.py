@@ -87,9 +87,9 @@ class LiveGame:
         self.vec.reset(seed=self.seed)
         self.table = Table(self.vec)
         self.human = HumanSeat(seat, P)
-        others = iter(self.agents)
-        lineup = [self.human if s == seat else next(others) for s in range(P)]
-        self.names = ["you" if s == seat else specs[[x for x in range(P) if x != seat].index(s)] for s in range(P)]
+        others = iter(zip(self.agents, specs, strict=True))
+        seated = [(self.human, "you") if s == seat else next(others) for s in range(P)]
+        lineup, self.names = [a for a, _ in seated], [n for _, n in seated]
         self.table.seat([0], [lineup], [{"seed": self.seed}])
         self.actions: list[int] = []
         self.replay_dir = Path(replay_dir) if replay_dir else None
