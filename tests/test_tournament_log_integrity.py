@@ -58,6 +58,8 @@ JUNK = {
     "string board id": None,  # built from a real line below
     "foreign seed": None,
     "missing games": None,
+    "actions not base64": None,
+    "a fault without a seat": None,
     "not JSON": b"{broken",
 }
 
@@ -73,6 +75,10 @@ def _variants(log: bytes) -> dict[str, bytes]:
                 f["board"] = str(f["board"])
             elif name == "foreign seed":
                 f["seed"] += 1
+            elif name == "actions not base64":
+                f["games"] = [{**f["games"][0], "actions": "not base64!"}, *f["games"][1:]]
+            elif name == "a fault without a seat":
+                f["games"] = [{**f["games"][0], "faults": [{"kind": "crash"}]}, *f["games"][1:]]
             else:
                 f.pop("games", None)
             junk = json.dumps(f).encode()
