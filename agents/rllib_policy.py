@@ -6,15 +6,14 @@ observation layout) and ``weights.npz`` (the module's weights as plain arrays). 
 only (``numpy.load(allow_pickle=False)``): nothing in the folder can run code - unlike RLlib's own
 checkpoints, which are pickles (those stay in ``checkpoint/`` for resuming training only).
 
-Also here: :class:`BotRLModule`, a non-learning RLModule that plays a built-in bot (the league's fixed
-opponents), and :func:`masking_module_spec`, the learner's module (RLlib's action-masking PPO module).
+The modules themselves (the learner's network, the bots) are in ``agents.rllib_modules``. Folders
+written before the ``network`` key existed hold RLlib's MLP module (``network: mlp``).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -26,52 +25,9 @@ FORMAT = "meld8-rllib-policy"
 META, WEIGHTS = "meld8.json", "weights.npz"
 
 
-def masking_module_spec(hidden: list[int]):
-    """RLModuleSpec of the learning policy: PPO with masked logits over an MLP of ``hidden`` units."""
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
-
-    return RLModuleSpec(
-        module_class=ActionMaskingTorchRLModule,
-        model_config={"fcnet_hiddens": list(hidden), "head_fcnet_hiddens": [], "vf_share_layers": False},
-    )
-
-
-def _bot_module_class():
-    import torch
-    from ray.rllib.core.columns import Columns
-    from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
-
-    class BotRLModule(TorchRLModule):
-        """A built-in bot as an RLlib module: computes actions itself, learns nothing."""
-
-        def setup(self) -> None:
-            from agents.registry import load_agent
-
-            cfg = self.model_config
-            self.bot = load_agent(cfg["bot"], RuleConfig.from_dict(cfg["rules"]), cfg.get("seed", 0))
-            self._dummy = torch.nn.Parameter(torch.zeros(1), requires_grad=False)  # a module must hold a tensor
-
-        def _forward(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
-            obs = batch[Columns.OBS]
-            base = self.model_config["obs_size"]  # the engine's part (look-ahead features may follow)
-            raw = np.rint(np.expm1(obs["observations"].cpu().numpy()[:, :base])).astype(np.uint8)
-            masks = obs["action_mask"].cpu().numpy() > 0.5
-            return {Columns.ACTIONS: torch.as_tensor(self.bot.act_batch(raw, masks))}
-
-    return BotRLModule
-
-
-def bot_module_spec(bot: str, rules: RuleConfig):
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
-    from meld8_env.observation import obs_size
-
-    config = {"bot": bot, "rules": rules.to_dict(), "obs_size": obs_size(rules)}
-    return RLModuleSpec(module_class=_bot_module_class(), model_config=config)
-
-
-def export_policy(module, folder: str | Path, hidden: list[int], rules: RuleConfig, extra: dict | None = None) -> Path:
+def export_policy(
+    module, folder: str | Path, network: str, hidden: list[int], rules: RuleConfig, extra: dict | None = None
+) -> Path:
     """Write ``module``'s weights (plain arrays) and metadata into ``folder`` (a policy agents can load)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -79,8 +35,8 @@ def export_policy(module, folder: str | Path, hidden: list[int], rules: RuleConf
     np.savez(folder / WEIGHTS, **state)
     from meld8_env.observation import obs_size
 
-    meta = {"format": FORMAT, "hidden": list(hidden), "rules_hash": rules.rules_hash, "players": rules.num_players,
-            "obs_size": obs_size(rules), **(extra or {})}  # fmt: skip
+    meta = {"format": FORMAT, "network": network, "hidden": list(hidden), "rules_hash": rules.rules_hash,
+            "players": rules.num_players, "obs_size": obs_size(rules), **(extra or {})}  # fmt: skip
     (folder / META).write_text(json.dumps(meta, indent=1))
     return folder
 
@@ -124,10 +80,14 @@ class RllibPolicyAgent(Agent):
         self.rules = rules
 
     def _build(self):
+        from agents.rllib_modules import learner_module_spec
         from meld8_env.rllib import Meld8MultiAgentEnv
 
         env = Meld8MultiAgentEnv({"rules": self.rules.to_dict(), "features": bool(self.meta.get("features"))})
-        spec = masking_module_spec(self.meta["hidden"])
+        try:
+            spec = learner_module_spec(self.meta.get("network", "mlp"), self.meta["hidden"], self.rules)
+        except (ValueError, KeyError) as exc:
+            raise CheckpointError(f"{self.path}: {META} names no network meld8 can build ({exc})") from None
         spec.observation_space = env.observation_spaces["seat_0"]
         spec.action_space = env.action_spaces["seat_0"]
         spec.inference_only = True

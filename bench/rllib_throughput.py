@@ -76,7 +76,7 @@ def main() -> None:
     print()
     print("| path | sampling steps/s | whole iteration steps/s |")
     print("|---|---:|---:|")
-    for runners, envs in ((1, 1), (1, 8), (2, 1)):
+    for runners, envs in ((1, 1), (1, 8), (2, 1), (2, 8)):
         s, t = rllib_rates(runners, envs, args.iterations, args.batch)
         print(f"| RLlib, {runners} env runner(s) x {envs} game(s) (env steps) | {s:,.0f} | {t:,.0f} |", flush=True)
     sb3 = sb3_rate(args.iterations, args.batch)

@@ -5,7 +5,8 @@ gives :class:`Meld8VectorEnv`, a real ``gymnasium.vector.VectorEnv``; ``gymnasiu
 gives :class:`Meld8SingleEnv`, a ``gymnasium.Env`` (one game). Options (both): ``opponents`` (agent
 names or objects for the other seats; one name fills every other seat; default ``"defensive"``),
 ``rules`` (a name, YAML path, dict or RuleConfig), ``features`` (append the look-ahead features of
-``agents.lookahead``), ``reward`` (``"points"`` or ``"rank"``), ``seed``.
+``agents.lookahead``), ``reward`` (``"points"`` or ``"rank"``), ``shaping`` (potential-based shaping of
+the reward by distance to win, ``meld8_env.vector``; default 0, off), ``seed``.
 
 Seating: game i seats the learner at ``i % P`` (seats rotate across games); opponents act inside
 ``step``, batched per agent through the shared ``meld8_env.table.Table``, until the learner is to act
@@ -67,6 +68,7 @@ class Meld8VectorEnv(VectorEnv):
         reward: str = "points",
         seed: int | None = None,
         render_mode: str | None = None,
+        shaping: float = 0.0,
     ) -> None:
         if render_mode is not None:
             raise ValueError("Meld8VectorEnv renders nothing; watch games through the AEC env or replays")
@@ -76,7 +78,7 @@ class Meld8VectorEnv(VectorEnv):
         for a in self.opponents:
             if hasattr(a, "setup"):
                 a.setup(self.rules)
-        self.vec = Meld8Vector(self.num_envs, rules=self.rules, seed=seed, reward=reward)
+        self.vec = Meld8Vector(self.num_envs, rules=self.rules, seed=seed, reward=reward, shaping=shaping)
         self.table = Table(self.vec)
         self.P = self.rules.num_players
         self.learner_seat = (np.arange(self.num_envs) % self.P).astype(np.int64)

@@ -17,7 +17,8 @@ seat in each episode). Contract, as RLlib's new API stack expects:
   ``action_space.sample()`` and passes without being disabled. An illegal action raises
   ``IllegalActionError`` listing the legal ones (the masking module never sends one).
 
-Config keys: ``rules`` (name, path, dict), ``reward`` (``points`` / ``rank``), ``seed``, ``max_steps``,
+Config keys: ``rules`` (name, path, dict), ``reward`` (``points`` / ``rank``), ``shaping`` (potential-based
+shaping by distance to win, ``meld8_env.vector``; 0 = off), ``seed``, ``max_steps``,
 ``features`` (append the look-ahead features of ``agents.lookahead``: distance and acceptance per
 discard, danger, call outcomes - what the bots compute - before ``log1p``).
 """
@@ -64,15 +65,17 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
         cfg = dict(config or {})
-        unknown = sorted(set(cfg) - {"rules", "reward", "seed", "max_steps", "features"})
+        known = ("features", "max_steps", "reward", "rules", "seed", "shaping")
+        unknown = sorted(set(cfg) - set(known))
         if unknown:
-            raise ValueError(f"unknown env_config key {unknown[0]!r}; known: features, max_steps, reward, rules, seed")
+            raise ValueError(f"unknown env_config key {unknown[0]!r}; known: {', '.join(known)}")
         self.rules = RuleConfig.load(cfg.get("rules"))
         self.P = self.rules.num_players
         self.max_steps = cfg.get("max_steps")
         seed = cfg.get("seed")
         self._rng = np.random.default_rng(seed)
-        self.vec = Meld8Vector(1, rules=self.rules, seed=seed, autoreset=False, reward=cfg.get("reward", "points"))
+        self.vec = Meld8Vector(1, rules=self.rules, seed=seed, autoreset=False, reward=cfg.get("reward", "points"),
+                               shaping=cfg.get("shaping", 0.0))  # fmt: skip
         self.features = bool(cfg.get("features", False))
         size = self.vec.obs_size
         if self.features:

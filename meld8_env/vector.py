@@ -26,6 +26,14 @@ seed, so the returned observation is already the new game's first one; its ``rew
 ``terminated`` and ``final_scores`` still describe the game that ended. With ``autoreset=False`` an
 ended game stays over (empty mask, its action ignored) until ``reset()``.
 
+Shaping (``shaping=c``, default 0: off): potential-based reward shaping (Ng, Harada & Russell, 1999)
+for learners facing a sparse reward. A seat's potential is ``-c * distance to win`` of its hand (the
+static distance of ``meld8_env.hands.distance_batch``: melds counted, every unheld card available);
+each step adds to every seat's reward the change of its potential, and an ended game has potential 0.
+Over a whole game a seat's shaping therefore sums to ``c *`` the distance of its first hand, whatever
+it played: the best policy is unchanged, but a discard that brings the hand closer to winning is
+rewarded at once instead of only when a hand is won.
+
 Threads: the batch is split into contiguous halves stepped in parallel (the C code releases the
 GIL); by default two threads from B = 2048 on, one below (``threads=`` overrides).
 
@@ -57,10 +65,14 @@ class Meld8Vector:
         reward: str = "points",
         threads: int | None = None,
         oracle: bool = False,
+        shaping: float = 0.0,
     ) -> None:
         self.rules = RuleConfig.load(rules)
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
+        if not (isinstance(shaping, int | float) and 0 <= shaping < 1):
+            raise ValueError(f"shaping must be a number in [0, 1) (reward a step of distance to win), got {shaping!r}")
+        self.shaping = float(shaping)
         self.num_envs = int(num_envs)
         self.autoreset = autoreset
         self.engine = FastBatch(self.num_envs, self.rules, reward=reward, oracle=oracle)
@@ -92,6 +104,8 @@ class Meld8Vector:
         self.engine.reset(self.seeds)
         self._observe()
         self._no_outcomes()
+        if self.shaping:
+            self._potential = self._potentials(np.arange(self.num_envs))
 
     def start_games(self, index: np.ndarray, seeds: np.ndarray) -> None:
         """Start new games with chosen ``seeds`` at ``index`` (others untouched); their observations,
@@ -109,6 +123,8 @@ class Meld8Vector:
         self._placements[index] = 0
         self._result[index] = 0
         self._caller[index] = -1
+        if self.shaping:
+            self._potential[index] = self._potentials(index)
 
     @property
     def base_seed(self) -> int | None:
@@ -209,6 +225,8 @@ class Meld8Vector:
             self._observe_part(sl)
 
         self._run(work)
+        if self.shaping:
+            self._shape(acts)
         # games whose hand (and maybe game) ended; the records of ended games are copied before autoreset
         # replaces them, the others stay in the engine until the next step (hand_outcomes reads them)
         self.hand_index = np.flatnonzero(self._result)
@@ -226,6 +244,27 @@ class Meld8Vector:
             eng.start(idx, new)
             # the new games' first observations; rewards, flags and final scores stay those of the ended games
             self._observe_rows(idx)
+            if self.shaping:
+                self._potential[idx] = self._potentials(idx)
+
+    # -- shaping ------------------------------------------------------------------------------------
+    def _potentials(self, index: np.ndarray) -> np.ndarray:
+        """(len(index), P) float32: -shaping * distance to win of each seat's hand in those games."""
+        from meld8_env.hands import distance_batch
+
+        st = self.engine.state
+        hands = st["hands"][index, : self.P].reshape(-1)  # records hold 3 seats; 2 players use the first two
+        dist = distance_batch(hands, st["melds"][index, : self.P].reshape(-1)).astype(np.float32)
+        return (-self.shaping * dist).reshape(len(index), self.P)
+
+    def _shape(self, acts: np.ndarray) -> None:
+        """Add each seat's change of potential to its reward (an ended game's potential is 0)."""
+        moved = np.flatnonzero(acts >= 0)
+        new = np.zeros((moved.size, self.P), np.float32)
+        live = self._mask_buf[moved].any(axis=1)  # an ended game (this step or before) has no legal action
+        new[live] = self._potentials(moved[live])
+        self._rewards[moved] += new - self._potential[moved]
+        self._potential[moved] = new
 
     # -- outcomes of the last step ------------------------------------------------------------------
     def hand_outcomes(self) -> list[HandOutcome]:

@@ -57,6 +57,17 @@ def test_python_example_bot_plays_a_tournament_without_faults_and_reproducibly(t
     assert (tmp_path / "t" / "bots").is_dir()  # the bot's stderr log lives beside the results
 
 
+def test_an_external_bot_plays_on_the_ray_backend_as_on_local_workers(tmp_path):
+    """Each Ray worker starts its own copy of the bot: the same games as two local workers, no fault."""
+    pytest.importorskip("ray") if os.environ.get("CI") != "true" else None  # CI installs ray: must run there
+    agents = [PY_BOT, "greedy", "random"]
+    res, boards = _tournament(tmp_path, agents, boards=4, name="local", workers=2, boards_per_task=2)
+    res_ray, boards_ray = _tournament(tmp_path, agents, boards=4, name="ray", workers=2, boards_per_task=2,
+                                      backend="ray")  # fmt: skip
+    assert boards_ray == boards and res_ray["agents"][PY_BOT]["faults"]["games"] == 0
+    assert res_ray["agents"][PY_BOT]["mean_placement"] == res["agents"][PY_BOT]["mean_placement"]
+
+
 @pytest.mark.skipif(
     NODE is None and not os.environ.get("MELD8_REQUIRE_NODE"), reason="Node.js is not installed (CI installs it)"
 )

@@ -142,3 +142,106 @@ def test_a_missing_rllib_extra_is_a_one_line_hint():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "pip install" in out.stderr and "meld8[rllib]" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_the_card_heads_module_masks_illegal_actions_and_scores_cards_with_shared_weights():
+    """CardHeadsRLModule: illegal actions get probability 0; values come from the same latent; the card
+    head is one set of weights for all 52 discards (moving a hand's features to another card moves the
+    logit with it); its weights survive export -> rllib:PATH."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from agents.card_net import N_CARDS
+    from agents.rllib_modules import CardHeadsRLModule, learner_module_spec
+
+    rules = RuleConfig()
+    env = Meld8MultiAgentEnv({"seed": 5, "features": True})
+    spec = learner_module_spec("card_heads", [32], rules)
+    spec.observation_space, spec.action_space = env.observation_spaces["seat_0"], env.action_spaces["seat_0"]
+    module = spec.build()
+    assert isinstance(module, CardHeadsRLModule)
+    rows, rng = [], np.random.default_rng(1)
+    obs, _ = env.reset(seed=5)
+    for _ in range(40):
+        ((aid, o),) = obs.items()
+        rows.append(o)
+        obs, _, term, _, _ = env.step({aid: int(rng.choice(np.flatnonzero(o["action_mask"])))})
+        if term["__all__"]:
+            obs, _ = env.reset()
+    batch = {k: torch.as_tensor(np.stack([r[k] for r in rows])) for k in ("observations", "action_mask")}
+    out = module.forward_train({Columns.OBS: batch})
+    probs = torch.softmax(out[Columns.ACTION_DIST_INPUTS], dim=1)
+    assert torch.all(probs[batch["action_mask"] < 0.5] == 0)
+    assert torch.allclose(probs.sum(1), torch.ones(len(rows)))
+    values = module.compute_values({Columns.OBS: batch}, out[Columns.EMBEDDINGS])
+    assert values.shape == (len(rows),)
+    assert torch.allclose(values, module.compute_values({Columns.OBS: batch}))
+    # shared card weights: the card head's score of card i depends only on card i's features
+    cards, _ = module.inputs(torch.expm1(batch["observations"]))
+    scores = module.heads.card(cards).squeeze(-1)
+    swapped = module.heads.card(cards.flip(1)).squeeze(-1)
+    assert scores.shape == (len(rows), N_CARDS) and torch.allclose(swapped, scores.flip(1))
+
+
+def test_unknown_networks_are_one_line():
+    from agents.rllib_modules import learner_module_spec
+    from training.rllib_train import RllibConfig
+
+    with pytest.raises(ValueError, match="choose one of card_heads, mlp"):
+        learner_module_spec("transformer", [8], RuleConfig())
+    with pytest.raises(ValueError, match="must be one of card_heads, mlp"):
+        RllibConfig.load(None, ["network=transformer"])
+    with pytest.raises(ValueError, match="reads the look-ahead features"):
+        RllibConfig.load(None, ["features=false"])
+    assert RllibConfig.load(None, ["features=false", "network=mlp"]).network == "mlp"
+
+
+def _league_cmd(out, *extra: str) -> list[str]:
+    import sys
+
+    sets = ["iterations=6", "eval_every=2", "num_env_runners=1", "train_batch_size=300", "minibatch_size=100",
+            "num_epochs=1", "hidden=[16]", "snapshot_slots=1", "snapshot_every=1", "eval_boards=1",
+            "progress=false", f"out={out}", *extra]  # fmt: skip
+    return [sys.executable, "-m", "meld8_env", "train", "rllib_selfplay", "--backend", "rllib",
+            *[x for s in sets for x in ("--set", s)]]  # fmt: skip
+
+
+def test_a_league_run_killed_with_sigkill_resumes_and_logs_every_iteration_once(tmp_path):
+    """kill -9 of meld8 (and its local Ray) mid-run, after a checkpoint: resume continues from it, and
+    metrics / opponents / eval logs hold each iteration exactly once; starting over in that folder is
+    refused with one line instead of mixing two runs."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "run"
+    proc = subprocess.Popen(_league_cmd(out), start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    metrics = out / "metrics.jsonl"
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            rows = metrics.read_text().splitlines() if metrics.exists() else []
+            if len(rows) >= 3:  # iteration 3 logged: past the checkpoint of iteration 2, before the one of 4
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    state = json.loads((out / "checkpoint" / "league.json").read_text())
+    assert state["iteration"] in (2, 4)  # the checkpoint the kill left
+    done = subprocess.run(_league_cmd(out, "resume=true"), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+    def iterations(name: str) -> list[int]:
+        return [json.loads(x)["iteration"] for x in (out / name).read_text().splitlines()]
+
+    assert iterations("metrics.jsonl") == [1, 2, 3, 4, 5, 6]
+    assert iterations("opponents.jsonl") == [1, 2, 3, 4, 5, 6]
+    assert iterations("eval.jsonl") == [2, 4, 6]
+    assert json.loads((out / "checkpoint" / "league.json").read_text())["iteration"] == 6
+    assert not (out / "checkpoint.tmp").exists() and not (out / "checkpoint.old").exists()
+    again = subprocess.run(_league_cmd(out), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2 and "already holds a run" in again.stderr and "Traceback" not in again.stderr

@@ -89,3 +89,43 @@ def test_same_seed_same_run():
             obs.append(v.observation.copy())
         runs.append(np.stack(obs))
     assert np.array_equal(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("players", [3, 2])
+def test_shaping_is_potential_based_it_sums_to_the_first_hands_distance(players):
+    """shaping=c adds each seat's change of -c * distance to win; an ended game has potential 0, so over
+    a game a seat's shaped return minus its plain return is c * the distance of its first hand, whatever
+    was played (autoreset on: the games that replace ended ones are not counted)."""
+    from meld8_env.hands import distance_batch
+
+    rules = SHORT if players == 3 else RuleConfig.from_dict({**RuleConfig.two_player().to_dict(), "max_replays": 0})
+    c, n = 0.05, 24
+    plain, shaped = Meld8Vector(n, rules=rules, seed=11), Meld8Vector(n, rules=rules, seed=11, shaping=c)
+    plain.reset()
+    shaped.reset()
+    st = shaped.engine.state
+    hands, melds = st["hands"][:, :players].reshape(-1), st["melds"][:, :players].reshape(-1)
+    first = distance_batch(hands, melds).reshape(n, players).astype(float)
+    assert (first > 0).all()
+    diff, done = np.zeros((n, players)), np.zeros(n, bool)
+    rng = np.random.default_rng(0)
+    steps_with_shaping = 0
+    for _ in range(20000):
+        acts = plain.sample_actions(rng)
+        plain.step(acts)
+        shaped.step(acts)  # same seeds, same actions: the same games
+        assert np.array_equal(plain.observation, shaped.observation)
+        d = shaped.rewards - plain.rewards
+        steps_with_shaping += int(np.abs(d[~done]).sum() > 1e-6)
+        diff[~done] += d[~done]
+        done |= plain.terminated
+        if done.all():
+            break
+    assert done.all() and steps_with_shaping > 20  # shaping paid along the way, not only at the end
+    assert np.allclose(diff, c * first, atol=1e-4), f"shaping sums {diff[:3]} != c * first distances {first[:3]}"
+
+
+def test_shaping_options_are_checked():
+    for bad in (-0.1, 1.5, "a lot"):
+        with pytest.raises(ValueError, match="shaping must be a number"):
+            Meld8Vector(2, shaping=bad)

@@ -2,10 +2,12 @@
 
 The env is ``meld8_env.rllib.Meld8MultiAgentEnv``; the modules are
 
-- ``learner`` - the policy being trained (RLlib's action-masking PPO module, an MLP of ``hidden``);
+- ``learner`` - the policy being trained: ``network: card_heads`` (``agents.rllib_modules.CardHeadsRLModule``,
+  the architecture of the SB3 baseline: a trunk MLP of ``hidden`` plus heads shared over cards, on the
+  look-ahead features) or ``network: mlp`` (RLlib's action-masking PPO module over an MLP of ``hidden``);
 - ``snap_0`` .. ``snap_{K-1}`` - frozen copies of the learner, refreshed round robin every
   ``snapshot_every`` iterations (an empty slot is never drawn);
-- one module per bot in ``league_bots`` (``greedy``, ``defensive``: ``agents.rllib_policy.BotRLModule``).
+- one module per bot in ``league_bots`` (``greedy``, ``defensive``: ``agents.rllib_modules.BotRLModule``).
 
 League mix (:func:`league_module`): in each episode one seat, drawn at random, is the learner; every
 other seat is the learner with probability ``mix_self``, a filled snapshot with ``mix_snapshots``, else
@@ -18,8 +20,11 @@ PPO's losses, entropy and KL. Every ``eval_every`` iterations the learner is exp
 weights-only policy (``policy_it<N>/``) and evaluated by the same duplicate mini-tournament as the
 SB3 backend (``training.train_ppo.evaluate``) into ``eval.jsonl``; the best becomes ``best/``;
 ``learning_curve.png`` is redrawn. RLlib's own checkpoint (``checkpoint/``, for ``resume: true``) is
-written with it. Ray: a local instance, or the
-cluster named by ``address`` / ``RAY_ADDRESS``.
+written with it, together with the league's state (``checkpoint/league.json``), and swapped in by a
+rename, so a run killed at any moment resumes from a complete checkpoint; on resume the logs lose the
+rows of iterations after it (they run again), so no iteration is logged twice. Ctrl-C saves first.
+An out folder that holds a checkpoint is only continued (``resume: true``), never started over. Ray:
+a local instance, or the cluster named by ``address`` / ``RAY_ADDRESS``.
 """
 
 from __future__ import annotations
@@ -57,12 +62,18 @@ class RllibConfig:
     """learning rate"""
     gamma: float = 0.995
     """discount"""
+    gae_lambda: float = 0.95
+    """GAE lambda (RLlib's default is 1.0: whole-game returns, high variance over games of ~200 steps)"""
     entropy_coeff: float = 0.01
     """entropy bonus"""
+    network: str = "card_heads"
+    """the learner's network: card_heads (needs features) or mlp"""
     hidden: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
-    """hidden units of the learner's MLP"""
+    """hidden units of the learner's trunk MLP"""
     features: bool = True
     """append the look-ahead features (agents.lookahead) to the observation, as the SB3 baseline does"""
+    shaping: float = 0.0
+    """potential-based reward shaping: reward per step of distance to win gained (meld8_env.vector; 0 = off)"""
     snapshot_slots: int = 3
     """frozen copies of the learner kept in the league"""
     snapshot_every: int = 5
@@ -104,6 +115,12 @@ class RllibConfig:
         if not (0 <= cfg.mix_self and 0 <= cfg.mix_snapshots and cfg.mix_self + cfg.mix_snapshots <= 1):
             raise ValueError("mix_self and mix_snapshots must be probabilities adding up to at most 1")
         from agents.registry import BUILTIN
+        from agents.rllib_modules import NETWORKS
+
+        if cfg.network not in NETWORKS:
+            raise ValueError(f"train option 'network' must be one of {', '.join(NETWORKS)}, got {cfg.network!r}")
+        if cfg.network == "card_heads" and not cfg.features:
+            raise ValueError("network card_heads reads the look-ahead features: set features: true (or network: mlp)")
 
         bad = [b for b in cfg.league_bots if b not in BUILTIN]
         if bad:
@@ -155,17 +172,21 @@ def build_config(cfg: RllibConfig, rules: RuleConfig):
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
-    from agents.rllib_policy import bot_module_spec, masking_module_spec
+    from agents.rllib_modules import bot_module_spec, learner_module_spec
     from meld8_env.rllib import register
 
     env_name = register()
-    modules = {"learner": masking_module_spec(cfg.hidden)}
-    modules |= {f"snap_{k}": masking_module_spec(cfg.hidden) for k in range(cfg.snapshot_slots)}
+    learner = learner_module_spec(cfg.network, cfg.hidden, rules)
+    modules = {"learner": learner}
+    modules |= {f"snap_{k}": learner_module_spec(cfg.network, cfg.hidden, rules) for k in range(cfg.snapshot_slots)}
     modules |= {b: bot_module_spec(b, rules) for b in cfg.league_bots}
     league_cfg = {k: getattr(cfg, k) for k in ("seed", "mix_self", "mix_snapshots", "league_bots")}
     return (
         PPOConfig()
-        .environment(env_name, env_config={"rules": rules.to_dict(), "seed": cfg.seed, "features": cfg.features})
+        .environment(
+            env_name,
+            env_config={"rules": rules.to_dict(), "seed": cfg.seed, "features": cfg.features, "shaping": cfg.shaping},
+        )  # fmt: skip
         .env_runners(
             num_env_runners=cfg.num_env_runners,
             num_cpus_per_env_runner=cfg.num_cpus_per_env_runner,
@@ -180,6 +201,7 @@ def build_config(cfg: RllibConfig, rules: RuleConfig):
         .training(
             lr=cfg.lr,
             gamma=cfg.gamma,
+            lambda_=cfg.gae_lambda,
             entropy_coeff=cfg.entropy_coeff,
             num_epochs=cfg.num_epochs,
             train_batch_size_per_learner=cfg.train_batch_size,
@@ -225,16 +247,24 @@ def train(cfg: RllibConfig) -> Path:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False))
+    saved = _latest_checkpoint(out)
+    if cfg.resume and saved is None:
+        raise ValueError(f"resume: no checkpoint in {out} (a run writes one at each evaluation)")
+    if saved is not None and not cfg.resume:
+        raise ValueError(f"{out} already holds a run (checkpoint/): continue it with --set resume=true, or choose "
+                         "another out")  # fmt: skip
+    league = {"iteration": 0, "filled": 0, "next_slot": 0, "best": None, "timesteps": 0}
+    if saved is not None:
+        league = json.loads((saved / LEAGUE_STATE).read_text())
+    _trim_logs(out, league["iteration"])  # rows past the checkpoint are from iterations that will run again
     started = _init_ray(cfg)
     algo = build_config(cfg, rules).build_algo()
-    state_file = out / "league.json"
-    league = {"iteration": 0, "filled": 0, "next_slot": 0, "best": None, "timesteps": 0}
-    if cfg.resume and (out / "checkpoint").exists() and state_file.exists():
-        algo.restore(str((out / "checkpoint").resolve()))  # our own checkpoint, written by this run
-        league = json.loads(state_file.read_text())
+    if saved is not None:
+        algo.restore(str(saved.resolve()))  # our own checkpoint, written by this run
     _broadcast_filled(algo, league["filled"])
     bar = _progress(cfg.iterations, league["iteration"], cfg.progress)
-    writer = _tensorboard(out / "tb")
+    writer = _tensorboard(out / "tb", purge_after=league["timesteps"])
+    saved_at = league["iteration"]
     try:
         for it in range(league["iteration"], cfg.iterations):
             result = algo.train()
@@ -257,9 +287,9 @@ def train(cfg: RllibConfig) -> Path:
                 }  # NaN: a module that did not play
                 f.write(json.dumps(row) + "\n")
             if (it + 1) % cfg.eval_every == 0 or it + 1 == cfg.iterations:
-                policy = export_policy(algo.get_module("learner"), out / f"policy_it{it + 1}", cfg.hidden, rules,
-                                       {"iteration": it + 1, "timesteps": league["timesteps"],
-                                        "features": cfg.features})  # fmt: skip
+                meta = {"iteration": it + 1, "timesteps": league["timesteps"], "features": cfg.features}
+                policy = export_policy(algo.get_module("learner"), out / f"policy_it{it + 1}", cfg.network,
+                                       cfg.hidden, rules, meta)  # fmt: skip
                 res = evaluate(RllibPolicyAgent(policy, rules), cfg.eval_opponents, cfg.eval_boards, rules, cfg.seed)
                 row = {"iteration": it + 1, "timesteps": league["timesteps"], **res}
                 with open(out / "eval.jsonl", "a") as f:
@@ -268,14 +298,28 @@ def train(cfg: RllibConfig) -> Path:
                     league["best"] = res["mean_placement"]
                     shutil.rmtree(out / "best", ignore_errors=True)
                     shutil.copytree(policy, out / "best")
-                algo.save(str((out / "checkpoint").resolve()))
-                state_file.write_text(json.dumps(league))
+                _save(algo, out, league)
+                saved_at = league["iteration"]
                 try:
-                    plot_learning_curve(out)
+                    plot_learning_curve(out, "env steps (all seats)")
                 except ImportError:
                     pass
                 bar.set_postfix(placement=f"{res['mean_placement']:.3f}")
             bar.update(1)
+    except KeyboardInterrupt:
+        bar.close()
+        if league["iteration"] > saved_at:
+            try:
+                _save(algo, out, league)
+                saved_at = league["iteration"]
+            except Exception:  # Ray's workers may have taken the Ctrl-C too; the last checkpoint stands
+                pass
+        from training.train_ppo import TrainingInterrupted
+
+        raise TrainingInterrupted(
+            f"stopped after iteration {league['iteration']}; checkpoint of iteration {saved_at} in "
+            f"{out / CHECKPOINT}; continue with --set resume=true"
+        ) from None
     finally:
         bar.close()
         if writer is not None:
@@ -314,12 +358,61 @@ def _log_metrics(out: Path, iteration: int, timesteps: int, result: dict, writer
         f.write(json.dumps(row) + "\n")
 
 
-def _tensorboard(folder: Path):
+def _tensorboard(folder: Path, purge_after: int = 0):
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:  # tensorboard is in the train extra; metrics.jsonl is written regardless
         return None
-    return SummaryWriter(str(folder))
+    # events logged after the checkpoint by a run that was killed are hidden (they will be logged again)
+    return SummaryWriter(str(folder), purge_step=purge_after + 1)
+
+
+# -- checkpoints and logs that survive a kill ---------------------------------------------------------
+CHECKPOINT, LEAGUE_STATE = "checkpoint", "league.json"
+LOGS = ("metrics.jsonl", "opponents.jsonl", "eval.jsonl")
+
+
+def _save(algo, out: Path, league: dict[str, Any]) -> None:
+    """RLlib's checkpoint and the league state (iteration, snapshots, best) as one folder, swapped in by
+    renames: a kill at any moment leaves a complete pair, the old one or the new one."""
+    tmp, old, final = out / f"{CHECKPOINT}.tmp", out / f"{CHECKPOINT}.old", out / CHECKPOINT
+    shutil.rmtree(tmp, ignore_errors=True)
+    algo.save(str(tmp.resolve()))
+    (tmp / LEAGUE_STATE).write_text(json.dumps(league))
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        os.replace(final, old)
+    os.replace(tmp, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _latest_checkpoint(out: Path) -> Path | None:
+    """The complete checkpoint of ``out`` (``checkpoint/``, or ``checkpoint.old/`` when a kill came
+    between the two renames of :func:`_save`); None when there is none."""
+    for name in (CHECKPOINT, f"{CHECKPOINT}.old"):
+        if (out / name / LEAGUE_STATE).is_file():
+            return out / name
+    return None
+
+
+def _trim_logs(out: Path, iteration: int) -> None:
+    """Keep only the log rows of iterations up to ``iteration`` (and drop a line cut by a kill), so a
+    resumed run logs every iteration exactly once."""
+    for name in LOGS:
+        path = out / name
+        if not path.exists():
+            continue
+        keep = []
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and int(row.get("iteration", 0)) <= iteration:
+                keep.append(line + "\n")
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(keep))
+        os.replace(tmp, path)
 
 
 def _progress(total: int, done: int, enabled: bool):

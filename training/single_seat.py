@@ -28,12 +28,14 @@ class SingleSeatVecEnv(VecEnv):
         seed: int = 0,
         reward: str = "points",
         features: bool = False,
+        shaping: float = 0.0,
     ) -> None:
         self.rules = rules or RuleConfig()
         P = self.rules.num_players
         if len(opponents) != P - 1:
             raise ValueError(f"give {P - 1} opponents (relative seats 1..{P - 1}), got {len(opponents)}")
-        self.env = Meld8VectorEnv(n_envs, list(opponents), self.rules, features=features, reward=reward, seed=seed)
+        self.env = Meld8VectorEnv(n_envs, list(opponents), self.rules, features=features, reward=reward, seed=seed,
+                                  shaping=shaping)  # fmt: skip
         self.render_mode = None
         super().__init__(n_envs, self.env.single_observation_space, self.env.single_action_space)
         self._actions = np.zeros(n_envs, np.int64)

@@ -47,6 +47,9 @@ class TrainConfig:
     heads over the look-ahead features); see ``agents.networks``"""
     features: bool = True
     """append the look-ahead features of ``agents.lookahead`` to the observation"""
+    shaping: float = 0.0
+    """potential-based reward shaping: reward per step of distance to win gained (``meld8_env.vector``;
+    0 = off); it sums to a constant over a game, so the best policy is unchanged"""
     opponents: list[str] = dataclasses.field(default_factory=lambda: ["greedy", "random"])
     """agents in the learner's relative seats 1 and 2 (3 players)"""
     bc_teacher: str = "defensive"
@@ -203,7 +206,7 @@ def train(cfg: TrainConfig) -> Path:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg)))
-    env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features)
+    env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features, shaping=cfg.shaping)
     ckpts = sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
     if cfg.resume and not ckpts:
         raise ValueError(f"resume: no checkpoint in {out}")
@@ -366,8 +369,8 @@ def policy_side_parameters(policy) -> list:
     return params
 
 
-def plot_learning_curve(out: str | Path) -> Path | None:
-    """``learning_curve.png`` from ``eval.jsonl``: mean placement and score vs learner steps."""
+def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path | None:
+    """``learning_curve.png`` from ``eval.jsonl``: mean placement and score vs ``timesteps`` (named ``steps``)."""
     out = Path(out)
     rows = (
         [json.loads(x) for x in (out / "eval.jsonl").read_text().splitlines()] if (out / "eval.jsonl").exists() else []
@@ -382,15 +385,15 @@ def plot_learning_curve(out: str | Path) -> Path | None:
 
     cfg = yaml.safe_load((out / "config.yaml").read_text()) if (out / "config.yaml").exists() else {}
     bots = " + ".join(cfg.get("eval_opponents") or ["evaluation bots"])
-    steps = [r["timesteps"] for r in rows]
+    xs = [r["timesteps"] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    a.plot(steps, [r["mean_placement"] for r in rows], marker="o")
+    a.plot(xs, [r["mean_placement"] for r in rows], marker="o")
     a.set_title(f"mean placement vs {bots} (lower is better)")
-    a.set_xlabel("learner steps")
-    b.plot(steps, [r["mean_score"] for r in rows], marker="o")
+    a.set_xlabel(steps)
+    b.plot(xs, [r["mean_score"] for r in rows], marker="o")
     b.axhline(30_000, color="grey", lw=0.8)
     b.set_title("mean final score")
-    b.set_xlabel("learner steps")
+    b.set_xlabel(steps)
     fig.tight_layout()
     path = out / "learning_curve.png"
     fig.savefig(path, dpi=100)
