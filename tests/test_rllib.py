@@ -103,7 +103,7 @@ def test_a_tiny_league_run_trains_and_its_policy_plays_a_tournament(tmp_path):
     out = tmp_path / "run"
     assert (best / "weights.npz").exists() and (out / "checkpoint").is_dir()
     rows = [json.loads(x) for x in (out / "eval.jsonl").read_text().splitlines()]
-    assert rows and rows[-1]["iteration"] == 2 and rows[-1]["games"] == 12
+    assert [r["iteration"] for r in rows] == [0, 2] and rows[-1]["games"] == 12
     log = [json.loads(x) for x in (out / "opponents.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in log] == [1, 2] and log[-1]["snapshots"] == 1
     assert log[-1]["module_steps"].get("learner", 0) > 0
@@ -240,7 +240,7 @@ def test_a_league_run_killed_with_sigkill_resumes_and_logs_every_iteration_once(
 
     assert iterations("metrics.jsonl") == [1, 2, 3, 4, 5, 6]
     assert iterations("opponents.jsonl") == [1, 2, 3, 4, 5, 6]
-    assert iterations("eval.jsonl") == [2, 4, 6]
+    assert iterations("eval.jsonl") == [0, 2, 4, 6]  # 0: the untrained learner
     assert json.loads((out / "checkpoint" / "league.json").read_text())["iteration"] == 6
     assert not (out / "checkpoint.tmp").exists() and not (out / "checkpoint.old").exists()
     again = subprocess.run(_league_cmd(out), capture_output=True, text=True, timeout=300)

@@ -16,9 +16,11 @@ episode agree. ``opponents.jsonl`` logs, per iteration, the filled snapshots and
 module played.
 
 Per iteration ``metrics.jsonl`` (and TensorBoard under ``tb/``) logs the learner's episode return and
-PPO's losses, entropy and KL. Every ``eval_every`` iterations the learner is exported as a
+PPO's losses, entropy and KL. Before the first iteration (the untrained learner: where the curve
+starts) and every ``eval_every`` iterations the learner is exported as a
 weights-only policy (``policy_it<N>/``) and evaluated by the same duplicate mini-tournament as the
-SB3 backend (``training.train_ppo.evaluate``) into ``eval.jsonl``; the best becomes ``best/``;
+SB3 backend (``training.train_ppo.evaluate``) into ``eval.jsonl`` (with ``wall_s``, the run's wall
+time so far, counted across resumes); the best becomes ``best/``;
 ``learning_curve.png`` is redrawn. RLlib's own checkpoint (``checkpoint/``, for ``resume: true``) is
 written with it, together with the league's state (``checkpoint/league.json``), and swapped in by a
 rename, so a run killed at any moment resumes from a complete checkpoint; on resume the logs lose the
@@ -34,6 +36,7 @@ import json
 import os
 import random
 import shutil
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -265,7 +268,31 @@ def train(cfg: RllibConfig) -> Path:
     bar = _progress(cfg.iterations, league["iteration"], cfg.progress)
     writer = _tensorboard(out / "tb", purge_after=league["timesteps"])
     saved_at = league["iteration"]
+    clock = time.monotonic() - float(league.get("wall_s", 0.0))  # wall time counts on across resumes
+
+    def evaluate_learner() -> None:
+        """Export the learner as policy_it<N>/, evaluate it into eval.jsonl, keep the best, redraw the curve."""
+        league["wall_s"] = round(time.monotonic() - clock, 1)
+        meta = {"iteration": league["iteration"], "timesteps": league["timesteps"], "features": cfg.features}
+        policy = export_policy(algo.get_module("learner"), out / f"policy_it{league['iteration']}", cfg.network,
+                               cfg.hidden, rules, meta)  # fmt: skip
+        res = evaluate(RllibPolicyAgent(policy, rules), cfg.eval_opponents, cfg.eval_boards, rules, cfg.seed)
+        row = {"iteration": league["iteration"], "timesteps": league["timesteps"], "wall_s": league["wall_s"], **res}
+        with open(out / "eval.jsonl", "a") as f:
+            f.write(json.dumps(row) + "\n")
+        if league["best"] is None or res["mean_placement"] < league["best"]:
+            league["best"] = res["mean_placement"]
+            shutil.rmtree(out / "best", ignore_errors=True)
+            shutil.copytree(policy, out / "best")
+        try:
+            plot_learning_curve(out, "env steps (all seats)")
+        except ImportError:
+            pass
+        bar.set_postfix(placement=f"{res['mean_placement']:.3f}")
+
     try:
+        if league["iteration"] == 0:
+            evaluate_learner()  # the untrained learner: where the curve starts
         for it in range(league["iteration"], cfg.iterations):
             result = algo.train()
             league["iteration"] = it + 1
@@ -287,24 +314,9 @@ def train(cfg: RllibConfig) -> Path:
                 }  # NaN: a module that did not play
                 f.write(json.dumps(row) + "\n")
             if (it + 1) % cfg.eval_every == 0 or it + 1 == cfg.iterations:
-                meta = {"iteration": it + 1, "timesteps": league["timesteps"], "features": cfg.features}
-                policy = export_policy(algo.get_module("learner"), out / f"policy_it{it + 1}", cfg.network,
-                                       cfg.hidden, rules, meta)  # fmt: skip
-                res = evaluate(RllibPolicyAgent(policy, rules), cfg.eval_opponents, cfg.eval_boards, rules, cfg.seed)
-                row = {"iteration": it + 1, "timesteps": league["timesteps"], **res}
-                with open(out / "eval.jsonl", "a") as f:
-                    f.write(json.dumps(row) + "\n")
-                if league["best"] is None or res["mean_placement"] < league["best"]:
-                    league["best"] = res["mean_placement"]
-                    shutil.rmtree(out / "best", ignore_errors=True)
-                    shutil.copytree(policy, out / "best")
+                evaluate_learner()
                 _save(algo, out, league)
                 saved_at = league["iteration"]
-                try:
-                    plot_learning_curve(out, "env steps (all seats)")
-                except ImportError:
-                    pass
-                bar.set_postfix(placement=f"{res['mean_placement']:.3f}")
             bar.update(1)
     except KeyboardInterrupt:
         bar.close()
