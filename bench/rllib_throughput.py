@@ -2,8 +2,8 @@
 
 Usage: python bench/rllib_throughput.py [--iterations 3] [--batch 4000]
 
-Rows (all on a local Ray instance on this machine, the league config of
-``configs/train/rllib_selfplay.yaml`` with a small network):
+Rows (all on a local Ray instance on this machine, the defaults of ``training.rllib_train.RllibConfig``
+- the league, card heads, look-ahead features - with a small trunk):
 - RLlib, N env runners x M games per runner: env steps per second of sampling (all seats' steps,
   from RLlib's own sampling timer) and of whole iterations (sampling + learning), median over
   ``--iterations`` after one warm-up iteration;

@@ -32,7 +32,8 @@ static distance of ``meld8_env.hands.distance_batch``: melds counted, every unhe
 each step adds to every seat's reward the change of its potential, and an ended game has potential 0.
 Over a whole game a seat's shaping therefore sums to ``c *`` the distance of its first hand, whatever
 it played: the best policy is unchanged, but a discard that brings the hand closer to winning is
-rewarded at once instead of only when a hand is won.
+rewarded at once instead of only when a hand is won. The Gymnasium, SB3 and RLlib faces pass the
+option through (``shaping=``); the PettingZoo AEC env pays the game's rewards only.
 
 Threads: the batch is split into contiguous halves stepped in parallel (the C code releases the
 GIL); by default two threads from B = 2048 on, one below (``threads=`` overrides).
