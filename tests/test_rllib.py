@@ -243,5 +243,19 @@ def test_a_league_run_killed_with_sigkill_resumes_and_logs_every_iteration_once(
     assert iterations("eval.jsonl") == [0, 2, 4, 6]  # 0: the untrained learner
     assert json.loads((out / "checkpoint" / "league.json").read_text())["iteration"] == 6
     assert not (out / "checkpoint.tmp").exists() and not (out / "checkpoint.old").exists()
-    again = subprocess.run(_league_cmd(out), capture_output=True, text=True, timeout=300)
+    again = subprocess.run(_league_cmd(out, "seed=5"), capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "already holds a run" in again.stderr and "Traceback" not in again.stderr
+    assert "seed: 0" in (out / "config.yaml").read_text()  # the refused start wrote nothing
+
+
+def test_logs_are_trimmed_to_the_checkpoint_and_a_line_cut_by_a_kill_is_dropped(tmp_path):
+    from training.rllib_train import LOGS, _trim_logs
+
+    for name in LOGS:
+        rows = "".join(json.dumps({"iteration": i, "x": name}) + "\n" for i in range(4))
+        (tmp_path / name).write_text(rows + '{"iteration": 4, "x"')  # the last line cut mid-write
+    _trim_logs(tmp_path, 2)  # resuming from the checkpoint of iteration 2
+    for name in LOGS:
+        assert [json.loads(x)["iteration"] for x in (tmp_path / name).read_text().splitlines()] == [0, 1, 2]
+    _trim_logs(tmp_path, -1)  # a fresh start (no checkpoint): nothing of the old run stays
+    assert all((tmp_path / name).read_text() == "" for name in LOGS)

@@ -249,7 +249,6 @@ def train(cfg: RllibConfig) -> Path:
     rules = RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False))
     saved = _latest_checkpoint(out)
     if cfg.resume and saved is None:
         raise ValueError(f"resume: no checkpoint in {out} (a run writes one at each evaluation)")
@@ -259,7 +258,9 @@ def train(cfg: RllibConfig) -> Path:
     league = {"iteration": 0, "filled": 0, "next_slot": 0, "best": None, "timesteps": 0}
     if saved is not None:
         league = json.loads((saved / LEAGUE_STATE).read_text())
-    _trim_logs(out, league["iteration"])  # rows past the checkpoint are from iterations that will run again
+    # rows past the checkpoint are from iterations that will run again (a fresh start: all of them)
+    _trim_logs(out, league["iteration"] if saved is not None else -1)
+    (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False))
     started = _init_ray(cfg)
     algo = build_config(cfg, rules).build_algo()
     if saved is not None:
