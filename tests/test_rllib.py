@@ -259,3 +259,18 @@ def test_logs_are_trimmed_to_the_checkpoint_and_a_line_cut_by_a_kill_is_dropped(
         assert [json.loads(x)["iteration"] for x in (tmp_path / name).read_text().splitlines()] == [0, 1, 2]
     _trim_logs(tmp_path, -1)  # a fresh start (no checkpoint): nothing of the old run stays
     assert all((tmp_path / name).read_text() == "" for name in LOGS)
+
+
+def test_a_second_run_into_the_same_folder_and_a_corrupted_league_state_are_one_line(tmp_path):
+    """Both are refused before Ray starts: two runs at once would interleave their logs; a league state
+    that is not JSON (hand-edited, disk damage) would resume from nonsense."""
+    from training.rllib_train import RllibConfig, train
+    from training.tournament import OutputLock
+
+    cfg = RllibConfig.load(None, [f"out={tmp_path}", "progress=false"])
+    with OutputLock(tmp_path), pytest.raises(ValueError, match=r"in use by pid \d+"):
+        train(cfg)
+    (tmp_path / "checkpoint").mkdir()
+    (tmp_path / "checkpoint" / "league.json").write_text('{"iteration": 4, "fil')
+    with pytest.raises(ValueError, match="not a league state"):
+        train(RllibConfig.load(None, [f"out={tmp_path}", "progress=false", "resume=true"]))

@@ -240,15 +240,23 @@ def _copy_learner(algo, slot: int) -> None:
 
 
 def train(cfg: RllibConfig) -> Path:
-    """Run (or resume) the league; returns the best policy's folder."""
+    """Run (or resume) the league; returns the best policy's folder. The out folder is locked for the
+    run (``OUT/.lock``, as tournaments do): a second run into it is refused with one line."""
+    from training.tournament import OutputLock
+
+    rules = RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with OutputLock(out):
+        return _train(cfg, rules, out)
+
+
+def _train(cfg: RllibConfig, rules: RuleConfig, out: Path) -> Path:
     import yaml
 
     from agents.rllib_policy import RllibPolicyAgent, export_policy
     from training.train_ppo import evaluate, plot_learning_curve
 
-    rules = RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
     saved = _latest_checkpoint(out)
     if cfg.resume and saved is None:
         raise ValueError(f"resume: no checkpoint in {out} (a run writes one at each evaluation)")
@@ -257,7 +265,12 @@ def train(cfg: RllibConfig) -> Path:
                          "another out")  # fmt: skip
     league = {"iteration": 0, "filled": 0, "next_slot": 0, "best": None, "timesteps": 0}
     if saved is not None:
-        league = json.loads((saved / LEAGUE_STATE).read_text())
+        try:
+            league = {**league, **json.loads((saved / LEAGUE_STATE).read_text())}
+            int(league["iteration"]), int(league["filled"]), int(league["timesteps"])
+        except (json.JSONDecodeError, TypeError, ValueError):
+            raise ValueError(f"{saved / LEAGUE_STATE} is not a league state meld8 wrote; restore the folder or "
+                             "train into another out") from None  # fmt: skip
     # rows past the checkpoint are from iterations that will run again (a fresh start: all of them)
     _trim_logs(out, league["iteration"] if saved is not None else -1)
     (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False))

@@ -194,8 +194,9 @@ def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
 
 
 class OutputLock:
-    """An exclusive lock on a tournament's output folder (``OUT/.lock``, flock): a second run that
-    would append to the same log is refused, naming the holder. Released when the process exits."""
+    """An exclusive lock on an output folder (``OUT/.lock``, flock) for a tournament or an RLlib
+    training run: a second run that would append to the same logs is refused, naming the holder.
+    Released when the process exits."""
 
     def __init__(self, out: Path) -> None:
         self.path = out / ".lock"
@@ -213,7 +214,8 @@ class OutputLock:
             holder = f.read().strip() or "another process"
             f.close()
             raise TournamentError(
-                f"{self.path.parent} is in use by {holder}; wait for it to finish or choose another --out"
+                f"{self.path.parent} is in use by {holder}; wait for it to finish or choose another output "
+                "folder (--out / out)"
             ) from None
         f.seek(0)
         f.truncate()
