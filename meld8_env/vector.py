@@ -52,8 +52,17 @@ import numpy as np
 from meld8_env.actions import IllegalActionError, as_action_array
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_seed
+from meld8_env.hands import distance_batch
 from meld8_env.outcomes import GameOutcome, HandOutcome, game_outcomes, hand_outcomes
 from meld8_env.rules import RuleConfig
+
+
+def check_shaping(shaping: object) -> float:
+    """The shaping coefficient as a float, or ValueError naming the allowed range (train configs check
+    it when loaded, before anything starts)."""
+    if isinstance(shaping, bool) or not (isinstance(shaping, int | float) and 0 <= shaping < 1):
+        raise ValueError(f"shaping must be a number in [0, 1) (reward a step of distance to win), got {shaping!r}")
+    return float(shaping)
 
 
 class Meld8Vector:
@@ -71,9 +80,7 @@ class Meld8Vector:
         self.rules = RuleConfig.load(rules)
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
-        if not (isinstance(shaping, int | float) and 0 <= shaping < 1):
-            raise ValueError(f"shaping must be a number in [0, 1) (reward a step of distance to win), got {shaping!r}")
-        self.shaping = float(shaping)
+        self.shaping = check_shaping(shaping)
         self.num_envs = int(num_envs)
         self.autoreset = autoreset
         self.engine = FastBatch(self.num_envs, self.rules, reward=reward, oracle=oracle)
@@ -251,8 +258,6 @@ class Meld8Vector:
     # -- shaping ------------------------------------------------------------------------------------
     def _potentials(self, index: np.ndarray) -> np.ndarray:
         """(len(index), P) float32: -shaping * distance to win of each seat's hand in those games."""
-        from meld8_env.hands import distance_batch
-
         st = self.engine.state
         hands = st["hands"][index, : self.P].reshape(-1)  # records hold 3 seats; 2 players use the first two
         dist = distance_batch(hands, st["melds"][index, : self.P].reshape(-1)).astype(np.float32)

@@ -127,7 +127,8 @@ def test_bad_league_options_are_one_line():
     from training.rllib_train import RllibConfig
 
     for bad, says in (("mix_self=2", "probabilities"), ("league_bots=[wizard]", "built-in"), ("wizard=1", "unknown"),
-                      ("iterations=0", ">= 1"), ("hidden=64", "like its default")):  # fmt: skip
+                      ("iterations=0", ">= 1"), ("hidden=64", "like its default"), ("shaping=2", "shaping must be"),
+                      ("gae_lambda=1.5", r"in \[0, 1\]")):  # fmt: skip
         with pytest.raises(ValueError, match=says):
             RllibConfig.load(None, [bad])
     assert RllibConfig.load("rllib_selfplay").league_bots == ["greedy", "defensive"]  # the shipped config loads

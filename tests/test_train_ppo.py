@@ -53,6 +53,10 @@ def test_bad_config_and_missing_checkpoint(tmp_path, capsys):
         TrainConfig.load(None, ["network=cnn"])
     with pytest.raises(ValueError, match="network=card_heads needs features=true"):
         TrainConfig.load(None, ["features=false"])
+    assert main(["train", "ppo_vs_bots", "--set", "shaping=-0.5"]) == 2
+    assert "train option shaping must be a number in [0, 1)" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"'gamma' must be in \[0, 1\]"):
+        TrainConfig.load(None, ["gamma=2.0"])
     assert main(["train", "ppo_vs_bots", "--set", f"out={tmp_path}/run", "--set", "eval_opponents=[greedy, grdy]"]) == 2
     assert "unknown agent 'grdy'" in capsys.readouterr().err and not (tmp_path / "run").exists()
     with pytest.raises(AgentLoadError, match="checkpoint not found"):

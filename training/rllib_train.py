@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.rules import RuleConfig
-from training.train_ppo import read_options
+from training.train_ppo import check_rates, read_options
 
 
 @dataclasses.dataclass
@@ -113,6 +113,7 @@ class RllibConfig:
                      "eval_every", "eval_boards", "num_cpus_per_env_runner", "num_envs_per_env_runner"):  # fmt: skip
             if getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be >= 1, got {getattr(cfg, name)!r}")
+        check_rates(cfg)
         if cfg.num_env_runners < 0 or cfg.snapshot_slots < 0:
             raise ValueError("train options num_env_runners and snapshot_slots must be >= 0")
         if not (0 <= cfg.mix_self and 0 <= cfg.mix_snapshots and cfg.mix_self + cfg.mix_snapshots <= 1):
@@ -170,6 +171,11 @@ class LeagueMapping:
 
 
 # -- training -----------------------------------------------------------------------------------------
+def env_config(cfg: RllibConfig, rules: RuleConfig) -> dict[str, Any]:
+    """The ``env_config`` of ``meld8_env.rllib.Meld8MultiAgentEnv`` for this run."""
+    return {"rules": rules.to_dict(), "seed": cfg.seed, "features": cfg.features, "shaping": cfg.shaping}
+
+
 def build_config(cfg: RllibConfig, rules: RuleConfig):
     """The RLlib ``PPOConfig`` of this run (env checking on, action masking, the league)."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -188,7 +194,7 @@ def build_config(cfg: RllibConfig, rules: RuleConfig):
         PPOConfig()
         .environment(
             env_name,
-            env_config={"rules": rules.to_dict(), "seed": cfg.seed, "features": cfg.features, "shaping": cfg.shaping},
+            env_config=env_config(cfg, rules),
         )  # fmt: skip
         .env_runners(
             num_env_runners=cfg.num_env_runners,
@@ -274,6 +280,9 @@ def _train(cfg: RllibConfig, rules: RuleConfig, out: Path) -> Path:
     # rows past the checkpoint are from iterations that will run again (a fresh start: all of them)
     _trim_logs(out, league["iteration"] if saved is not None else -1)
     (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False))
+    from meld8_env.rllib import Meld8MultiAgentEnv
+
+    Meld8MultiAgentEnv(env_config(cfg, rules))  # a bad option fails here in one line, not inside a Ray worker
     started = _init_ray(cfg)
     algo = build_config(cfg, rules).build_algo()
     if saved is not None:

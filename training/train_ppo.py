@@ -111,7 +111,22 @@ class TrainConfig:
         ):
             if not isinstance(getattr(cfg, name), int) or getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be an integer >= 1, got {getattr(cfg, name)!r}")
+        check_rates(cfg)
         return cfg
+
+
+def check_rates(cfg: Any) -> None:
+    """Options of both backends that are fractions: ``gamma`` and ``gae_lambda`` in [0, 1], ``shaping``
+    as ``Meld8Vector`` takes it - checked at load, not in an env built later (on a Ray worker)."""
+    from meld8_env.vector import check_shaping
+
+    for name in ("gamma", "gae_lambda"):
+        if not 0 <= getattr(cfg, name) <= 1:
+            raise ValueError(f"train option {name!r} must be in [0, 1], got {getattr(cfg, name)!r}")
+    try:
+        check_shaping(cfg.shaping)
+    except ValueError as exc:
+        raise ValueError(f"train option {exc}") from None
 
 
 def read_options(cls: type, path: str | None, overrides: list[str] | None) -> dict[str, Any]:
