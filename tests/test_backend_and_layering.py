@@ -33,7 +33,7 @@ def test_set_backend_rejects_unknown():
         h.set_backend("gpu")
 
 
-CORE = "meld8_env, meld8_env.hands, meld8_env.scoring, meld8_env.vector, meld8_env.simulate, meld8_env.cli"
+CORE = "meld8_env, meld8_env.hands, meld8_env.scoring, meld8_env.vector, meld8_env.simulate, meld8_app.cli"
 
 
 def test_rules_core_imports_no_rl_library():

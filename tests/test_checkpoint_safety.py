@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 from agents.checkpoint import MEMBER, CheckpointError, read_metadata  # noqa: E402
 from agents.policy import PolicyAgent  # noqa: E402
 from agents.registry import AgentLoadError, load_agent, shipped_baseline  # noqa: E402
-from meld8_env.cli import main  # noqa: E402
+from meld8_app.cli import main  # noqa: E402
 from meld8_env.vector import Meld8Vector  # noqa: E402
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from meld8_env.cli import main
+from meld8_app.cli import main
 
 
 def run(capsys, *argv):
@@ -67,7 +67,7 @@ def test_console_script_bad_rules_file(tmp_path):
     bad = tmp_path / "r.yaml"
     bad.write_text("kuikae: sometimes\n")
     p = subprocess.run(
-        [sys.executable, "-m", "meld8_env.cli", "score", "2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h", "--rules", str(bad)],
+        [sys.executable, "-m", "meld8_app.cli", "score", "2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h", "--rules", str(bad)],
         capture_output=True, text=True,
     )  # fmt: skip
     assert p.returncode == 2 and "kuikae" in p.stderr and "Traceback" not in p.stderr

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from meld8_env.cli import build_parser, main
+from meld8_app.cli import build_parser, main
 
 HAND = "2s 3s 4s 6h 7h 8h 9d 9c"
 BASE = {

@@ -208,7 +208,7 @@ def test_no_face_reaches_inside_the_engine():
     pattern = re.compile(r"\._observe\(|\.engine\.state|\._rt\b|\b_fast\.")
     bad = [
         f"{p.relative_to(ROOT)}:{n}"
-        for p in _sources("meld8_env", "agents", "training", "bench")
+        for p in _sources("meld8_env", "meld8_app", "agents", "training", "bench")
         if p not in allowed and (ROOT / "meld8_env" / "engine") not in p.parents
         for n, line in enumerate(p.read_text().splitlines(), 1)
         if pattern.search(line)
@@ -220,7 +220,7 @@ def test_no_numeric_phase_or_result_literals_outside_the_codes_module():
     pattern = re.compile(r"""(phase|result|\bres)\b["'\]]*\)?\s*(==|!=|<=|>=|<|>)\s*\d""")
     bad = [
         f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
-        for p in _sources("meld8_env", "agents", "training")
+        for p in _sources("meld8_env", "meld8_app", "agents", "training")
         if p.name != "codes.py"
         for n, line in enumerate(p.read_text().splitlines(), 1)
         if pattern.search(line)
@@ -233,7 +233,7 @@ def test_agents_never_import_training_and_nobody_imports_private_names():
     # a private name imported from another module (an own package's private submodule is fine)
     private_import = re.compile(r"^\s*from ([\w.]+) import (?:.*, )?(_[a-z]\w*)(?! as)")
     bad = []
-    for p in _sources("meld8_env", "agents", "training"):
+    for p in _sources("meld8_env", "meld8_app", "agents", "training"):
         for n, line in enumerate(p.read_text().splitlines(), 1):
             where = f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
             if "agents" in p.relative_to(ROOT).parts[:1] and training_import.search(line):

@@ -220,7 +220,7 @@ def test_a_bot_that_cannot_start_is_one_clear_error(command, says):
 
 def test_cli_names_a_broken_bot_in_one_line(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "meld8_env.cli", "tournament", "--agents", f"cmd:{FAULTY} oldproto,greedy,random",
+        [sys.executable, "-m", "meld8_app.cli", "tournament", "--agents", f"cmd:{FAULTY} oldproto,greedy,random",
          "--boards", "1", "--out", str(tmp_path / "t")],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -258,7 +258,7 @@ def test_no_bot_outlives_a_finished_tournament(tmp_path):
 def test_no_bot_outlives_an_interrupted_or_killed_tournament(tmp_path, sig):
     pidfile = tmp_path / "pids"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "meld8_env.cli", "tournament", "--agents",
+        [sys.executable, "-m", "meld8_app.cli", "tournament", "--agents",
          f"cmd:{FAULTY} ok --pidfile {pidfile},random,random", "--boards", "100000", "--out", str(tmp_path / "t")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip

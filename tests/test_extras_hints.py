@@ -28,7 +28,7 @@ def without_train_extra(tmp_path):
 )
 def test_missing_train_extra_is_a_one_line_hint(without_train_extra, tmp_path, argv):
     out = ["--out", str(tmp_path / "o")] if argv[0] == "tournament" else []
-    p = subprocess.run([sys.executable, "-m", "meld8_env", *argv, *out],
+    p = subprocess.run([sys.executable, "-m", "meld8_app", *argv, *out],
                        capture_output=True, text=True, env=without_train_extra, cwd=tmp_path, timeout=120)  # fmt: skip
     assert p.returncode == 2, p.stderr
     assert "meld8[train]" in p.stderr and "Traceback" not in p.stderr and p.stderr.count("\n") == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from meld8_env import __version__
-from meld8_env.cli import main
+from meld8_app.cli import main
 from meld8_env.config_io import builtin_names
 from meld8_env.rules import RuleConfig
 
@@ -33,7 +33,7 @@ def test_version_and_python_m(capsys):
     with pytest.raises(SystemExit):
         main(["--version"])
     assert capsys.readouterr().out.strip() == f"meld8 {__version__}"
-    p = subprocess.run([sys.executable, "-m", "meld8_env", "--version"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sys.executable, "-m", "meld8_app", "--version"], capture_output=True, text=True, timeout=60)
     assert p.stdout.strip() == f"meld8 {__version__}"
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import meld8_env
-from meld8_env.cli import main
+from meld8_app.cli import main
 from meld8_env.replay import ReplayError, load_replay, make_replay
 from meld8_env.rules import RuleConfig
 from meld8_env.simulate import simulate

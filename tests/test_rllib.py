@@ -138,7 +138,7 @@ def test_a_missing_rllib_extra_is_a_one_line_hint():
     import subprocess
     import sys
 
-    code = ("import sys; sys.modules['ray.rllib'] = None; from meld8_env.cli import main; "
+    code = ("import sys; sys.modules['ray.rllib'] = None; from meld8_app.cli import main; "
             "sys.exit(main(['train', 'rllib_selfplay', '--backend', 'rllib']))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "pip install" in out.stderr and "meld8[rllib]" in out.stderr
@@ -203,7 +203,7 @@ def _league_cmd(out, *extra: str) -> list[str]:
     sets = ["iterations=6", "eval_every=2", "num_env_runners=1", "train_batch_size=300", "minibatch_size=100",
             "num_epochs=1", "hidden=[16]", "snapshot_slots=1", "snapshot_every=1", "eval_boards=1",
             "progress=false", f"out={out}", *extra]  # fmt: skip
-    return [sys.executable, "-m", "meld8_env", "train", "rllib_selfplay", "--backend", "rllib",
+    return [sys.executable, "-m", "meld8_app", "train", "rllib_selfplay", "--backend", "rllib",
             *[x for s in sets for x in ("--set", s)]]  # fmt: skip
 
 

@@ -33,7 +33,7 @@ def test_tiny_p_values_are_printed_as_a_bound():
 
 
 def test_small_tournaments_warn(tmp_path, capsys):
-    from meld8_env.cli import main
+    from meld8_app.cli import main
 
     assert main(["tournament", "--agents", "greedy,random,random", "--boards", "3", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

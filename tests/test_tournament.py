@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from meld8_env.cli import main
+from meld8_app.cli import main
 from meld8_env.rules import RuleConfig
 from training.stats import summarize
 from training.tournament import TournamentConfig, TournamentError, run, seatings
@@ -77,7 +77,7 @@ def test_kill_9_then_resume_loses_and_duplicates_nothing(tmp_path):
     assert main(["tournament", *base, "--out", str(clean)]) == 0
     rules = tmp_path / "rules.yaml"
     rules.write_text("")
-    cmd = [sys.executable, "-m", "meld8_env.cli", "tournament", *base, "--out", str(crashed)]
+    cmd = [sys.executable, "-m", "meld8_app.cli", "tournament", *base, "--out", str(crashed)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = crashed / "games.jsonl"
     deadline = time.time() + 60

@@ -107,7 +107,7 @@ def test_junk_lines_are_one_line_errors_on_the_command_line(finished, tmp_path):
     rules = tmp_path / "tiny.yaml"
     rules.write_text(json.dumps(TINY.to_dict()))  # JSON is YAML
     p = subprocess.run(
-        [sys.executable, "-m", "meld8_env", "tournament", "--agents", "greedy,random", "--boards", "3", "--seed", "5",
+        [sys.executable, "-m", "meld8_app", "tournament", "--agents", "greedy,random", "--boards", "3", "--seed", "5",
          "--rules", str(rules), "--out", str(tmp_path), "--resume"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip

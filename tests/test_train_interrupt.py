@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from meld8_env.cli import main  # noqa: E402
+from meld8_app.cli import main  # noqa: E402
 
 TINY = ["n_envs=8", "n_steps=16", "batch_size=64", "n_epochs=1", "eval_boards=1", "net_arch=[32]", "progress=false"]
 
@@ -45,7 +45,7 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path, stage):
     sets = [*TINY, "total_timesteps=100000000", "eval_every=100000000", "checkpoint_every=100000000", f"out={out}",
             *extra]  # fmt: skip
     cfg.write_text("features: false\nnetwork: shared\n")
-    cmd = [sys.executable, "-m", "meld8_env", "train", str(cfg)] + [a for s in sets for a in ("--set", s)]
+    cmd = [sys.executable, "-m", "meld8_app", "train", str(cfg)] + [a for s in sets for a in ("--set", s)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and not (out / "tb").exists() and not (out / "config.yaml").exists():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from agents.registry import AgentLoadError, load_agent
-from meld8_env.cli import main
+from meld8_app.cli import main
 from training.train_ppo import TrainConfig, train
 
 TINY = dict(total_timesteps=256, n_envs=8, n_steps=16, batch_size=64, n_epochs=1, eval_every=128, eval_boards=1,

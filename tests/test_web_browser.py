@@ -80,8 +80,8 @@ def _tournament_log(tmp_path: Path) -> Path:
 
 
 def test_play_a_whole_game_by_clicking(page, tmp_path):
-    from meld8_env.web.app import create_app
-    from meld8_env.web.session import LiveGame
+    from meld8_app.web.app import create_app
+    from meld8_app.web.session import LiveGame
 
     server = Server(create_app("play", new_game=lambda: LiveGame(["greedy", "random"], seat=0, seed=11,
                                                                   replay_dir=tmp_path)))  # fmt: skip
@@ -136,8 +136,8 @@ def test_play_a_whole_game_by_clicking(page, tmp_path):
 
 
 def test_viewer_steps_through_a_tournament_game(page, tmp_path):
-    from meld8_env.cli.view import viewer_data
-    from meld8_env.web.app import create_app
+    from meld8_app.cli.view import viewer_data
+    from meld8_app.web.app import create_app
 
     _, data = viewer_data(str(_tournament_log(tmp_path)), 2)
     server = Server(create_app("view", replay=data))
@@ -175,10 +175,10 @@ def test_viewer_steps_through_a_tournament_game(page, tmp_path):
 
 
 def test_review_page(page, tmp_path):
-    from meld8_env.cli.view import viewer_data
+    from meld8_app.cli.view import viewer_data
     from meld8_env.rules import RuleConfig
-    from meld8_env.web.app import create_app
-    from meld8_env.web.review import review
+    from meld8_app.web.app import create_app
+    from meld8_app.web.review import review
 
     doc, data = viewer_data(str(_tournament_log(tmp_path)), 0)
     rev = review(RuleConfig.from_dict(doc["rules"]), doc["seed"], doc["actions"], seat=2, agent="ppo")

@@ -14,9 +14,9 @@ from meld8_env.cards import parse_cards
 from meld8_env.protocol import GameStreams
 from meld8_env.replay import ReplayError, open_game, save_replay
 from meld8_env.rules import RuleConfig
-from meld8_env.web.review import review
-from meld8_env.web.session import LiveGame, PlayError, replay_frames
-from meld8_env.web.tableview import SeatView, merge
+from meld8_app.web.review import review
+from meld8_app.web.session import LiveGame, PlayError, replay_frames
+from meld8_app.web.tableview import SeatView, merge
 
 starlette = pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
 
@@ -154,7 +154,7 @@ def test_tournament_games_re_create_and_open(tmp_path):
 def _client(mode="play", **kw):
     from starlette.testclient import TestClient
 
-    from meld8_env.web.app import create_app
+    from meld8_app.web.app import create_app
 
     return TestClient(create_app(mode, **kw))
 
@@ -201,7 +201,7 @@ def test_routes_answer_json_errors_not_tracebacks():
 def test_the_page_needs_nothing_from_the_network():
     from pathlib import Path
 
-    static = Path(__file__).resolve().parents[1] / "meld8_env" / "web" / "static"
+    static = Path(__file__).resolve().parents[1] / "meld8_app" / "web" / "static"
     for f in static.iterdir():
         text = f.read_text()
         assert "http://" not in text.replace("http://${", "") and "https://" not in text, f.name
@@ -226,7 +226,7 @@ def _serves(argv: list[str], want_mode: str) -> dict:
     import urllib.request
 
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "meld8_env.cli", *argv, "--no-browser", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "meld8_app.cli", *argv, "--no-browser", "--port", str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         end = time.monotonic() + 60
@@ -262,7 +262,7 @@ def test_play_view_and_review_commands_serve(tmp_path):
     assert len(data["frames"]) == len(json.loads(replay.read_text())["actions"]) + 1
     rev = _serves(["review", str(replay), "--seat", "1", "--agent", "greedy"], "review")
     assert rev["review"]["seat"] == 1 and rev["frames"]
-    out = subprocess.run([sys.executable, "-m", "meld8_env.cli", "review", str(replay), "--seat", "1", "--agent",
+    out = subprocess.run([sys.executable, "-m", "meld8_app.cli", "review", str(replay), "--seat", "1", "--agent",
                           "greedy", "--json"], capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0 and json.loads(out.stdout)["summary"]["decisions"] > 0
 
@@ -276,7 +276,7 @@ def test_the_web_commands_work_without_the_train_extra(tmp_path):
     code = ("import sys; sys.modules['torch'] = None; sys.modules['sb3_contrib'] = None; "
             "import importlib.util as u; f = u.find_spec; "
             "u.find_spec = lambda n, *a: None if n in ('torch', 'sb3_contrib') else f(n, *a); "
-            "from meld8_env.cli import main; "
+            "from meld8_app.cli import main; "
             f"sys.exit(main(['review', {str(replay)!r}, '--seat', '0', '--text']))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

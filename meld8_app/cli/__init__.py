@@ -1,4 +1,4 @@
-"""The ``meld8`` command line: one module per command (``meld8_env/cli/<command>.py``), each with
+"""The ``meld8`` command line: one module per command (``meld8_app/cli/<command>.py``), each with
 ``add_parser(sub)`` and ``run(args)``; a command imports what it needs only when it runs.
 
 Bad input exits with code 2 and one line on stderr naming the problem; never a traceback.
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"meld8 {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for name in COMMANDS:
-        importlib.import_module(f"meld8_env.cli.{name}").add_parser(sub)
+        importlib.import_module(f"meld8_app.cli.{name}").add_parser(sub)
     return p
 
 

@@ -1,7 +1,7 @@
-"""``python -m meld8_env.cli`` = ``meld8``."""
+"""``python -m meld8_app.cli`` = ``meld8``."""
 
 import sys
 
-from meld8_env.cli import main
+from meld8_app.cli import main
 
 sys.exit(main())

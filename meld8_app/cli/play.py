@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from meld8_env.cli.common import rules_from
+from meld8_app.cli.common import rules_from
 from meld8_env.engine.seeding import check_seed
 
 
@@ -85,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
     spec = args.agents if args.agents is not None else default_agent(None, "greedy") + ",defensive"
     agents = [a.strip() for a in spec.split(",") if a.strip()]
     first = check_seed(args.seed, "seed") if args.seed is not None else random.randrange(2**31)
-    from meld8_env.web.app import create_app, serve
-    from meld8_env.web.session import LiveGame
+    from meld8_app.web.app import create_app, serve
+    from meld8_app.web.session import LiveGame
 
     games = iter(range(first, first + 2**31))
     LiveGame(agents, args.seat, rules, first, None).close()  # fail fast: bad agents or seat, before serving

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from meld8_env.cli.play import add_server_options, check_server, require_web
+from meld8_app.cli.play import add_server_options, check_server, require_web
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -28,9 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from meld8_env.cli.view import viewer_data
+    from meld8_app.cli.view import viewer_data
     from meld8_env.rules import RuleConfig
-    from meld8_env.web.review import format_review, review
+    from meld8_app.web.review import format_review, review
 
     if not 0 <= args.threshold <= 1:  # also refuses nan
         raise ValueError(f"--threshold must be a probability 0..1, got {args.threshold}")
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         check_server(args)
     doc, data = viewer_data(args.file, args.game)
     rules = RuleConfig.from_dict(doc["rules"])
-    from meld8_env.cli.play import default_agent
+    from meld8_app.cli.play import default_agent
 
     rev = review(rules, doc["seed"], doc["actions"], args.seat, default_agent(args.agent, "greedy"), args.threshold)
     if args.json:
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.text:
         print(format_review(rev))
         return 0
-    from meld8_env.web.app import create_app, serve
+    from meld8_app.web.app import create_app, serve
 
     serve(create_app("review", replay=data, review=rev), args.host, args.port, not args.no_browser)
     return 0

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from meld8_env.cards import card_str, format_cards
-from meld8_env.cli.common import rules_from
+from meld8_app.cli.common import rules_from
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from meld8_env.cli.common import rules_from
+from meld8_app.cli.common import rules_from
 from meld8_env.engine.seeding import check_seed
 
 

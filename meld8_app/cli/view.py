@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from meld8_env.cli.play import add_server_options, check_server, require_web
+from meld8_app.cli.play import add_server_options, check_server, require_web
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def viewer_data(path: str, game: int | None) -> tuple[dict, dict]:
     """(the replay document, what the page needs: frames, names, title)."""
     from meld8_env.replay import open_game
     from meld8_env.rules import RuleConfig
-    from meld8_env.web.session import replay_frames
+    from meld8_app.web.session import replay_frames
 
     doc = open_game(path, game)
     rules = RuleConfig.from_dict(doc["rules"])
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     require_web()
     check_server(args)
     _, data = viewer_data(args.file, args.game)
-    from meld8_env.web.app import create_app, serve
+    from meld8_app.web.app import create_app, serve
 
     serve(create_app("view", replay=data), args.host, args.port, not args.no_browser)
     return 0

@@ -7,8 +7,8 @@ Routes (all JSON but the page and its static files):
 - ``WS /ws/play`` - the live table. The server sends ``{"type": "state", "state": ...}`` after every
   change (and on connect: closing the tab and reopening resumes the game) or ``{"type": "error",
   "message": ...}``; the page sends ``{"action": ID, "seq": N}`` or ``{"new_game": true}``.
-- ``GET /api/replay`` - the viewer's frames (``meld8_env.web.session.replay_frames``) and seat names.
-- ``GET /api/review`` - the review document (``meld8_env.web.review``) with the replay's frames.
+- ``GET /api/replay`` - the viewer's frames (``meld8_app.web.session.replay_frames``) and seat names.
+- ``GET /api/review`` - the review document (``meld8_app.web.review``) with the replay's frames.
 
 Bad requests get a JSON error the page shows; no route answers with a traceback.
 """
@@ -29,7 +29,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from meld8_env.web.session import LiveGame, PlayError
+from meld8_app.web.session import LiveGame, PlayError
 
 STATIC = Path(__file__).parent / "static"
 

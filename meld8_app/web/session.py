@@ -24,7 +24,7 @@ from meld8_env.protocol import GameStreams, parse_action
 from meld8_env.rules import RuleConfig
 from meld8_env.table import Table
 from meld8_env.vector import Meld8Vector
-from meld8_env.web.tableview import SeatView, merge
+from meld8_app.web.tableview import SeatView, merge
 
 
 class PlayError(ValueError):

@@ -1,5 +1,5 @@
 // The Meld8 browser table: draws the states the server reduces from the seat protocol's events
-// (meld8_env/web/tableview.py) and sends the human's answers. Plain ES module, no dependencies.
+// (meld8_app/web/tableview.py) and sends the human's answers. Plain ES module, no dependencies.
 
 const SUITS = { s: "♠", h: "♥", d: "♦", c: "♣" };
 const $ = (id) => document.getElementById(id);
