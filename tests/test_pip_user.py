@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from meld8_env import __version__
 from meld8_app.cli import main
+from meld8_env import __version__
 from meld8_env.config_io import builtin_names
 from meld8_env.rules import RuleConfig
 

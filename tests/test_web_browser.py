@@ -176,9 +176,9 @@ def test_viewer_steps_through_a_tournament_game(page, tmp_path):
 
 def test_review_page(page, tmp_path):
     from meld8_app.cli.view import viewer_data
-    from meld8_env.rules import RuleConfig
     from meld8_app.web.app import create_app
     from meld8_app.web.review import review
+    from meld8_env.rules import RuleConfig
 
     doc, data = viewer_data(str(_tournament_log(tmp_path)), 0)
     rev = review(RuleConfig.from_dict(doc["rules"]), doc["seed"], doc["actions"], seat=2, agent="ppo")

@@ -10,13 +10,13 @@ import random
 import numpy as np
 import pytest
 
+from meld8_app.web.review import review
+from meld8_app.web.session import LiveGame, PlayError, replay_frames
+from meld8_app.web.tableview import SeatView, merge
 from meld8_env.cards import parse_cards
 from meld8_env.protocol import GameStreams
 from meld8_env.replay import ReplayError, open_game, save_replay
 from meld8_env.rules import RuleConfig
-from meld8_app.web.review import review
-from meld8_app.web.session import LiveGame, PlayError, replay_frames
-from meld8_app.web.tableview import SeatView, merge
 
 starlette = pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
 

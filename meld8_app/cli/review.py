@@ -29,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from meld8_app.cli.view import viewer_data
-    from meld8_env.rules import RuleConfig
     from meld8_app.web.review import format_review, review
+    from meld8_env.rules import RuleConfig
 
     if not 0 <= args.threshold <= 1:  # also refuses nan
         raise ValueError(f"--threshold must be a probability 0..1, got {args.threshold}")

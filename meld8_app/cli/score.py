@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from meld8_env.cards import card_str, format_cards
 from meld8_app.cli.common import rules_from
+from meld8_env.cards import card_str, format_cards
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -17,9 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def viewer_data(path: str, game: int | None) -> tuple[dict, dict]:
     """(the replay document, what the page needs: frames, names, title)."""
+    from meld8_app.web.session import replay_frames
     from meld8_env.replay import open_game
     from meld8_env.rules import RuleConfig
-    from meld8_app.web.session import replay_frames
 
     doc = open_game(path, game)
     rules = RuleConfig.from_dict(doc["rules"])

@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from meld8_app.web.tableview import SeatView, merge
 from meld8_env.actions import action_name, illegal_action_message
 from meld8_env.codes import Phase
 from meld8_env.protocol import GameStreams, parse_action
 from meld8_env.rules import RuleConfig
 from meld8_env.table import Table
 from meld8_env.vector import Meld8Vector
-from meld8_app.web.tableview import SeatView, merge
 
 
 class PlayError(ValueError):
