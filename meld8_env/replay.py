@@ -49,8 +49,11 @@ def play(rules: RuleConfig, seed: int, actions: Sequence[int]) -> Game:
     return game
 
 
-def make_replay(rules: RuleConfig, seed: int, actions: Sequence[int]) -> dict[str, Any]:
-    """Build the replay document of a finished game (re-simulated to fill in its result)."""
+def make_replay(
+    rules: RuleConfig, seed: int, actions: Sequence[int], names: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Build the replay document of a finished game (re-simulated to fill in its result); ``names``
+    (who sat where, e.g. ``["you", "greedy", "defensive"]``) is kept for the viewer when given."""
     game = play(rules, seed, actions)
     if not game.over:
         raise ReplayError(f"the game is not over after {len(actions)} actions")
@@ -63,11 +66,17 @@ def make_replay(rules: RuleConfig, seed: int, actions: Sequence[int]) -> dict[st
         "actions": [int(a) for a in actions],
         "result": {"final_scores": game.final_scores, "placements": game.placements, "deals": game.deals},
     }
+    if names is not None:
+        if len(names) != rules.num_players or not all(isinstance(n, str) and 0 < len(n) <= 200 for n in names):
+            raise ReplayError(f"names must be {rules.num_players} seat names of 1..200 characters, got {names!r}")
+        body["names"] = list(names)
     return {**body, "checksum": _checksum(body)}
 
 
-def save_replay(path: str | Path, rules: RuleConfig, seed: int, actions: Sequence[int]) -> Path:
-    doc = make_replay(rules, seed, actions)
+def save_replay(
+    path: str | Path, rules: RuleConfig, seed: int, actions: Sequence[int], names: Sequence[str] | None = None
+) -> Path:
+    doc = make_replay(rules, seed, actions, names)
     p = Path(path)
     p.write_text(json.dumps(doc, indent=1))
     return p
@@ -127,6 +136,11 @@ def _check_schema(doc: dict[str, Any], p: Path) -> None:
     res = doc["result"]
     if not isinstance(res, dict) or set(res) != {"final_scores", "placements", "deals"}:
         raise ReplayError(f"{p}: field 'result' must hold final_scores, placements and deals")
+    names = doc.get("names")
+    if names is not None and not (
+        isinstance(names, list) and all(isinstance(n, str) and 0 < len(n) <= 200 for n in names)
+    ):
+        raise ReplayError(f"{p}: field 'names' must be a list of seat names (strings of 1..200 characters)")
 
 
 def narrate(doc: dict[str, Any]) -> Iterator[str]:
@@ -194,7 +208,10 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
         raise ReplayError(f"{p} is a single replay; --game picks a game of a tournament log (games.jsonl)")
     doc, _ = load_replay(p)
     P = len(doc["result"]["placements"])
-    return {**doc, "names": [f"seat {s}" for s in range(P)], "title": f"{p.name} (seed {doc['seed']})"}
+    names = doc.get("names")
+    if not isinstance(names, list) or len(names) != P:  # replays written before names were kept
+        names = [f"seat {s}" for s in range(P)]
+    return {**doc, "names": names, "title": f"{p.name} (seed {doc['seed']})"}
 
 
 def _log_game(p: Path, head: dict[str, Any], game: int | None) -> dict[str, Any]:

@@ -24,7 +24,7 @@ def viewer_data(path: str, game: int | None) -> tuple[dict, dict]:
     doc = open_game(path, game)
     rules = RuleConfig.from_dict(doc["rules"])
     return doc, {
-        "frames": replay_frames(rules, doc["seed"], doc["actions"]),
+        "frames": replay_frames(rules, doc["seed"], doc["actions"], doc["names"]),
         "names": doc["names"],
         "title": doc["title"],
     }

@@ -90,6 +90,7 @@ class LiveGame:
         others = iter(zip(self.agents, specs, strict=True))
         seated = [(self.human, "you") if s == seat else next(others) for s in range(P)]
         lineup, self.names = [a for a, _ in seated], [n for _, n in seated]
+        self.human.view.names = self.names  # "you draw", "greedy discards 7♠"
         self.table.seat([0], [lineup], [{"seed": self.seed}])
         self.actions: list[int] = []
         self.replay_dir = Path(replay_dir) if replay_dir else None
@@ -150,7 +151,7 @@ class LiveGame:
 
         self.replay_dir.mkdir(parents=True, exist_ok=True)
         path = self.replay_dir / f"play-seed{self.seed}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        self.replay_file = str(save_replay(path, self.rules, self.seed, self.actions))
+        self.replay_file = str(save_replay(path, self.rules, self.seed, self.actions, names=self.names))
 
     def close(self) -> None:
         self.table.close()
@@ -159,30 +160,50 @@ class LiveGame:
                 a.close()
 
 
-def replay_frames(rules: RuleConfig, seed: int, actions: Sequence[int]) -> list[dict[str, Any]]:
-    """Full-information table states: frame 0 before the first action, frame k after action k - 1.
-    Each frame adds ``index``, ``action`` (the move that led to it, by whom) and ``hand`` numbers."""
+def replay_frames(
+    rules: RuleConfig, seed: int, actions: Sequence[int], names: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Full-information table states: frame 0 before the first action, then one frame after each action,
+    and before the frame of an action that ended a hand, one *result frame* (``"result": True``) with the
+    table as the hand ended (winner's hand shown, the win card in place, R29/R39/R41), so the viewer
+    stops on every win and draw. Each frame has ``index`` (actions played so far: a result frame shares
+    it with the frame that follows), ``action`` (the move that led to it, by whom) and ``hand`` numbers.
+    ``names``: the seat names the words use ("greedy discards 7♠"; default "seat N")."""
     P = rules.num_players
     g = GameStreams(rules, seed=seed)
-    views = [SeatView(s, P) for s in range(P)]
+    views = [SeatView(s, P, list(names) if names else None) for s in range(P)]
     seen = [0] * P
 
-    def sync() -> None:
-        for s in range(P):
-            for ev in g.streams[s][seen[s] :]:
-                views[s].apply(ev)
-            seen[s] = len(g.streams[s])
+    def pieces(seat: int) -> list[list[dict]]:
+        """The seat's new events, cut after each settlement (the end of a hand's result)."""
+        out: list[list[dict]] = [[]]
+        for ev in g.streams[seat][seen[seat] :]:
+            out[-1].append(ev)
+            if ev["type"] == "settlement":
+                out.append([])
+        seen[seat] = len(g.streams[seat])
+        return out
 
-    sync()
-    frames = [{**merge(views), "index": 0, "action": None}]
+    def sync(action: dict[str, Any] | None, index: int) -> list[dict[str, Any]]:
+        cut = [pieces(s) for s in range(P)]
+        made = []
+        for j in range(max(len(c) for c in cut)):
+            for s in range(P):
+                for ev in cut[s][j] if j < len(cut[s]) else ():
+                    views[s].apply(ev)
+            result = j < len(cut[0]) - 1  # every seat sees each settlement, so seat 0's cuts are the hands'
+            frame = {**merge(views), "index": index, "action": action}
+            if result:
+                frame["result"] = True
+            made.append(frame)
+        return made
+
+    frames = sync(None, 0)
     for i, a in enumerate(actions):
         pending = g.pending()
         who = pending[0] if pending else None
         g.step(int(a))
-        sync()
-        frames.append(
-            {**merge(views), "index": i + 1, "action": {"seat": who, "id": int(a), "name": action_name(int(a))}}
-        )
+        frames += sync({"seat": who, "id": int(a), "name": action_name(int(a))}, i + 1)
     return frames
 
 

@@ -4,12 +4,24 @@ The browser table draws these states; nothing here knows the engine. :class:`Sea
 seat's events into a JSON-able state; :func:`merge` puts the seats' views of one game together into
 the full-information state of a replay ("show all hands"). State fields:
 
-``players``, ``seat`` (whose view, None when merged), ``scores``, ``round``, ``hand``, ``replay``,
-``dealer``, ``wall_left``, ``dora_indicator``, ``hands`` (seat -> sorted cards, the known ones; the
-drawn card is apart in ``drawn``), ``discards`` (per seat: ``{"card", "called", "dora"}``), ``melds``
-(per seat: cards), ``request`` (the pending request of this seat, or None), ``last`` (what just
-happened, in words), ``results`` (per finished hand: the win or draw and the settlement ledger),
-``game_end`` (final scores and placements, or None).
+``players``, ``seat`` (whose view, None when merged), ``names`` (seat -> name; "you" for the human),
+``scores``, ``round``, ``hand``, ``replay``, ``dealer``, ``wall_left``, ``dora_indicator``, ``hands``
+(seat -> sorted cards, the known ones; the drawn card is apart in ``drawn``), ``hand_sizes`` (seat ->
+number of concealed cards, drawn card included: public, so opponents' backs can be drawn),
+``discards`` (per seat: ``{"card", "called", "dora"}``), ``melds`` (per seat: cards), ``request`` (the
+pending request of this seat, or None; each action carries ``label``, e.g. "Pon A♥ with A♠ A♦"),
+``last`` (what just happened, in words with card glyphs: "you draw", "greedy discards 7♠"), ``log``
+(the last :data:`LOG_LINES` of those), ``results`` (one per finished hand, see below), ``game_end``
+(``final_scores``, ``placements``, ``raw_scores`` and ``placement_points``, their difference, R40; or
+None).
+
+A result (``results[i]``) keeps the hand's ending so none is lost when the next deal follows at once:
+``hand``, ``round``, ``kind`` ("tsumo" / "ron" / "draw" / "chombo"), ``win`` (the win event's fields
+plus ``yaku_names``: [[display name, han]] with the bonuses, R26-R38; None for a draw or chombo),
+``seat`` (chombo only), ``table`` (the table at that moment: ``discards``, ``melds``, ``hands`` with
+the winner's hand revealed and the win card apart in ``drawn``, ``hand_sizes``, ``dora_indicator``,
+``wall_left``, ``dealer``) and ``settlement`` (``payments``, ``transfers``, ``scores`` after and
+``before``).
 """
 
 from __future__ import annotations
@@ -18,6 +30,10 @@ import copy
 from typing import Any
 
 from meld8_env.cards import card_str, parse_card, parse_cards
+from meld8_env.display import action_words, bonus_name, card_glyph, yaku_name
+
+LOG_LINES = 40
+_TABLE_KEYS = ("discards", "melds", "hands", "drawn", "hand_sizes", "dora_indicator", "wall_left", "dealer")
 
 
 def _sorted(cards: list[str]) -> list[str]:
@@ -28,15 +44,30 @@ def _cards(text: str) -> list[str]:
     return [card_str(c) for c in parse_cards(text)] if text else []
 
 
+def unique_names(names: list[str]) -> list[str]:
+    """Seat names as the words use them: a name two seats share gets its seat ("greedy (seat 2)")."""
+    return [f"{n} (seat {s})" if names.count(n) > 1 else n for s, n in enumerate(names)]
+
+
 class SeatView:
-    def __init__(self, seat: int | None = None, players: int = 3) -> None:
+    def __init__(self, seat: int | None = None, players: int = 3, names: list[str] | None = None) -> None:
         self.seat = seat
+        named = unique_names(list(names or [f"seat {s}" for s in range(players)]))
         self.state: dict[str, Any] = {
-            "players": players, "seat": seat, "scores": [], "round": 0, "hand": 0, "replay": 0, "dealer": None,
-            "wall_left": None, "dora_indicator": None, "hands": {}, "drawn": {},
+            "players": players, "seat": seat, "names": named,
+            "scores": [], "round": 0, "hand": 0, "replay": 0, "dealer": None, "wall_left": None,
+            "dora_indicator": None, "hands": {}, "drawn": {}, "hand_sizes": [0] * players,
             "discards": [[] for _ in range(players)], "melds": [[] for _ in range(players)], "request": None,
-            "last": "", "results": [], "game_end": None,
+            "last": "", "log": [], "results": [], "game_end": None,
         }  # fmt: skip
+
+    @property
+    def names(self) -> list[str]:
+        return self.state["names"]
+
+    @names.setter
+    def names(self, names: list[str]) -> None:
+        self.state["names"] = unique_names(list(names))
 
     def apply(self, ev: dict) -> None:
         """Fold one event into the state."""
@@ -46,6 +77,24 @@ class SeatView:
         """A copy of the state (safe to keep as a frame)."""
         return copy.deepcopy(self.state)
 
+    # -- words ------------------------------------------------------------------------------------
+    def _who(self, seat: int) -> str:
+        names = self.state["names"]
+        return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+    def _says(self, seat: int, verb: str, rest: str = "") -> str:
+        """``"you draw"`` for the human, ``"greedy draws"`` for the others (verb given in base form)."""
+        who = self._who(seat)
+        if who != "you":
+            verb = verb + ("es" if verb.endswith(("s", "sh", "ch")) else "s")
+        return f"{who} {verb}" + (f" {rest}" if rest else "")
+
+    def _say(self, text: str) -> None:
+        self.state["last"] = text
+        log = self.state["log"]
+        log.append(text)
+        del log[:-LOG_LINES]
+
     # -- one handler per event type ---------------------------------------------------------------
     def _ignore(self, ev: dict) -> None:
         pass
@@ -54,9 +103,12 @@ class SeatView:
         s = self.state
         P = ev["players"]
         s.update(players=P, seat=ev["seat"] if self.seat is not None else None, scores=list(ev["scores"]))
+        if len(s["names"]) != P:
+            s["names"] = [f"seat {k}" for k in range(P)]
         s["discards"] = [[] for _ in range(P)]
         s["melds"] = [[] for _ in range(P)]
-        s["last"] = "the game starts"
+        s["hand_sizes"] = [0] * P
+        self._say("the game starts")
 
     def _hand_start(self, ev: dict) -> None:
         s = self.state
@@ -66,18 +118,23 @@ class SeatView:
         s["discards"] = [[] for _ in range(P)]
         s["melds"] = [[] for _ in range(P)]
         s["hands"], s["drawn"] = {}, {}
+        mine = _cards(ev["cards"])
+        s["hand_sizes"] = [len(mine)] * P  # every seat is dealt the same number of cards (R10)
         if self.seat is not None:
-            s["hands"][str(self.seat)] = _sorted(_cards(ev["cards"]))
+            s["hands"][str(self.seat)] = _sorted(mine)
         replay = f" (replay {ev['replay']})" if ev["replay"] else ""
-        s["last"] = f"hand {ev['hand']}: round {ev['round']}{replay}, seat {ev['dealer']} deals"
+        self._say(f"hand {ev['hand']}: round {ev['round']}{replay}, {self._says(ev['dealer'], 'deal')}")
 
     def _draw(self, ev: dict) -> None:
         s = self.state
         s["wall_left"] = ev["wall_left"]
         s["request"] = None
+        s["hand_sizes"][ev["seat"]] += 1
         if "card" in ev:
             s["drawn"][str(ev["seat"])] = ev["card"]
-        s["last"] = f"seat {ev['seat']} draws"
+            self._say(self._says(ev["seat"], "draw", card_glyph(ev["card"])))
+        else:
+            self._say(self._says(ev["seat"], "draw"))
 
     def _discard(self, ev: dict) -> None:
         s = self.state
@@ -90,11 +147,13 @@ class SeatView:
                 if drawn is not None:
                     hand.append(drawn)
             s["hands"][seat] = _sorted(hand)
+        s["hand_sizes"][ev["seat"]] -= 1
         s["discards"][ev["seat"]].append({"card": card, "called": False, "dora": ev["dora_indicator"]})
         if ev["dora_indicator"]:
             s["dora_indicator"] = card
         s["request"] = None
-        s["last"] = f"seat {ev['seat']} discards {card}" + (" (the dora indicator)" if ev["dora_indicator"] else "")
+        dora = " (it is the dora indicator)" if ev["dora_indicator"] else ""
+        self._say(self._says(ev["seat"], "discard", card_glyph(card)) + dora)
 
     def _call(self, ev: dict) -> None:
         s = self.state
@@ -103,48 +162,89 @@ class SeatView:
             pile[-1]["called"] = True
         meld = _cards(ev["cards"])
         s["melds"][ev["seat"]] = meld
+        s["hand_sizes"][ev["seat"]] -= len(meld) - 1
         hand = s["hands"].get(str(ev["seat"]))
         if hand is not None:
             for c in meld:
                 if c != ev["called"] and c in hand:
                     hand.remove(c)
         s["request"] = None
-        s["last"] = f"seat {ev['seat']} calls {ev['kind']} on {ev['called']} from seat {ev['from']}"
+        used = " ".join(card_glyph(c) for c in meld if c != ev["called"])
+        kind = ev["kind"].capitalize()
+        text = f"{kind} {card_glyph(ev['called'])} with {used}" if used else f"{kind} {card_glyph(ev['called'])}"
+        self._say(f"{self._who(ev['seat'])}: {text} (from {self._who(ev['from'])})")
 
     def _request(self, ev: dict) -> None:
-        self.state["request"] = {k: v for k, v in ev.items() if k not in ("type", "game")}
+        req = {k: v for k, v in ev.items() if k not in ("type", "game", "actions")}
+        claim = ev.get("claim_card")
+        req["actions"] = [{**a, "label": action_words(int(a["id"]), claim)} for a in ev["actions"]]
+        self.state["request"] = req
+
+    def _snapshot(self) -> dict[str, Any]:
+        return copy.deepcopy({k: self.state[k] for k in _TABLE_KEYS})
 
     def _win(self, ev: dict) -> None:
         s = self.state
         s["request"] = None
-        how = "Tsumo" if ev["discarder"] < 0 else f"Ron on seat {ev['discarder']}"
-        s["results"].append({"hand": s["hand"], "round": s["round"], "kind": ev["how"], "win": {
-            k: ev[k] for k in ("winner", "discarder", "cards", "meld", "win_card", "groups", "joker_as", "yaku",
-                               "bonuses", "han", "points")}})  # fmt: skip
-        s["last"] = f"seat {ev['winner']} wins by {how}: {ev['han']} han, {ev['points']:,} points"
+        win = {k: ev[k] for k in ("winner", "discarder", "cards", "meld", "win_card", "groups", "joker_as", "yaku",
+                                  "bonuses", "han", "points")}  # fmt: skip
+        win["yaku_names"] = [[yaku_name(y), h] for y, h in ev["yaku"]] + [
+            [bonus_name(b), h] for b, h in ev["bonuses"].items()
+        ]
+        table = self._snapshot()
+        # the winner's hand in place: concealed cards revealed (the win event makes them public), the
+        # winning card apart as the drawn card, and a Ron's card marked on the discarder's pile
+        concealed = _cards(ev["cards"])
+        if ev["win_card"] in concealed:
+            concealed.remove(ev["win_card"])
+        table["hands"][str(ev["winner"])] = _sorted(concealed)
+        table["drawn"] = {str(ev["winner"]): ev["win_card"]}
+        table["hand_sizes"][ev["winner"]] = len(concealed) + 1
+        if ev["meld"]:
+            table["melds"][ev["winner"]] = _cards(ev["meld"])
+        if ev["discarder"] >= 0:
+            pile = table["discards"][ev["discarder"]]
+            if pile and pile[-1]["card"] == ev["win_card"]:
+                pile[-1]["won"] = True
+        s["results"].append({"hand": s["hand"], "round": s["round"], "replay": s["replay"], "kind": ev["how"],
+                             "win": win, "table": table})  # fmt: skip
+        how = (
+            "by Tsumo"
+            if ev["discarder"] < 0
+            else f"by Ron on {self._who(ev['discarder'])}'s {card_glyph(ev['win_card'])}"
+        )
+        self._say(self._says(ev["winner"], "win", f"{how}: {ev['han']} han, {ev['points']:,} points"))
 
     def _exhausted(self, ev: dict) -> None:
-        self.state["results"].append({"hand": self.state["hand"], "round": self.state["round"], "kind": "draw",
-                                      "win": None})  # fmt: skip
-        self.state["request"] = None
-        self.state["last"] = "the wall is exhausted: the hand is drawn and replayed (R39)"
+        s = self.state
+        s["results"].append({"hand": s["hand"], "round": s["round"], "replay": s["replay"], "kind": "draw",
+                             "win": None, "table": self._snapshot()})  # fmt: skip
+        s["request"] = None
+        self._say("the wall is exhausted: the hand is drawn and the round replayed (R39)")
 
     def _chombo(self, ev: dict) -> None:
-        self.state["results"].append({"hand": self.state["hand"], "round": self.state["round"], "kind": "chombo",
-                                      "win": None, "seat": ev["seat"]})  # fmt: skip
-        self.state["last"] = f"seat {ev['seat']} declared a false win (chombo, R41)"
+        s = self.state
+        s["results"].append({"hand": s["hand"], "round": s["round"], "replay": s["replay"], "kind": "chombo",
+                             "win": None, "seat": ev["seat"], "table": self._snapshot()})  # fmt: skip
+        s["request"] = None
+        self._say(self._says(ev["seat"], "declare", "a false win (chombo, R41)"))
 
     def _settlement(self, ev: dict) -> None:
         s = self.state
+        before = list(s["scores"])
         s["scores"] = list(ev["scores"])
-        if s["results"]:
-            s["results"][-1]["settlement"] = {k: ev[k] for k in ("payments", "transfers", "scores")}
+        if s["results"] and "settlement" not in s["results"][-1]:
+            s["results"][-1]["settlement"] = {**{k: ev[k] for k in ("payments", "transfers", "scores")},
+                                              "before": before}  # fmt: skip
 
     def _game_end(self, ev: dict) -> None:
         s = self.state
         s["request"] = None
-        s["game_end"] = {"final_scores": ev["final_scores"], "placements": ev["placements"]}
-        s["last"] = "the game is over"
+        raw = list(s["scores"])
+        final = list(ev["final_scores"])
+        s["game_end"] = {"final_scores": final, "placements": ev["placements"], "raw_scores": raw,
+                         "placement_points": [f - r for f, r in zip(final, raw, strict=True)]}  # fmt: skip
+        self._say("the game is over")
 
 
 def merge(views: list[SeatView]) -> dict[str, Any]:
@@ -161,4 +261,13 @@ def merge(views: list[SeatView]) -> dict[str, Any]:
             out["drawn"][key] = st["drawn"][key]
         if st["request"] is not None:
             out["request"] = {**st["request"], "seat": seat}
+    # each result's table: every seat's own hand from its own view (the merged view shows all hands)
+    for i, res in enumerate(out["results"]):
+        for seat, v in enumerate(views):
+            theirs = v.state["results"][i]["table"] if i < len(v.state["results"]) else None
+            key = str(seat)
+            if theirs and key in theirs["hands"] and key not in res["table"]["hands"]:
+                res["table"]["hands"][key] = list(theirs["hands"][key])
+                if key in theirs["drawn"]:
+                    res["table"]["drawn"].setdefault(key, theirs["drawn"][key])
     return out
