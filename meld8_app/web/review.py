@@ -20,6 +20,7 @@ from meld8_env.actions import NUM_ACTIONS, PASS, action_name
 from meld8_env.cardmask import discard_masks
 from meld8_env.cards import card_str
 from meld8_env.codes import Phase
+from meld8_env.display import action_words
 from meld8_env.engine.fast import FastBatch
 from meld8_env.rules import RuleConfig
 
@@ -72,19 +73,23 @@ def review(
         if int(rec["acting"]) == seat and int(rec["phase"]) != Phase.OVER:
             eng.observe_index(np.array([0]), np.array([seat], np.int8), obs, masks)
             legal = np.flatnonzero(masks[0])
+            claim = card_str(int(rec["claim_card"])) if int(rec["phase"]) == Phase.CLAIM else None
+
+            def said(x: int, claim: str | None = claim) -> dict[str, Any]:
+                return {"id": x, "name": action_name(x), "label": action_words(x, claim)}
+
             choice = int(ref.act_batch(obs.copy(), masks.astype(bool))[0])
             probs = ref.probabilities(obs, masks.astype(bool))[0] if hasattr(ref, "probabilities") else None
             if probs is not None:
                 deviation = float(probs[choice] - probs[int(a)])
                 listed = sorted(((float(probs[x]), int(x)) for x in legal), reverse=True)
-                options = [{"id": x, "name": action_name(x), "p": p} for p, x in listed]
+                options = [{**said(x), "p": p} for p, x in listed]
             else:
                 deviation = 0.0 if choice == int(a) else 1.0
-                options = [{"id": int(x), "name": action_name(int(x)), "p": None} for x in legal]
+                options = [{**said(int(x)), "p": None} for x in legal]
             decisions.append({
                 "index": i, "hand": int(rec["deals"]), "phase": Phase(int(rec["phase"])).label,
-                "played": {"id": int(a), "name": action_name(int(a))},
-                "reference": {"id": choice, "name": action_name(choice)},
+                "played": said(int(a)), "reference": said(choice),
                 "agree": choice == int(a), "deviation": deviation, "flagged": deviation > threshold,
                 "options": options,
                 "discards": _lookahead(obs[0], masks[0], rules) if not masks[0, PASS] else [],

@@ -1,7 +1,13 @@
 // The Meld8 browser table: draws the states the server reduces from the seat protocol's events
 // (meld8_app/web/tableview.py) and sends the human's answers. Plain ES module, no dependencies.
+//
+// Play: every finished hand stops on a result view (its final table, yaku, han, points, the ledger)
+// until a click or a key; results the page has not shown yet are kept in order, so a hand that ended
+// between two of your decisions (an opponent's Tenhou right after the deal) is shown too.
 
 const SUITS = { s: "♠", h: "♥", d: "♦", c: "♣" };
+// The page's own query string (e.g. ?token=...) goes with every request it makes, whatever it holds.
+const QUERY = window.location.search;
 const $ = (id) => document.getElementById(id);
 const el = (tag, attrs = {}, ...kids) => {
   const node = document.createElement(tag);
@@ -11,29 +17,38 @@ const el = (tag, attrs = {}, ...kids) => {
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else if (v !== false && v !== null && v !== undefined) node.setAttribute(k, v === true ? "" : v);
   }
-  for (const kid of kids) if (kid) node.append(kid);
+  for (const kid of kids) if (kid !== null && kid !== undefined && kid !== false) node.append(kid);
   return node;
 };
+const fmt = (n) => Number(n).toLocaleString("en");
+const signed = (n) => (n > 0 ? "+" : n < 0 ? "−" : "±") + fmt(Math.abs(n));
+const glyph = (c) => (c === "JK" ? "Joker" : (c[0] === "T" ? "10" : c[0]) + SUITS[c[1]]);
 
 // -- cards ---------------------------------------------------------------------------------------
 function cardNode(card, opts = {}) {
   const tag = opts.onclick ? "button" : "span";
-  const cls = ["card"];
-  if (opts.small) cls.push("small");
-  if (opts.extra) cls.push(...opts.extra);
+  const cls = ["card", ...(opts.extra ?? [])];
+  if (opts.big) cls.push("big");
   let face;
+  let title;
   if (card === null) {
     cls.push("back");
-    face = [el("span", { text: "" })];
+    face = [];
+    title = "a concealed card";
+  } else if (card === "empty") {
+    cls.push("empty");
+    face = [el("span", { text: "—" })];
+    title = "not turned yet";
   } else if (card === "JK") {
     cls.push("joker");
-    face = [el("span", { text: "JK" }), el("span", { text: "★" })];
+    face = [el("span", { class: "rank", text: "JOKER" }), el("span", { class: "suit", text: "★" })];
+    title = "Joker";
   } else {
-    const rank = card[0] === "T" ? "10" : card[0];
     if (card[1] === "h" || card[1] === "d") cls.push("red");
-    face = [el("span", { text: rank }), el("span", { text: SUITS[card[1]] })];
+    face = [el("span", { class: "rank", text: card[0] === "T" ? "10" : card[0] }), el("span", { class: "suit", text: SUITS[card[1]] })];
+    title = glyph(card);
   }
-  const node = el(tag, { class: cls.join(" "), "data-card": card ?? "hidden", title: card ?? "hidden card" }, ...face);
+  const node = el(tag, { class: cls.join(" "), "data-card": card ?? "hidden", title: opts.title ?? title }, ...face);
   if (opts.onclick) {
     node.disabled = !opts.enabled;
     node.addEventListener("click", opts.onclick);
@@ -42,67 +57,110 @@ function cardNode(card, opts = {}) {
   return node;
 }
 
-// -- the table -----------------------------------------------------------------------------------
+// -- the header (fixed slots: it never changes height or jumps) ---------------------------------
 function renderInfo(s, names) {
-  const info = $("info");
-  info.replaceChildren(
-    el("span", { text: s.hand ? `Round ${s.round} · hand ${s.hand}${s.replay ? ` (replay ${s.replay})` : ""}` : "" }),
-    el("span", { text: s.dealer !== null ? `dealer: ${names[s.dealer]}` : "" }),
-    el("span", { text: s.wall_left !== null ? `wall: ${s.wall_left}` : "" }),
-  );
-  const dora = el("span", { text: "dora indicator: " });
-  dora.append(s.dora_indicator ? cardNode(s.dora_indicator, { small: true }) : "—");
-  info.append(dora);
+  $("info-hand").textContent = s.hand ? `Round ${s.round} · hand ${s.hand}${s.replay ? ` (replay ${s.replay})` : ""}` : "";
+  $("info-dealer").textContent = s.dealer !== null && s.dealer !== undefined ? `dealer: ${names[s.dealer]}` : "";
+  $("info-wall").textContent = s.wall_left !== null && s.wall_left !== undefined ? `wall: ${s.wall_left}` : "";
+  $("dora-card").replaceChildren(cardNode(s.dora_indicator ?? "empty"));
 }
 
+// -- the table -----------------------------------------------------------------------------------
+// Where each seat sits: you at the bottom; the next seat (your shimocha, R6) on the right.
+function positions(players, me) {
+  const pos = {};
+  if (players === 2) {
+    pos[me] = "me";
+    pos[(me + 1) % 2] = "top";
+  } else {
+    for (let k = 0; k < players; k++) pos[(me + k) % players] = ["me", "right", "left"][k] ?? "left";
+  }
+  return pos;
+}
+
+// opts: names, me (the seat at the bottom), showAll, onDiscard, result (a finished hand to show), center
 function renderTable(s, opts) {
-  const { names, me, showAll, onDiscard } = opts;
+  const { names, me, showAll, result } = opts;
+  const t = result ? result.table : s;
   const table = $("table");
+  table.className = `p${s.players}`;
   table.replaceChildren();
-  const req = s.request;
+  const req = result ? null : s.request;
   const acting = req ? (req.seat ?? me) : null;
-  const order = [];
-  for (let k = 1; k <= s.players; k++) order.push(me === null ? k - 1 : (me + k) % s.players);
-  for (const seat of order) {
-    const box = el("div", { class: "seat" + (acting === seat ? " acting" : ""), "data-seat": seat });
-    const head = el("h2", {},
-      el("span", { text: `${names[seat]} (seat ${seat})${s.dealer === seat ? " · dealer" : ""}` }),
-      el("span", { class: "score", text: `${(s.scores[seat] ?? 0).toLocaleString("en")} points` }));
-    box.append(head);
-    const discards = el("div", { class: "row discards" }, el("span", { class: "label", text: "discards" }));
-    for (const d of s.discards[seat] ?? []) {
+  const win = result?.win ?? null;
+  const claimFrom = req && req.phase === "claim" ? req.discarder : null;
+  const pos = positions(s.players, me);
+  for (let seat = 0; seat < s.players; seat++) {
+    const cls = ["seat", `pos-${pos[seat]}`];
+    if (acting === seat) cls.push("acting");
+    if (win && win.winner === seat) cls.push("winner");
+    const box = el("div", { class: cls.join(" "), "data-seat": seat });
+    const plate = el("div", { class: "plate" },
+      el("span", { class: "name", text: names[seat] }),
+      el("span", { class: "seatno", text: `seat ${seat}` }),
+      t.dealer === seat ? el("span", { class: "badge", text: "dealer" }) : null,
+      el("span", { class: "score", text: `${fmt(s.scores[seat] ?? 0)} points` }));
+    const pond = el("div", { class: "pond", "aria-label": `${names[seat]}'s discards` });
+    const pile = t.discards[seat] ?? [];
+    pile.forEach((d, i) => {
       const extra = [];
-      if (d.called) extra.push("called");
-      if (d.dora) extra.push("dora");
-      discards.append(cardNode(d.card, { small: true, extra }));
+      let title = glyph(d.card);
+      if (d.called) { extra.push("called"); title += ": called (it went to a meld)"; }
+      if (d.dora) { extra.push("dora"); title += ": the dora indicator"; }
+      if (d.won) { extra.push("wincard"); title += ": the winning card"; }
+      if (seat === claimFrom && i === pile.length - 1 && !d.called) { extra.push("claim"); title += ": can be claimed now"; }
+      pond.append(cardNode(d.card, { extra, title }));
+    });
+    const row = el("div", { class: "hand-row" });
+    const key = String(seat);
+    const hand = t.hands[key];
+    const shown = hand && (seat === me || showAll || (win && win.winner === seat));
+    if (seat === me && hand && !result && opts.onDiscard) row.append(renderOwnHand(s, hand, req, opts.onDiscard));
+    else if (shown) {
+      const cards = el("div", { class: "cards hand", "data-hand": seat });
+      for (const c of hand) cards.append(cardNode(c, { big: seat === me }));
+      const drawn = t.drawn[key];
+      if (drawn) {
+        const isWin = win && win.winner === seat && drawn === win.win_card;
+        cards.append(cardNode(drawn, { big: seat === me, extra: ["drawn", ...(isWin ? ["wincard"] : [])],
+          title: isWin ? `${glyph(drawn)}: the winning card` : `${glyph(drawn)}: just drawn` }));
+      }
+      row.append(cards);
+    } else {
+      const n = (t.hand_sizes ?? [])[seat] ?? 0;
+      const backs = el("div", { class: "cards backs", "data-backs": n, title: `${n} concealed cards` });
+      for (let i = 0; i < n; i++) backs.append(cardNode(null));
+      row.append(backs);
     }
-    box.append(discards);
-    const meld = s.melds[seat] ?? [];
+    const meld = t.melds[seat] ?? [];
     if (meld.length) {
-      const row = el("div", { class: "row meld" }, el("span", { class: "label", text: "meld" }));
-      for (const c of meld) row.append(cardNode(c, { small: true }));
-      box.append(row);
+      const m = el("div", { class: "meld", title: `${names[seat]}'s called meld (R15, R16)` }, el("span", { class: "meld-label", text: "meld" }));
+      for (const c of meld) m.append(cardNode(c, { big: seat === me }));
+      row.append(m);
     }
-    const hand = s.hands[String(seat)];
-    const visible = hand && (seat === me || showAll || me === null && showAll);
-    if (seat === me && hand) box.append(renderOwnHand(s, hand, req, onDiscard));
-    else if (visible) {
-      const row = el("div", { class: "row hand" }, el("span", { class: "label", text: "hand" }));
-      for (const c of hand) row.append(cardNode(c, { small: true }));
-      const drawn = s.drawn[String(seat)];
-      if (drawn) row.append(cardNode(drawn, { small: true, extra: ["drawn"] }));
-      box.append(row);
-    }
+    if (pos[seat] === "me") box.append(plate, pond, row);
+    else box.append(plate, row, pond);
     table.append(box);
   }
+  const center = el("div", { id: "center" });
+  if (opts.center) center.append(...opts.center);
+  table.append(center);
 }
 
 function renderOwnHand(s, hand, req, onDiscard) {
-  const row = el("div", { class: "row hand own", id: "hand" }, el("span", { class: "label", text: "your hand" }));
+  const row = el("div", { class: "cards hand own", id: "hand" });
   const legal = new Map();
-  if (req) for (const a of req.actions) if (a.name.startsWith("discard ")) legal.set(a.name.slice(8), a.id);
+  if (req) for (const a of req.actions) if (a.id < 52) legal.set(a.name.slice(8), a.id);
+  const why = (c) => {
+    if (legal.has(c)) return `discard ${glyph(c)}`;
+    if (c === "JK") return "The Joker cannot be discarded (R12): it stays in your hand until you win";
+    if (!req) return `${glyph(c)}: wait for your turn`;
+    if (req.phase === "claim") return `${glyph(c)}: answer the claim first (call or pass)`;
+    if (req.phase === "call_discard") return `${glyph(c)}: not right after your call (kuikae, R20)`;
+    return `${glyph(c)}: not a legal discard now`;
+  };
   const add = (c, extra) => row.append(cardNode(c, {
-    extra, onclick: () => onDiscard(legal.get(c)), enabled: legal.has(c), actionId: legal.get(c),
+    big: true, extra, title: why(c), onclick: () => onDiscard(legal.get(c)), enabled: legal.has(c), actionId: legal.get(c),
   }));
   for (const c of hand) add(c, []);
   const drawn = s.drawn[String(s.seat)];
@@ -110,56 +168,112 @@ function renderOwnHand(s, hand, req, onDiscard) {
   return row;
 }
 
-// -- results: the win, the settlement ledger, the game end ----------------------------------------
-function renderResult(s, names) {
-  const box = $("result");
-  box.replaceChildren();
-  const res = s.results.at(-1);
-  if (res) {
-    box.append(el("h3", { text: `Last hand: hand ${res.hand} (round ${res.round})` }));
-    if (res.win) {
-      const w = res.win;
-      const how = w.discarder < 0 ? "Tsumo" : `Ron on ${names[w.discarder]}`;
-      box.append(el("p", { id: "win", text: `${names[w.winner]} wins by ${how}: ${w.han} han, ${w.points.toLocaleString("en")} points` }));
-      const cards = el("div", { class: "row" });
-      for (const g of w.groups) {
-        for (const c of g.split(" ")) cards.append(cardNode(c, { small: true }));
-        cards.append(el("span", { text: " " }));
-      }
-      box.append(cards);
-      const yaku = [...w.yaku.map(([n, h]) => `${n} ${h}`), ...Object.entries(w.bonuses).map(([n, h]) => `${n} bonus ${h}`)];
-      box.append(el("p", { text: `yaku: ${yaku.join(", ") || "—"}${w.joker_as ? ` · Joker as ${w.joker_as}` : ""}` }));
-    } else if (res.kind === "draw") {
-      box.append(el("p", { text: "Exhausted wall: the hand is drawn and the round is replayed (R39)." }));
-    } else {
-      box.append(el("p", { text: `${names[res.seat]} declared a false win (chombo, R41).` }));
-    }
-    if (res.settlement) box.append(ledger(res.settlement, names));
+// -- a finished hand: the result view ------------------------------------------------------------
+function resultTitle(res, names) {
+  const head = `Hand ${res.hand} · round ${res.round}${res.replay ? ` (replay ${res.replay})` : ""}`;
+  if (res.win) {
+    const w = res.win;
+    const who = names[w.winner];
+    const verb = who === "you" ? "win" : "wins";
+    const how = w.discarder < 0 ? `by Tsumo on ${glyph(w.win_card)}` : `by Ron on ${names[w.discarder]}'s ${glyph(w.win_card)}`;
+    return `${head}: ${who} ${verb} ${how}`;
   }
-  if (s.game_end) {
-    const t = el("table", { id: "gameend" }, el("tr", {}, el("th", { class: "l", text: "place" }),
-      el("th", { class: "l", text: "seat" }), el("th", { text: "final score" })));
-    const seats = [...s.game_end.placements.keys()].sort((a, b) => s.game_end.placements[a] - s.game_end.placements[b]);
-    for (const seat of seats) {
-      t.append(el("tr", {}, el("td", { class: "l", text: String(s.game_end.placements[seat]) }),
-        el("td", { class: "l", text: names[seat] }), el("td", { text: s.game_end.final_scores[seat].toLocaleString("en") })));
-    }
-    box.append(el("h3", { text: "Game over" }), t);
-  }
+  if (res.kind === "draw") return `${head}: exhausted wall, the hand is drawn and the round replayed (R39)`;
+  return `${head}: ${names[res.seat]} declared a false win (chombo, R41)`;
 }
 
-function ledger(st, names) {
-  const t = el("table", { id: "ledger" }, el("caption", { text: "settlement: who paid whom" }),
-    el("tr", {}, el("th", { class: "l", text: "from" }), el("th", { class: "l", text: "to" }), el("th", { text: "points" })));
-  if (!st.transfers.length) t.append(el("tr", {}, el("td", { class: "l", colspan: 3, text: "nobody pays" })));
-  for (const x of st.transfers) {
-    t.append(el("tr", {}, el("td", { class: "l", text: names[x.from] }), el("td", { class: "l", text: names[x.to] }),
-      el("td", { text: x.points.toLocaleString("en") })));
+function resultView(res, s, names, opts = {}) {
+  const box = el("section", { id: "result-view", "data-hand": res.hand, "aria-label": "result of the hand" });
+  box.append(el("h2", { id: "win", text: resultTitle(res, names) }));
+  if (res.win) {
+    const w = res.win;
+    const groups = el("div", { class: "groups", "aria-label": "the winning hand" });
+    for (const g of w.groups) {
+      const grp = el("span", { class: "group" });
+      let marked = false;
+      for (const c of g.split(" ")) {
+        const isWin = !marked && c === w.win_card;
+        marked ||= isWin;
+        grp.append(cardNode(c, { extra: isWin ? ["wincard"] : [], title: isWin ? `${glyph(c)}: the winning card` : undefined }));
+      }
+      groups.append(grp);
+    }
+    if (w.meld) {
+      const grp = el("span", { class: "group meld", title: "called meld" }, el("span", { class: "meld-label", text: "called" }));
+      for (const c of w.meld.split(" ")) grp.append(cardNode(c));
+      groups.append(grp);
+    }
+    box.append(groups);
+    if (w.joker_as) box.append(el("p", { text: `The Joker stands for ${glyph(w.joker_as)}.` }));
+    const yaku = el("table", { id: "yaku" }, el("caption", { text: "Yaku and bonuses" }),
+      el("tr", {}, el("th", { class: "l", text: "yaku" }), el("th", { text: "han" })));
+    for (const [name, han] of w.yaku_names) yaku.append(el("tr", {}, el("td", { class: "l", text: name }), el("td", { text: String(han) })));
+    const cols = el("div", { class: "result-cols" }, yaku);
+    if (res.settlement) cols.append(ledger(res, s, names, opts.last));
+    box.append(el("p", { class: "total", id: "total", text: `${w.han} han · ${fmt(w.points)} points` }), cols);
+  } else if (res.settlement) {
+    box.append(el("div", { class: "result-cols" }, ledger(res, s, names, opts.last)));
   }
-  const pay = el("tr", {}, el("th", { class: "l", text: "change", colspan: 2 }),
-    el("td", { text: st.payments.map((p) => (p > 0 ? "+" : "") + p.toLocaleString("en")).join(" / ") }));
-  t.append(pay);
+  if (opts.onContinue) {
+    box.append(el("button", { class: "continue", id: "result-continue", text: opts.continueText ?? "Continue ▸ (click or any key)",
+      onclick: (e) => { e.stopPropagation(); opts.onContinue(); } }));
+    box.addEventListener("click", opts.onContinue);
+  }
+  return box;
+}
+
+// The settlement of one hand per seat; the game's last hand also shows the placement points (R40).
+function ledger(res, s, names, last) {
+  const st = res.settlement;
+  const end = last && s.game_end ? s.game_end : null;
+  const head = el("tr", {}, el("th", { class: "l", text: "seat" }), el("th", { text: "before" }),
+    el("th", { text: "this hand" }), el("th", { text: "after" }));
+  if (end) head.append(el("th", { text: "placement points" }), el("th", { text: "final score" }));
+  const t = el("table", { id: "ledger" }, el("caption", { text: "Settlement" }), head);
+  for (let seat = 0; seat < st.scores.length; seat++) {
+    const p = st.payments[seat];
+    const row = el("tr", {}, el("td", { class: "l", text: names[seat] }), el("td", { text: fmt(st.before[seat]) }),
+      el("td", { class: p > 0 ? "pos" : p < 0 ? "neg" : "", text: signed(p) }), el("td", { text: fmt(st.scores[seat]) }));
+    if (end) row.append(el("td", { text: signed(end.placement_points[seat]) }), el("td", { text: fmt(end.final_scores[seat]) }));
+    t.append(row);
+  }
+  const words = st.transfers.map((x) => `${names[x.from]} ${names[x.from] === "you" ? "pay" : "pays"} ${names[x.to]} ${fmt(x.points)}`);
+  t.append(el("tr", {}, el("td", { class: "l", colspan: end ? 6 : 4, text: words.join(" · ") || "nobody pays" })));
   return t;
+}
+
+function gameEndView(s, names, extra = []) {
+  const g = s.game_end;
+  const t = el("table", { id: "gameend" },
+    el("caption", { text: "Final score = score after the last hand + placement points (R40)" }),
+    el("tr", {}, el("th", { class: "l", text: "place" }), el("th", { class: "l", text: "seat" }), el("th", { text: "score" }),
+      el("th", { text: "placement points" }), el("th", { text: "final score" })));
+  const seats = [...g.placements.keys()].sort((a, b) => g.placements[a] - g.placements[b]);
+  for (const seat of seats) {
+    t.append(el("tr", {}, el("td", { class: "l", text: String(g.placements[seat]) }), el("td", { class: "l", text: names[seat] }),
+      el("td", { text: fmt(g.raw_scores[seat]) }), el("td", { text: signed(g.placement_points[seat]) }),
+      el("td", { text: fmt(g.final_scores[seat]) })));
+  }
+  return el("section", { id: "gameend-box" }, el("h2", { text: "Game over" }), t, ...extra);
+}
+
+function resultLine(res, names) {
+  if (res.win) {
+    const w = res.win;
+    return `Hand ${res.hand}: ${names[w.winner]} ${w.discarder < 0 ? "Tsumo" : `Ron on ${names[w.discarder]}`}, ${w.han} han, ${fmt(w.points)}`;
+  }
+  return res.kind === "draw" ? `Hand ${res.hand}: drawn (exhausted wall)` : `Hand ${res.hand}: chombo by ${names[res.seat]}`;
+}
+
+function renderHistory(results, names, onPick) {
+  $("history").replaceChildren(...results.map((r, i) => el("li", { "data-result": i, text: resultLine(r, names),
+    title: "show this hand's result", onclick: () => onPick(i) })));
+}
+
+function renderLog(lines) {
+  const log = $("log");
+  log.replaceChildren(...lines.map((x) => el("li", { text: x })));
+  log.scrollTop = log.scrollHeight;
 }
 
 function showError(message) {
@@ -169,60 +283,120 @@ function showError(message) {
 }
 
 // -- play ----------------------------------------------------------------------------------------
-const ACTION_KEYS = { t: "tsumo", r: "ron", p: "pon", c: "chii", x: "pass", " ": "pass" };
+const ACTION_KEYS = { t: [52], r: [53], p: [54, 55, 56, 57, 58, 59], c: [60, 61, 62], x: [63], " ": [63] };
+
+// Which results this tab has shown survives a reload: kept with a fingerprint of those results, so
+// another game (whose results differ) starts from zero.
+const fingerprint = (results, n) => JSON.stringify(results.slice(0, n).map((r) => [r.hand, r.kind, r.settlement?.scores]));
+function loadSeen(results) {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem("meld8-seen") ?? "null");
+    if (saved && saved.n <= results.length && saved.fp === fingerprint(results, saved.n)) return saved.n;
+  } catch { /* storage off or garbage: show every result again */ }
+  return 0;
+}
+function saveSeen(results, n) {
+  try { sessionStorage.setItem("meld8-seen", JSON.stringify({ n, fp: fingerprint(results, n) })); } catch { /* off */ }
+}
 
 function startPlay() {
   let state = null;
   let socket = null;
+  let seen = null; // results shown (acknowledged) so far
+  let picked = null; // a past result reopened from the history
   const send = (msg) => socket.send(JSON.stringify(msg));
   const act = (id) => {
-    if (id === undefined || !state || !state.request) return;
+    if (id === undefined || !state || !state.request || pending() !== null) return;
     showError(null);
     send({ action: id, seq: state.seq });
   };
+  const pending = () => (picked !== null ? picked : state && seen < state.results.length ? seen : null);
+  const dismiss = () => {
+    if (picked !== null) picked = null;
+    else if (seen < state.results.length) { seen += 1; saveSeen(state.results, seen); }
+    draw();
+  };
+  const newGame = () => send({ new_game: true });
   const connect = () => {
-    socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/play`);
+    socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/play${QUERY}`);
     socket.onmessage = (msg) => {
       const data = JSON.parse(msg.data);
       if (data.type === "error") showError(data.message);
-      else { state = data.state; draw(); }
+      else {
+        const fresh = !state || data.state.results.length < seen;
+        state = data.state;
+        if (seen === null || fresh) seen = loadSeen(state.results);
+        if (picked !== null && picked >= state.results.length) picked = null;
+        draw();
+      }
     };
     socket.onclose = () => { showError("connection lost: reconnecting…"); setTimeout(connect, 1000); };
     socket.onopen = () => showError(null);
   };
   const draw = () => {
     const names = state.names;
-    document.body.dataset.seq = String(state.seq); // tests and scripts wait on it
-    renderInfo(state, names);
-    renderTable(state, { names, me: state.seat, showAll: false, onDiscard: act });
-    $("last").textContent = state.last;
-    renderResult(state, names);
+    const me = state.seat;
+    const shown = pending();
+    const result = shown !== null ? state.results[shown] : null;
+    document.body.dataset.seq = String(state.seq); // tests and scripts wait on these
+    document.body.dataset.results = String(state.results.length);
+    document.body.dataset.seen = String(seen);
+    document.body.dataset.view = result ? "result" : state.game_end ? "game-end" : "table";
+    renderInfo(result ? { ...state, ...result.table, hand: result.hand, round: result.round, replay: result.replay } : state, names);
+    const center = [];
+    if (result) {
+      const last = shown === state.results.length - 1 && state.game_end !== null;
+      const more = state.results.length - 1 - shown;
+      const text = picked !== null ? "Back to the table ▸ (click or any key)"
+        : more > 0 ? `Next result ▸ (${more} more; click or any key)` : "Continue ▸ (click or any key)";
+      center.push(resultView(result, state, names, { last, onContinue: dismiss, continueText: text }));
+    } else if (state.game_end) {
+      const extra = [el("button", { class: "continue", id: "new-game-center", text: "New game (n)", onclick: newGame })];
+      if (state.replay_file) extra.push(el("p", { text: `saved: ${state.replay_file} (watch it with meld8 view FILE)` }));
+      center.push(gameEndView(state, names, extra));
+    } else if (state.request && state.request.phase === "claim") {
+      const r = state.request;
+      center.push(el("div", { class: "claim-box" }, el("span", { text: `${names[r.discarder]} discards` }),
+        cardNode(r.claim_card, { big: true, extra: ["claim"] }), el("span", { text: "— call it or pass?" })));
+    } else if (state.wall_left !== null) {
+      center.push(el("div", { class: "center-line", text: `${state.wall_left} cards left in the wall` }));
+    }
+    renderTable(state, { names, me, showAll: false, onDiscard: act, result, center });
+    $("last").textContent = result ? resultLine(result, names) : state.last;
+    renderLog(state.log);
+    renderHistory(state.results, names, (i) => { picked = i; draw(); });
     const controls = $("controls");
     controls.replaceChildren();
     const req = state.request;
-    if (req) {
-      const prompt = req.phase === "claim" ? `${names[req.discarder]} discards ${req.claim_card}:` :
-        req.phase === "call_discard" ? "discard after your call:" : "your turn: click a card to discard";
+    if (result) {
+      controls.append(el("p", { id: "prompt", text: "The hand is over: look at the result, then click or press any key." }));
+    } else if (req) {
+      const prompt = req.phase === "claim" ? `${names[req.discarder]} discards ${glyph(req.claim_card)}: call it?` :
+        req.phase === "call_discard" ? "Discard after your call (click a card)" :
+        req.actions.some((a) => a.id === 52) ? "Your turn: declare Tsumo or click a card to discard" : "Your turn: click a card to discard";
       controls.append(el("p", { id: "prompt", text: prompt }));
       for (const a of req.actions) {
-        if (a.name.startsWith("discard ")) continue;
-        const win = a.name === "tsumo" || a.name === "ron";
+        if (a.id < 52) continue;
+        const win = a.id === 52 || a.id === 53;
         controls.append(el("button", { class: win ? "win" : "", "data-action-id": a.id, "data-name": a.name,
-          text: a.name, onclick: () => act(a.id) }));
+          text: a.label, onclick: () => act(a.id) }));
       }
     } else if (state.game_end) {
-      controls.append(el("button", { id: "new-game", text: "new game", onclick: () => send({ new_game: true }) }));
+      controls.append(el("button", { id: "new-game", text: "New game", onclick: newGame }));
       if (state.replay_file) controls.append(el("p", { text: `saved: ${state.replay_file} (meld8 view FILE)` }));
+    } else {
+      controls.append(el("p", { id: "prompt", text: "The others are playing…" }));
     }
   };
   document.addEventListener("keydown", (e) => {
-    if (!state) return;
-    if (e.key === "n" && state.game_end) return send({ new_game: true });
+    if (!state || e.ctrlKey || e.metaKey || e.altKey || ["Shift", "Control", "Alt", "Meta", "Tab"].includes(e.key)) return;
+    if (pending() !== null) { e.preventDefault(); return dismiss(); }
+    if (e.key === "n" && state.game_end) return newGame();
     const req = state.request;
     if (!req) return;
     const want = ACTION_KEYS[e.key];
     if (want) {
-      const a = req.actions.find((x) => x.name.startsWith(want));
+      const a = req.actions.find((x) => want.includes(x.id));
       if (a) { e.preventDefault(); act(a.id); }
       return;
     }
@@ -233,99 +407,143 @@ function startPlay() {
       if (b && !b.disabled) act(Number(b.dataset.actionId));
     }
   });
-  $("keys").textContent = "keys: 1-9 discard the n-th card · t tsumo · r ron · p pon · c chii · x or space pass · n new game";
+  $("keys").textContent = "keys: 1-9 discard the n-th card · t Tsumo · r Ron · p Pon · c Chii · x or space pass · "
+    + "any key closes a result · n new game";
   connect();
 }
 
 // -- view and review -----------------------------------------------------------------------------
+const EXPLAIN = [
+  ["distance", "how many more cards your hand needs to win after this discard (1: one card from a win, tenpai)."],
+  ["acceptance", "how many unseen cards would bring the hand one step closer (more is better)."],
+  ["danger", "per opponent: how many live wait shapes (pair, sequence ends, middle) that opponent could be "
+    + "waiting in on this card, not ruled out by their own discards (furiten, R33). 0 is safe."],
+];
+
 async function startViewer(mode) {
-  const data = await (await fetch(mode === "review" ? "/api/review" : "/api/replay")).json();
+  const data = await (await fetch((mode === "review" ? "/api/review" : "/api/replay") + QUERY)).json();
   if (data.error) return showError(data.error);
   const frames = data.frames;
   const names = data.names ?? Object.keys(frames[0].hands).map((s) => `seat ${s}`);
   const review = data.review ?? null;
   const decisions = new Map((review?.decisions ?? []).map((d) => [d.index, d]));
+  // frame positions: the state before action i is the last plain frame whose index is i
+  const posOf = new Map();
+  frames.forEach((f, i) => { if (!f.result) posOf.set(f.index, i); });
+  const decisionFrames = [...decisions.keys()].map((i) => posOf.get(i)).filter((x) => x !== undefined).sort((a, b) => a - b);
+  const resultFrames = frames.map((f, i) => (f.result ? i : -1)).filter((i) => i >= 0);
   const handStarts = [];
-  frames.forEach((f, i) => { if (i === 0 || f.hand !== frames[i - 1].hand) handStarts.push(i); });
+  frames.forEach((f, i) => { if (i === 0 || (f.hand !== frames[i - 1].hand && !f.result)) handStarts.push(i); });
   let k = 0;
   let showAll = true;
-  let me = review ? review.seat : null;
+  const me = review ? review.seat : 0;
   const go = (i) => { k = Math.max(0, Math.min(frames.length - 1, i)); draw(); };
   const hand = (dir) => {
     const cur = handStarts.filter((i) => i <= k).length - 1;
     go(handStarts[Math.max(0, Math.min(handStarts.length - 1, cur + dir))] ?? 0);
   };
+  const nextOf = (list, dir) => {
+    const cand = dir > 0 ? list.find((i) => i > k) : [...list].reverse().find((i) => i < k);
+    if (cand !== undefined) go(cand);
+  };
   const controls = $("controls");
   const counter = el("span", { id: "frame" });
-  const jump = el("select", { id: "jump", onchange: (e) => go(Number(e.target.value)) },
+  const jump = el("select", { id: "jump", "aria-label": "jump to a hand", onchange: (e) => go(Number(e.target.value)) },
     ...handStarts.map((i, n) => el("option", { value: i, text: `hand ${frames[i].hand || n + 1}` })));
   const all = el("input", { type: "checkbox", id: "show-all", checked: true, onchange: (e) => { showAll = e.target.checked; draw(); } });
   controls.append(
-    el("button", { id: "prev-hand", text: "« hand", onclick: () => hand(-1) }),
-    el("button", { id: "prev", text: "◀ step", onclick: () => go(k - 1) }),
-    el("button", { id: "next", text: "step ▶", onclick: () => go(k + 1) }),
-    el("button", { id: "next-hand", text: "hand »", onclick: () => hand(1) }),
-    el("div", {}, counter, " ", jump),
-    el("label", {}, all, " show all hands"));
+    el("div", { class: "nav" },
+      el("button", { id: "prev-hand", text: "« hand", title: "start of the previous hand (↑)", onclick: () => hand(-1) }),
+      el("button", { id: "prev", text: "◀ step", title: "one action back (←)", onclick: () => go(k - 1) }),
+      el("button", { id: "next", text: "step ▶", title: "one action on (→)", onclick: () => go(k + 1) }),
+      el("button", { id: "next-hand", text: "hand »", title: "start of the next hand (↓)", onclick: () => hand(1) }),
+      el("button", { id: "next-result", text: "result »", title: "the next hand's ending (r)", onclick: () => nextOf(resultFrames, 1) })),
+    el("div", {}, counter, " ", jump, " ", el("label", {}, all, " show all hands")));
   if (review) {
     const s = review.summary;
     const box = $("review");
-    box.append(el("h3", { text: `Review of seat ${review.seat} against ${review.agent}` }),
+    const explain = el("dl", { class: "explain", id: "explain" });
+    for (const [term, text] of EXPLAIN) explain.append(el("dt", { text: term }), el("dd", { text }));
+    box.append(el("h3", { text: `Review of ${names[review.seat]} (seat ${review.seat}) against ${review.agent}` }),
       el("p", { id: "agreement", text: `${s.decisions} decisions · agreement ${(100 * s.agreement).toFixed(0)}% · ${s.flagged} flagged` }),
+      el("div", { class: "nav" },
+        el("button", { class: "btn", id: "prev-decision", text: "◀ previous decision", title: "the seat's previous decision (p)", onclick: () => nextOf(decisionFrames, -1) }),
+        el("button", { class: "btn", id: "next-decision", text: "next decision of this seat ▶", title: "the seat's next decision (n)", onclick: () => nextOf(decisionFrames, 1) })),
       el("div", { id: "decision" }));
     const list = el("ol", { id: "flagged" });
     for (const d of review.decisions.filter((x) => x.flagged)) {
-      list.append(el("li", {}, el("span", { class: "decision flag", text: `action ${d.index}: played ${d.played.name}, ${review.agent}: ${d.reference.name}`,
-        onclick: () => go(d.index) })));
+      list.append(el("li", {}, el("span", { class: "decision flag", text: `action ${d.index}: played ${d.played.label ?? d.played.name}, ${review.agent}: ${d.reference.label ?? d.reference.name}`,
+        onclick: () => go(posOf.get(d.index)) })));
     }
-    box.append(el("h4", { text: "flagged decisions" }), list);
+    box.append(el("h4", { text: "Flagged decisions" }), list, el("h4", { text: "What the numbers mean" }), explain);
   }
   document.addEventListener("keydown", (e) => {
     if (e.key === "ArrowRight") go(k + 1);
     else if (e.key === "ArrowLeft") go(k - 1);
     else if (e.key === "ArrowDown" || e.key === "PageDown") hand(1);
     else if (e.key === "ArrowUp" || e.key === "PageUp") hand(-1);
+    else if (e.key === "Home") go(0);
+    else if (e.key === "End") go(frames.length - 1);
+    else if (e.key === "r") nextOf(resultFrames, 1);
+    else if (review && e.key === "n") nextOf(decisionFrames, 1);
+    else if (review && e.key === "p") nextOf(decisionFrames, -1);
+    else return;
+    e.preventDefault();
   });
-  $("keys").textContent = "keys: ← → one action · ↑ ↓ one hand";
+  $("keys").textContent = "keys: ← → one action · ↑ ↓ one hand · r next result · Home End" + (review ? " · n p next / previous decision" : "");
   const draw = () => {
     const f = frames[k];
     document.body.dataset.frame = String(k);
-    counter.textContent = `action ${k} / ${frames.length - 1}`;
+    document.body.dataset.view = f.result ? "result" : f.game_end ? "game-end" : "table";
+    counter.textContent = `action ${f.index} / ${frames.at(-1).index}${f.result ? " · result" : ""}`;
     jump.value = String(handStarts.filter((i) => i <= k).at(-1) ?? 0);
-    renderInfo(f, names);
-    renderTable(f, { names, me: null, showAll, onDiscard: () => {} });
-    const a = f.action;
-    $("last").textContent = a ? `${names[a.seat]}: ${a.name} — ${f.last}` : f.last;
-    renderResult(f, names);
-    if (review) renderDecision(decisions.get(k), review.agent);
+    const result = f.result ? f.results.at(-1) : null;
+    renderInfo(result ? { ...f, ...result.table } : f, names);
+    const center = [];
+    if (result) center.push(resultView(result, f, names, { last: k === frames.length - 2 && frames.at(-1).game_end !== null }));
+    else if (f.game_end) center.push(gameEndView(f, names));
+    else if (f.request && f.request.phase === "claim") {
+      center.push(el("div", { class: "claim-box" }, el("span", { text: `${names[f.request.discarder]} discards` }),
+        cardNode(f.request.claim_card, { big: true, extra: ["claim"] }), el("span", { text: "— under claim" })));
+    } else if (f.wall_left !== null) center.push(el("div", { class: "center-line", text: `${f.wall_left} cards left in the wall` }));
+    renderTable(f, { names, me, showAll, result, center });
+    $("last").textContent = f.last;
+    renderLog(f.log);
+    renderHistory(f.results, names, (i) => go(resultFrames[i]));
+    if (review) renderDecision(decisions.get(f.result ? -1 : f.index), review.agent, names, review.seat);
   };
   draw();
 }
 
-function renderDecision(d, agent) {
+function renderDecision(d, agent, names, seat) {
   const box = $("decision");
   box.replaceChildren();
-  if (!d) return box.append(el("p", { text: "step to a decision of this seat (flagged ones are listed below)" }));
-  box.append(el("p", { class: d.flagged ? "flag" : "", text: `decision at action ${d.index}: played ${d.played.name}; ${agent} would ${d.reference.name}` }));
-  const t = el("table", { class: "options" }, el("tr", {}, el("th", { class: "l", text: "action" }), el("th", { text: `${agent} p` })));
+  if (!d) return box.append(el("p", { text: `step to a decision of ${names[seat]} ("next decision" or a flagged one below)` }));
+  const said = (a) => a.label ?? a.name;
+  box.append(el("p", { class: d.flagged ? "flag" : "", text: `Decision at action ${d.index}: played ${said(d.played)}; ${agent} would ${said(d.reference)}` }));
+  const t = el("table", { class: "options" }, el("tr", {}, el("th", { class: "l", text: "action" }), el("th", { text: `${agent} probability` })));
   for (const o of d.options.slice(0, 8)) {
     const p = o.p === null ? "" : `${(100 * o.p).toFixed(0)}%`;
-    const bar = el("span", { class: "bar", style: `width:${o.p === null ? 0 : Math.round(60 * o.p)}px` });
-    t.append(el("tr", {}, el("td", { class: "l", text: o.name + (o.id === d.played.id ? " (played)" : "") }), el("td", {}, bar, " ", p)));
+    const bar = el("span", { class: "bar", style: `width:${o.p === null ? 0 : Math.round(50 * o.p)}px` });
+    t.append(el("tr", {}, el("td", { class: "l", text: said(o) + (o.id === d.played.id ? " (played)" : "") }), el("td", {}, bar, " ", p)));
   }
   box.append(t);
   if (d.discards.length) {
-    const la = el("table", { class: "lookahead" }, el("tr", {}, el("th", { class: "l", text: "discard" }),
-      el("th", { text: "distance" }), el("th", { text: "acceptance" }), el("th", { text: "danger per opponent" })));
+    const opponents = d.discards[0].danger.map((_, j) => names[(seat + 1 + j) % names.length]);
+    const la = el("table", { class: "lookahead", id: "lookahead" }, el("caption", { text: "After each discard (see below for the terms)" }),
+      el("tr", {}, el("th", { class: "l", text: "discard" }), el("th", { text: "distance", title: EXPLAIN[0][1] }),
+        el("th", { text: "acceptance", title: EXPLAIN[1][1] }),
+        ...opponents.map((n) => el("th", { text: `danger: ${n}`, title: EXPLAIN[2][1] }))));
     for (const x of d.discards) {
-      la.append(el("tr", {}, el("td", { class: "l", text: x.card }), el("td", { text: String(x.distance) }),
-        el("td", { text: String(x.acceptance) }), el("td", { text: x.danger.join(" / ") })));
+      la.append(el("tr", { class: x.id === d.played.id ? "played" : "" }, el("td", { class: "l", text: glyph(x.card) + (x.id === d.played.id ? " (played)" : "") }),
+        el("td", { text: String(x.distance) }), el("td", { text: String(x.acceptance) }),
+        ...x.danger.map((v) => el("td", { text: String(v) }))));
     }
-    box.append(el("h4", { text: "look-ahead after each discard" }), la);
+    box.append(la);
   }
 }
 
-const config = await (await fetch("/api/config")).json();
+const config = await (await fetch("/api/config" + QUERY)).json();
 document.body.dataset.mode = config.mode;
 if (config.mode === "play") startPlay();
 else startViewer(config.mode);
