@@ -1,6 +1,7 @@
 """The browser table in a real headless Chromium (Debian's ``chromium``, driven by Playwright): a whole
-game played by clicking, the viewer stepping through a tournament game, a review. The tests write
-the screenshots shown in the README (docs/img/table.png, ledger.png, review.png).
+game played by clicking with every hand's result view, a result that ends before the human's next
+decision, the layout at 1280 and 1920 px and on a narrow window, the viewer's result frames, a review.
+The tests write the screenshots shown in the README (docs/img/table.png, result.png, review.png).
 
 ``.ci/run`` installs chromium and sets MELD8_REQUIRE_BROWSER=1, so there a missing browser fails
 instead of skipping."""
@@ -26,6 +27,9 @@ if CHROMIUM is None:
     if os.environ.get("MELD8_REQUIRE_BROWSER"):
         raise RuntimeError("MELD8_REQUIRE_BROWSER is set but chromium is not on PATH (apt-get install chromium)")
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+TENHOU_SEED = 6  # SHORT rules, greedy opponents: hand 1 ends in seat 1's Tenhou before you are asked anything
+JOKER_SEED = 0  # default rules, greedy and defensive: you hold the Joker at your first decision
 
 
 class Server:
@@ -59,16 +63,36 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 860})
+def _page(browser, width: int = 1280, height: int = 860):
+    ctx = browser.new_context(viewport={"width": width, "height": height})
     pg = ctx.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
+    pg.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status}: {r.url}"))
+    return ctx, pg, errors
+
+
+@pytest.fixture
+def page(browser):
+    ctx, pg, errors = _page(browser)
     yield pg
     ctx.close()
     assert errors == [], errors  # no script error, no request that went nowhere (nothing off the machine)
+
+
+def _short():
+    from meld8_env.rules import RuleConfig
+
+    return RuleConfig(rounds=2, min_yaku_han=(1, 1), max_replays=1)
+
+
+def _live(seed: int, rules=None, agents=("greedy", "defensive"), replay_dir=None):
+    from meld8_app.web.app import create_app
+    from meld8_app.web.session import LiveGame
+
+    return Server(create_app("play", new_game=lambda: LiveGame(list(agents), seat=0, rules=rules, seed=seed,
+                                                               replay_dir=replay_dir)))  # fmt: skip
 
 
 def _tournament_log(tmp_path: Path) -> Path:
@@ -79,97 +103,243 @@ def _tournament_log(tmp_path: Path) -> Path:
     return tmp_path / "t" / "games.jsonl"
 
 
-def test_play_a_whole_game_by_clicking(page, tmp_path):
-    from meld8_app.web.app import create_app
-    from meld8_app.web.session import LiveGame
+def _body(page, key: str) -> str | None:
+    return page.get_attribute("body", f"data-{key}")
 
-    server = Server(create_app("play", new_game=lambda: LiveGame(["greedy", "random"], seat=0, seed=11,
-                                                                  replay_dir=tmp_path)))  # fmt: skip
+
+def _move(page) -> None:
+    """One decision the way the tests' human plays: win when offered, pass claims, else the last card."""
+    seq = _body(page, "seq")
+    win = page.query_selector("#controls button.win")
+    if win:
+        win.click()
+    elif page.query_selector('#controls button[data-name="pass"]'):
+        assert page.query_selector_all("#hand button.card:enabled") == [], "no discard is legal during a claim"
+        page.click('#controls button[data-name="pass"]')
+    else:
+        page.query_selector_all("#hand button.card:enabled")[-1].click()
+    page.wait_for_function(f"document.body.dataset.seq !== '{seq}' || document.body.dataset.view !== 'table'",
+                           timeout=20_000)  # fmt: skip
+
+
+def _no_overflow(page) -> None:
+    """Nothing wider than the window, every card inside it."""
+    width = page.evaluate("window.innerWidth")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    outside = page.evaluate(
+        "[...document.querySelectorAll('.card')].map(c => c.getBoundingClientRect())"
+        ".filter(r => r.width > 0 && (r.left < 0 || r.right > window.innerWidth + 0.5)).length"
+    )
+    assert outside == 0, f"{outside} cards outside the {width} px window"
+
+
+# -- play -----------------------------------------------------------------------------------------------
+def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
+    server = _live(11, replay_dir=tmp_path)
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-seq]")
-        clicks = 0
-        shot_table = shot_ledger = False
-        reloaded = False
-        while not page.query_selector("#gameend"):
-            seq = page.get_attribute("body", "data-seq")
-            req_buttons = page.query_selector_all("#controls button[data-name]")
-            names = [b.get_attribute("data-name") for b in req_buttons]
-            enabled = page.query_selector_all("#hand button.card:enabled")
-            if names or enabled:
-                # the page offers exactly the legal moves: never a dead button
-                if any(n in ("tsumo", "ron") for n in names):
-                    page.click("#controls button.win")
-                elif "pass" in names:
-                    assert enabled == [], "no discard is legal during a claim"
-                    page.click('#controls button[data-name="pass"]')
-                else:
-                    if not shot_table and clicks > 12:
-                        page.screenshot(path=str(IMG / "table.png"))
-                        shot_table = True
-                    enabled[-1].click()
-                clicks += 1
-                page.wait_for_function(f"document.body.dataset.seq !== '{seq}'", timeout=20_000)
-            else:
-                page.wait_for_timeout(50)
-            if not reloaded and clicks == 5:  # closing the tab and reopening resumes the game
-                seq = page.get_attribute("body", "data-seq")
+        decisions = results_shown = 0
+        shown_hands: list[int] = []
+        shot_table = shot_result = reloaded = False
+        while _body(page, "view") != "game-end":
+            assert page.is_hidden("#error"), page.inner_text("#error")
+            if _body(page, "view") == "result":
+                view = page.locator("#result-view")
+                shown_hands.append(int(view.get_attribute("data-hand")))
+                text = view.inner_text()
+                assert "Settlement" in text and "this hand" in text
+                if page.query_selector("#yaku"):  # a win: display names, never ids like closed_tsumo
+                    assert "_" not in page.inner_text("#yaku")
+                    assert " han · " in page.inner_text("#total") and "points" in page.inner_text("#total")
+                    assert page.query_selector(".seat.winner .card.wincard"), "the winning card in the winner's hand"
+                    if not shot_result:
+                        page.screenshot(path=str(IMG / "result.png"))
+                        shot_result = True
+                assert page.query_selector("#hand button.card:enabled") is None  # no move under a result
+                seen = _body(page, "seen")
+                page.click("#result-continue") if results_shown % 2 else page.keyboard.press("Enter")
+                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
+                results_shown += 1
+                continue
+            if not shot_table and decisions > 12 and not page.query_selector('#controls button[data-name="pass"]'):
+                page.screenshot(path=str(IMG / "table.png"))
+                shot_table = True
+            _move(page)
+            decisions += 1
+            if not reloaded and decisions >= 5 and _body(page, "view") == "table":
+                seq = _body(page, "seq")  # closing the tab and reopening resumes the game
                 page.reload()
                 page.wait_for_selector(f"body[data-seq='{seq}']")
                 reloaded = True
-            if not shot_ledger and page.query_selector("#ledger"):
-                page.locator("#result").screenshot(path=str(IMG / "ledger.png"))
-                shot_ledger = True
-            assert page.is_hidden("#error"), page.inner_text("#error")
-            assert clicks < 400
-        assert clicks > 10 and reloaded and shot_table and shot_ledger
+            assert decisions < 400
+        assert decisions > 10 and reloaded and shot_table and shot_result
+        total = int(_body(page, "results"))
+        assert results_shown == total and shown_hands == list(range(1, total + 1))  # each hand once, in order
+        assert len(page.query_selector_all("#history li")) == total
         rows = page.query_selector_all("#gameend tr")
         assert len(rows) == 4  # header + three seats with placements
+        assert "placement points" in page.inner_text("#gameend") and "R40" in page.inner_text("#gameend")
         assert "saved:" in page.inner_text("#controls")  # the game was written as a replay
         assert list(tmp_path.glob("play-*.json"))
-        # keyboard: a new game with n
-        seq = page.get_attribute("body", "data-seq")
-        page.keyboard.press("n")
-        page.wait_for_function("!document.querySelector('#gameend')")
+        page.click("#history li >> nth=0")  # a past result opens again from the history
+        page.wait_for_selector("#result-view[data-hand='1']")
+        page.keyboard.press("Escape")
+        page.wait_for_selector("body[data-view='game-end']")
+        page.keyboard.press("n")  # a new game with n
+        page.wait_for_function("document.body.dataset.view !== 'game-end'")
     finally:
         server.stop()
 
 
-def test_viewer_steps_through_a_tournament_game(page, tmp_path):
+def test_a_hand_that_ends_before_your_next_decision_is_still_shown(page):
+    """TENHOU_SEED: hand 1 ends (seat 1's Tenhou, R29) before you are asked anything. The page opens on
+    that result, not on hand 2's table; keys go to the result, not to the game, until it is closed."""
+    server = _live(TENHOU_SEED, _short(), agents=("greedy", "greedy"))
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#result-view[data-hand='1']")
+        assert _body(page, "view") == "result" and _body(page, "results") == "1"
+        title = page.inner_text("#win")
+        assert "greedy (seat 1) wins by Tsumo" in title
+        assert "Tenhou" in page.inner_text("#yaku") and "tenhou" not in page.inner_text("#yaku")
+        assert page.query_selector_all(".seat.winner .card.wincard")
+        assert "Hand 1" in page.inner_text("#history")
+        seq = _body(page, "seq")
+        page.keyboard.press("1")  # would discard the first card on the table: here it only closes the result
+        page.wait_for_selector("body[data-view='table']")
+        assert _body(page, "seq") == seq
+        assert page.query_selector_all("#hand button.card:enabled")  # now it is your turn in hand 2
+        page.reload()  # a result once seen stays seen in this tab
+        page.wait_for_selector("body[data-view='table']")
+    finally:
+        server.stop()
+
+
+def test_words_for_players_and_the_joker_tooltip(page):
+    server = _live(JOKER_SEED)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#hand button.card")
+        joker = page.locator('#hand button.card[data-card="JK"]')
+        assert joker.is_disabled() and "R12" in joker.get_attribute("title")
+        assert page.inner_text("#prompt").startswith("Your turn")
+        log = page.inner_text("#log")
+        assert "you draw " in log and "seat 0" not in log and "draws" in log
+        for _ in range(60):  # play on until a claim is offered: its buttons are sentences with glyphs
+            if page.query_selector('#controls button[data-name="pass"]') or _body(page, "view") == "game-end":
+                break
+            if _body(page, "view") == "result":
+                page.click("#result-continue")
+                continue
+            _move(page)
+        if page.query_selector('#controls button[data-name="pass"]'):
+            labels = [b.inner_text() for b in page.query_selector_all("#controls button[data-name]")]
+            assert "Pass" in labels and all("(" not in x for x in labels), labels
+            assert page.query_selector(".pond .card.claim")  # the claimable discard is marked on the table
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("width", [1280, 1920, 390])
+def test_layout_fits_the_window(browser, width):
+    """Seats around the table, you at the bottom, opponents' hands as backs; no horizontal overflow; cards
+    grow with the window; the header keeps its height when the dora indicator appears."""
+    ctx, page, errors = _page(browser, width, 900)
+    server = _live(JOKER_SEED)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#hand button.card")
+        _no_overflow(page)
+        me = page.locator(".seat.pos-me").bounding_box()
+        for pos in ("left", "right"):
+            box = page.locator(f".seat.pos-{pos}").bounding_box()
+            assert box["y"] + box["height"] <= me["y"] + 1, f"{pos} seat below yours"
+            assert int(page.locator(f".seat.pos-{pos} .backs").get_attribute("data-backs")) == 7  # R10
+        if width >= 1280:
+            left, right = page.locator(".seat.pos-left").bounding_box(), page.locator(".seat.pos-right").bounding_box()
+            assert left["x"] < right["x"]  # your shimocha (the next seat) on the right
+        card = page.locator("#hand button.card >> nth=0").bounding_box()
+        expected = {1280: (34, 40), 1920: (52, 58), 390: (30, 31)}[width]  # clamp(30px, 2.8vw, 58px)
+        assert expected[0] <= card["width"] <= expected[1], card
+        header = page.locator("header").bounding_box()["height"]
+        assert page.query_selector("#dora-card .card:not(.empty)")  # the dealer's first discard turned it
+        page.evaluate("document.querySelector('#dora-card').replaceChildren()")  # without it
+        assert page.locator("header").bounding_box()["height"] == header
+        for _ in range(8):  # a few moves on: ponds fill, still nothing outside the window
+            if _body(page, "view") == "result":
+                _no_overflow(page)
+                page.click("#result-continue")
+            elif _body(page, "view") == "table":
+                _move(page)
+        _no_overflow(page)
+    finally:
+        server.stop()
+        ctx.close()
+    assert errors == [], errors
+
+
+def test_the_page_forwards_its_query_string(page):
+    """The page's own query (e.g. a token the server asks for) goes with every request it makes."""
+    server = _live(JOKER_SEED)
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url))
+    page.on("websocket", lambda ws: seen.append(ws.url))
+    try:
+        page.goto(server.url + "?token=abc123")
+        page.wait_for_selector("#hand button.card")
+        api = [u for u in seen if "/api/" in u or "/ws/" in u]
+        assert any("/api/config" in u for u in api) and any("/ws/play" in u for u in api)
+        assert all(u.endswith("?token=abc123") for u in api), api
+    finally:
+        server.stop()
+
+
+# -- view and review --------------------------------------------------------------------------------------
+def test_viewer_steps_through_a_tournament_game_and_stops_on_each_result(page, tmp_path):
     from meld8_app.cli.view import viewer_data
     from meld8_app.web.app import create_app
 
     _, data = viewer_data(str(_tournament_log(tmp_path)), 2)
+    frames = data["frames"]
     server = Server(create_app("view", replay=data))
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-frame='0']")
-        assert page.inner_text("#frame") == f"action 0 / {len(data['frames']) - 1}"
+        assert page.inner_text("#frame") == f"action 0 / {frames[-1]['index']}"
+        header = page.locator("header").bounding_box()["height"]
         for _ in range(5):
             page.click("#next")
         page.wait_for_selector("body[data-frame='5']")
+        assert page.locator("header").bounding_box()["height"] == header  # the dora card did not move it
         page.keyboard.press("ArrowLeft")
         page.wait_for_selector("body[data-frame='4']")
         # the seat names are the tournament's agents; every hand is shown, then hidden by the toggle
-        assert "greedy" in page.inner_text("#table") and "random" in page.inner_text("#table")
-        assert len(page.query_selector_all(".seat .row.hand")) == 3
+        text = page.inner_text("#table")
+        assert "greedy" in text and "random" in text and "defensive" in text
+        assert len(page.query_selector_all(".seat .cards.hand")) == 3
         page.uncheck("#show-all")
-        assert len(page.query_selector_all(".seat .row.hand")) == 0
+        assert len(page.query_selector_all(".seat .cards.hand")) == 0
+        assert len(page.query_selector_all(".seat .cards.backs")) == 3
         page.check("#show-all")
-        # jump to the last hand, then to the end: the ledger and the final table are there
-        page.click("#next-hand")
-        assert int(page.get_attribute("body", "data-frame")) > 5
+        # every hand's ending has its own frame: step to each with "result »"
+        marks = [i for i, f in enumerate(frames) if f.get("result")]
+        assert marks
+        page.keyboard.press("Home")
+        page.wait_for_selector("body[data-frame='0']")
+        for i in marks:
+            page.click("#next-result")
+            page.wait_for_selector(f"body[data-frame='{i}']")
+            assert _body(page, "view") == "result" and page.query_selector("#result-view #ledger")
+            res = frames[i]["results"][-1]
+            assert page.get_attribute("#result-view", "data-hand") == str(res["hand"])
+            if res["win"]:
+                assert page.query_selector(".seat.winner .card.wincard")
+        assert "placement points" in page.inner_text("#ledger")  # the last hand's ledger ends the game (R40)
         page.keyboard.press("End")
-        last = len(data["frames"]) - 1
-        page.evaluate("document.querySelector('#jump').value = document.querySelector('#jump').options["
-                      "document.querySelector('#jump').options.length - 1].value")  # fmt: skip
-        page.dispatch_event("#jump", "change")
-        for _ in range(last):
-            if page.get_attribute("body", "data-frame") == str(last):
-                break
-            page.keyboard.press("ArrowRight")
-        page.wait_for_selector(f"body[data-frame='{last}']")
-        assert page.query_selector("#gameend") and page.query_selector("#ledger")
+        page.wait_for_selector(f"body[data-frame='{len(frames) - 1}']")
+        assert page.query_selector("#gameend") and "placement points" in page.inner_text("#gameend")
+        assert len(page.query_selector_all("#history li")) == len(marks)
     finally:
         server.stop()
 
@@ -187,13 +357,27 @@ def test_review_page(page, tmp_path):
         page.goto(server.url)
         page.wait_for_selector("#agreement")
         assert f"agreement {round(100 * rev['summary']['agreement'])}%" in page.inner_text("#agreement")
+        explain = page.inner_text("#explain")
+        assert "distance" in explain and "acceptance" in explain and "danger" in explain
         flagged = page.query_selector_all("#flagged .decision")
         assert len(flagged) == rev["summary"]["flagged"] > 0
-        flagged[0].click()
-        first = next(d for d in rev["decisions"] if d["flagged"])
-        page.wait_for_selector(f"body[data-frame='{first['index']}']")
+        # "next decision of this seat" walks the seat's decisions in order
+        index = [d["index"] for d in rev["decisions"] if d["index"] > 0]  # the page opens on action 0
+        for want in index[:3]:
+            page.click("#next-decision")
+            page.wait_for_function(f"document.querySelector('#decision').innerText.includes('action {want}:')")
+        page.click("#prev-decision")
+        page.wait_for_function(f"document.querySelector('#decision').innerText.includes('action {index[1]}:')")
+        first = next(d for d in rev["decisions"] if d["flagged"] and d["discards"])
+        page.locator("#flagged .decision", has_text=f"action {first['index']}:").click()
+        page.wait_for_function(f"document.querySelector('#decision').innerText.includes('action {first['index']}:')")
         text = page.inner_text("#decision")
-        assert first["played"]["name"] in text and first["reference"]["name"] in text
+        assert first["played"]["label"] in text and first["reference"]["label"] in text
+        assert page.query_selector("#lookahead") and "danger:" in page.inner_text("#lookahead")
+        _no_overflow(page)
+        review_box = page.locator("#review").bounding_box()
+        assert review_box["x"] + review_box["width"] <= 1280  # the review fits a 1280 px window
+        page.evaluate("document.querySelector('aside').scrollTop = 0")  # the decision at the top of the panel
         page.screenshot(path=str(IMG / "review.png"))
     finally:
         server.stop()

@@ -22,6 +22,8 @@ const el = (tag, attrs = {}, ...kids) => {
 };
 const fmt = (n) => Number(n).toLocaleString("en");
 const signed = (n) => (n > 0 ? "+" : n < 0 ? "−" : "±") + fmt(Math.abs(n));
+// a name two seats share gets its seat, as in the server's words (tableview.unique_names)
+const uniq = (names) => names.map((n, s) => (names.filter((x) => x === n).length > 1 ? `${n} (seat ${s})` : n));
 const glyph = (c) => (c === "JK" ? "Joker" : (c[0] === "T" ? "10" : c[0]) + SUITS[c[1]]);
 
 // -- cards ---------------------------------------------------------------------------------------
@@ -114,7 +116,8 @@ function renderTable(s, opts) {
     const row = el("div", { class: "hand-row" });
     const key = String(seat);
     const hand = t.hands[key];
-    const shown = hand && (seat === me || showAll || (win && win.winner === seat));
+    const own = opts.own === undefined ? me : opts.own; // the seat whose hand is always shown (viewer: none)
+    const shown = hand && (seat === own || showAll || (win && win.winner === seat));
     if (seat === me && hand && !result && opts.onDiscard) row.append(renderOwnHand(s, hand, req, opts.onDiscard));
     else if (shown) {
       const cards = el("div", { class: "cards hand", "data-hand": seat });
@@ -334,7 +337,7 @@ function startPlay() {
     socket.onopen = () => showError(null);
   };
   const draw = () => {
-    const names = state.names;
+    const names = uniq(state.names);
     const me = state.seat;
     const shown = pending();
     const result = shown !== null ? state.results[shown] : null;
@@ -424,7 +427,7 @@ async function startViewer(mode) {
   const data = await (await fetch((mode === "review" ? "/api/review" : "/api/replay") + QUERY)).json();
   if (data.error) return showError(data.error);
   const frames = data.frames;
-  const names = data.names ?? Object.keys(frames[0].hands).map((s) => `seat ${s}`);
+  const names = uniq(data.names ?? frames[0].names ?? Object.keys(frames[0].hands).map((s) => `seat ${s}`));
   const review = data.review ?? null;
   const decisions = new Map((review?.decisions ?? []).map((d) => [d.index, d]));
   // frame positions: the state before action i is the last plain frame whose index is i
@@ -500,13 +503,14 @@ async function startViewer(mode) {
     const result = f.result ? f.results.at(-1) : null;
     renderInfo(result ? { ...f, ...result.table } : f, names);
     const center = [];
-    if (result) center.push(resultView(result, f, names, { last: k === frames.length - 2 && frames.at(-1).game_end !== null }));
+    const isLast = k === frames.length - 2 && frames.at(-1).game_end !== null; // the game's last hand
+    if (result) center.push(resultView(result, isLast ? { ...f, game_end: frames.at(-1).game_end } : f, names, { last: isLast }));
     else if (f.game_end) center.push(gameEndView(f, names));
     else if (f.request && f.request.phase === "claim") {
       center.push(el("div", { class: "claim-box" }, el("span", { text: `${names[f.request.discarder]} discards` }),
         cardNode(f.request.claim_card, { big: true, extra: ["claim"] }), el("span", { text: "— under claim" })));
     } else if (f.wall_left !== null) center.push(el("div", { class: "center-line", text: `${f.wall_left} cards left in the wall` }));
-    renderTable(f, { names, me, showAll, result, center });
+    renderTable(f, { names, me, own: review ? me : null, showAll, result, center });
     $("last").textContent = f.last;
     renderLog(f.log);
     renderHistory(f.results, names, (i) => go(resultFrames[i]));
