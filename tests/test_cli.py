@@ -18,7 +18,7 @@ def run(capsys, *argv):
 def test_score_human(capsys):
     code, out, _ = run(capsys, "score", "2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h")
     assert code == 0
-    assert "pinfu" in out and "tanyao" in out and "10000 points" in out and "discarder pays 10000" in out
+    assert "Pinfu" in out and "Tanyao" in out and "10000 points" in out and "discarder pays 10000" in out
 
 
 def test_score_json_fields(capsys):
@@ -33,7 +33,7 @@ def test_score_json_fields(capsys):
 
 def test_score_with_meld_and_reduction(capsys):
     code, out, _ = run(capsys, "score", "2h 3h 4h 9d 9h", "--win", "4h", "--meld", "6d 7d 8d")
-    assert code == 0 and "all_red" in out and "reduced by 1" in out
+    assert code == 0 and "All Red" in out and "reduced by 1" in out
 
 
 def test_score_not_a_win_exit_1(capsys):

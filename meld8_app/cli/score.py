@@ -7,6 +7,7 @@ import json
 
 from meld8_app.cli.common import rules_from
 from meld8_env.cards import card_str, format_cards
+from meld8_env.display import bonus_name, yaku_name
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"joker   stands for {card_str(res.joker_as)}")
     for name, han in res.yaku:
         note = " (reduced by 1: call or Joker, R32)" if name in res.reductions else ""
-        print(f"  {name:<22}{han:>3} han{note}")
+        print(f"  {yaku_name(name):<28}{han:>3} han{note}")  # display names: meld8_env.display (--json keeps ids)
     for name, han in res.bonuses.items():
-        print(f"  {name + ' bonus':<22}{han:>3} han")
+        print(f"  {bonus_name(name):<28}{han:>3} han")
     kind = {0: "", 1: " (yakuman)", 2: " (double yakuman)"}[res.yakuman]
     if res.yakuman and any(y == "counted_yakuman" for y, _ in res.yaku):
         kind = " (counted yakuman)"
