@@ -275,6 +275,15 @@ def test_layout_fits_the_window(browser, width):
         _no_overflow(page)
     finally:
         server.stop()
+    server = _live(TENHOU_SEED, _short(), agents=("greedy", "greedy"))  # a result view with its ledger
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#result-view #ledger")
+        _no_overflow(page)
+        box = page.locator("#result-view").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width
+    finally:
+        server.stop()
         ctx.close()
     assert errors == [], errors
 

@@ -6,7 +6,9 @@ numbers of every candidate (distance to win after it, acceptance count, danger t
 ``agents.greedy`` / ``agents.defensive`` compute them). A decision is flagged when the reference
 gives the played action ``threshold`` less probability than its own choice (for a bot without
 probabilities: when they differ). ``summary``: agreement (share of decisions where the played action
-is the reference's choice), flagged count, the biggest deviations.
+is the reference's choice), flagged count, the biggest deviations. Each action (``played``,
+``reference``, ``options``) has ``id``, ``name`` (engine words, ``pon (s,d)``) and ``label`` (a
+player's words with the claimed card, ``Pon A♥ with A♠ A♦``, ``meld8_env.display``).
 """
 
 from __future__ import annotations
