@@ -362,7 +362,8 @@ function startPlay() {
       center.push(el("div", { class: "claim-box" }, el("span", { text: `${names[r.discarder]} discards` }),
         cardNode(r.claim_card, { big: true, extra: ["claim"] }), el("span", { text: "— call it or pass?" })));
     } else if (state.wall_left !== null) {
-      center.push(el("div", { class: "center-line", text: `${state.wall_left} cards left in the wall` }));
+      center.push(el("div", { class: "center-last", text: state.last }),
+        el("div", { class: "center-line", text: `${state.wall_left} cards left in the wall` }));
     }
     renderTable(state, { names, me, showAll: false, onDiscard: act, result, center });
     $("last").textContent = result ? resultLine(result, names) : state.last;
@@ -509,7 +510,10 @@ async function startViewer(mode) {
     else if (f.request && f.request.phase === "claim") {
       center.push(el("div", { class: "claim-box" }, el("span", { text: `${names[f.request.discarder]} discards` }),
         cardNode(f.request.claim_card, { big: true, extra: ["claim"] }), el("span", { text: "— under claim" })));
-    } else if (f.wall_left !== null) center.push(el("div", { class: "center-line", text: `${f.wall_left} cards left in the wall` }));
+    } else if (f.wall_left !== null) {
+      center.push(el("div", { class: "center-last", text: f.last }),
+        el("div", { class: "center-line", text: `${f.wall_left} cards left in the wall` }));
+    }
     renderTable(f, { names, me, own: review ? me : null, showAll, result, center });
     $("last").textContent = f.last;
     renderLog(f.log);
