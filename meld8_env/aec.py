@@ -29,6 +29,7 @@ from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_seed
 from meld8_env.render import render_table
+from meld8_env.replay import save_replay
 from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
 
@@ -162,8 +163,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def save_replay(self, path: str) -> None:
         """Write this (finished) game as a replay file (``meld8 replay FILE`` re-simulates it)."""
-        from meld8_env.replay import save_replay
-
         save_replay(path, self.rules, self.game_seed, self.action_log)
 
     @property

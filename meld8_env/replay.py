@@ -19,6 +19,7 @@ from meld8_env.actions import IllegalActionError, action_name
 from meld8_env.cards import card_str, format_cards
 from meld8_env.engine.reference import Game
 from meld8_env.rules import RuleConfig, RuleConfigError
+from meld8_env.version import __version__
 
 FORMAT = "meld8-replay"
 
@@ -28,8 +29,6 @@ class ReplayError(ValueError):
 
 
 def _version() -> str:
-    from meld8_env import __version__
-
     return __version__
 
 
