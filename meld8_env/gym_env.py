@@ -42,6 +42,7 @@ from meld8_env.actions import NUM_ACTIONS, is_action_id
 from meld8_env.agent import as_agent
 from meld8_env.agent_spec import load_agent
 from meld8_env.features import augment, augmented_size
+from meld8_env.one_game import observe_seat
 from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
 from meld8_env.table import Table
@@ -138,11 +139,9 @@ class Meld8VectorEnv(VectorEnv):
                 self._idle[i] += 1
                 continue
             seat = int(self.learner_seat[i])
-            rec = v.ended_states[k : k + 1]
-            final_obs = np.empty((1, v.obs_size), np.uint8)
-            masks = np.empty((1, NUM_ACTIONS), np.uint8)
-            v.engine.observe_records(rec, np.array([seat], np.int8), final_obs, masks)
-            ended.append((i, final_obs, masks, int(rec["final_scores"][0][seat]), int(rec["placements"][0][seat])))
+            rec = v.ended_states[k]
+            final_obs, mask = observe_seat(v.engine, seat, record=rec)
+            ended.append((i, final_obs[None], mask[None], int(rec["final_scores"][seat]), int(rec["placements"][seat])))
             done[i] = True
 
     # -- Gymnasium API ---------------------------------------------------------------------------
@@ -195,7 +194,7 @@ class Meld8VectorEnv(VectorEnv):
         }
         for i, final_obs, masks, score, place, ret, length in ended:
             info = {
-                "final_obs": self._observation(final_obs, masks.view(bool))[0],
+                "final_obs": self._observation(final_obs, masks)[0],
                 "final_info": {
                     "final_score": score,
                     "placement": place,

@@ -32,6 +32,7 @@ from gymnasium import spaces
 
 from meld8_env.actions import NUM_ACTIONS
 from meld8_env.features import augment, augmented_size
+from meld8_env.one_game import observe_seat
 from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
 from meld8_env.vector import Meld8Vector
@@ -115,13 +116,8 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         self._steps += 1
         rewards = {agent_id(s): float(r) for s, r in enumerate(self.vec.rewards[0])}
         if self.vec.ended_index.size:  # the game ended: every seat's last view, everybody done
-            rec = self.vec.ended_states
-            obs = np.empty((1, self.vec.obs_size), np.uint8)
-            masks = np.empty((1, NUM_ACTIONS), np.uint8)
-            last = {}
-            for s in range(self.P):
-                self.vec.engine.observe_records(rec, np.array([s], np.int8), obs, masks)
-                last[agent_id(s)] = self._encode(obs[0], masks[0])
+            rec = self.vec.ended_states[0]
+            last = {agent_id(s): self._encode(*observe_seat(self.vec.engine, s, record=rec)) for s in range(self.P)}
             done = {a: True for a in self.possible_agents} | {"__all__": True}
             return last, rewards, done, {"__all__": False}, {}
         truncated = self.max_steps is not None and self._steps >= self.max_steps
@@ -134,10 +130,7 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         return float_obs(obs, masks, self.rules, self.features)
 
     def _seat_view(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        obs = np.empty((1, self.vec.obs_size), np.uint8)
-        masks = np.empty((1, NUM_ACTIONS), np.uint8)
-        self.vec.engine.observe_index(np.array([0]), np.array([seat], np.int8), obs, masks)
-        return obs[0], masks[0]
+        return observe_seat(self.vec.engine, seat)
 
 
 def register() -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from meld8_env.actions import NUM_ACTIONS, PASS, action_name
+from meld8_env.actions import PASS, action_name
 from meld8_env.agent_spec import load_agent
 from meld8_env.cardmask import discard_masks
 from meld8_env.cards import card_str
@@ -24,6 +24,7 @@ from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
 from meld8_env.features import danger, discard_table
 from meld8_env.observation import decode
+from meld8_env.one_game import ResimulationError, observe_seat, resimulate
 from meld8_env.rules import RuleConfig
 
 
@@ -58,18 +59,20 @@ def review(
         raise ValueError(f"threshold must be a probability 0..1, got {threshold}")
     ref = load_agent(agent, rules, 0, trust)
     ref.setup(rules)
-    eng = FastBatch(1, rules)
-    eng.reset(np.array([seed], np.uint64))
-    obs = np.zeros((1, eng.obs_size), np.uint8)
-    masks = np.zeros((1, NUM_ACTIONS), np.uint8)
+    try:
+        game = resimulate(rules, seed, actions)
+    except ResimulationError as exc:
+        raise ValueError(f"{exc}: the replay does not fit these rules and seed") from None
+    eng = FastBatch(1, rules)  # observes the re-simulated records
     decisions = []
-    for i, a in enumerate(actions):
-        rec = eng.record(0)
+    for i, a in enumerate(game.actions):
+        rec = game.records[i]
         if int(rec["acting"]) == seat and int(rec["phase"]) != Phase.OVER:
-            eng.observe_index(np.array([0]), np.array([seat], np.int8), obs, masks)
+            ob, mask = observe_seat(eng, seat, record=rec)
+            obs, masks = ob[None], mask[None]
             legal = np.flatnonzero(masks[0])
-            choice = int(ref.act_batch(obs.copy(), masks.astype(bool))[0])
-            probs = ref.probabilities(obs, masks.astype(bool))[0] if hasattr(ref, "probabilities") else None
+            choice = int(ref.act_batch(obs.copy(), masks.copy())[0])
+            probs = ref.probabilities(obs, masks)[0] if hasattr(ref, "probabilities") else None
             if probs is not None:
                 deviation = float(probs[choice] - probs[int(a)])
                 listed = sorted(((float(probs[x]), int(x)) for x in legal), reverse=True)
@@ -85,8 +88,6 @@ def review(
                 "options": options,
                 "discards": _lookahead(obs[0], masks[0], rules) if not masks[0, PASS] else [],
             })  # fmt: skip
-        if eng.step(np.array([int(a)], np.int64))[0]:
-            raise ValueError(f"action {i} ({a}) is illegal here: the replay does not fit these rules and seed")
     n = len(decisions)
     worst = sorted(decisions, key=lambda d: -d["deviation"])[:5]
     return {
