@@ -1,6 +1,6 @@
 """Card-head networks in plain torch: the layers both training backends (SB3, RLlib) build on.
 
-Input: observations with the look-ahead features of ``agents.lookahead`` appended, as **raw values**
+Input: observations with the look-ahead features of ``meld8_env.features`` appended, as **raw values**
 (N, D) float (the engine's uint8 counts and flags, not ``log1p``). :class:`CardInputs` cuts out, per
 discard action, that card's features (in hand, distance to win after discarding it, acceptance, danger
 to each opponent) -> (N, 52, 3 + P - 1), and per call action its features (legal, distance after it,
@@ -15,8 +15,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from agents.lookahead import N_CALLS, feature_layout
 from meld8_env.actions import PASS, PON_BASE
+from meld8_env.features import N_CALLS, feature_layout
 
 N_CARDS = 52  # discard actions 0..51
 CALL_K = 4  # legal, distance after, yaku possible, distance now
@@ -35,7 +35,7 @@ class CardInputs:
     """Raw augmented observations (N, D) -> (cards (N, 52, card_k), calls (N, 9, call_k)).
 
     ``base`` is the engine's observation size and ``players`` the number of seats (they fix the layout
-    of ``agents.lookahead``)."""
+    of ``meld8_env.features``)."""
 
     def __init__(self, base: int, players: int) -> None:
         self.players = int(players)

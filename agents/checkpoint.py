@@ -2,7 +2,7 @@
 
 A MaskablePPO checkpoint is a zip; Meld8 adds one member, ``meld8.json``, beside SB3's own files
 (SB3 ignores it when loading). It records how to build and feed the policy, so nothing is guessed
-from sizes - and nothing is unpickled: :func:`load_policy` rebuilds the network from this metadata
+from sizes - and nothing is unpickled: ``agents.networks.load_policy`` rebuilds the network from this metadata
 and reads only tensors (``policy.pth``) with ``torch.load(weights_only=True)``. SB3's own ``data``
 member is never read by default, because SB3 unpickles it with cloudpickle and a crafted checkpoint
 would run code. Loading a foreign zip that needs that (no ``meld8.json``) takes ``trust=True``
@@ -11,7 +11,7 @@ would run code. Loading a foreign zip that needs that (no ``meld8.json``) takes 
 | key | meaning |
 |---|---|
 | ``format`` | ``meld8-checkpoint`` and ``version`` 1 |
-| ``features`` | whether observations carry the look-ahead features (``agents.lookahead``) |
+| ``features`` | whether observations carry the look-ahead features (``meld8_env.features``) |
 | ``network``, ``net_arch`` | the policy network (``agents.networks``) and its hidden sizes |
 | ``obs_layout_version``, ``features_layout_version`` | the layouts it was trained on |
 | ``obs_size`` | the size of its input vector |
@@ -26,23 +26,29 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from meld8_env.agent import CheckpointError
+from meld8_env.features import FEATURES_LAYOUT_VERSION, augmented_size
 from meld8_env.observation import OBS_LAYOUT_VERSION, obs_size
 from meld8_env.rules import RuleConfig
 
 NETWORKS = ("separate", "shared", "card_heads")
 """The policy networks ``agents.networks`` builds (named here, where no torch import is needed)."""
+__all__ = [
+    "NETWORKS",
+    "CheckpointError",
+    "check_compatible",
+    "load_tensors",
+    "make_metadata",
+    "read_member",
+    "read_metadata",
+    "write_metadata",
+]
 MEMBER = "meld8.json"
 FORMAT = "meld8-checkpoint"
 VERSION = 1
 
 
-class CheckpointError(ValueError):
-    """A checkpoint that is missing, unreadable, or made for other observations."""
-
-
 def make_metadata(rules: RuleConfig, features: bool, network: str, net_arch: list[int]) -> dict[str, Any]:
-    from agents.lookahead import FEATURES_LAYOUT_VERSION, augmented_size
-
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -96,35 +102,6 @@ def load_tensors(path: str | Path, name: str) -> Any:
         raise CheckpointError(f"{path}: {name} is not a plain tensor file ({why})") from None
 
 
-def build_policy(meta: dict[str, Any], rules: RuleConfig):
-    """The policy network that ``meta`` describes, with fresh weights (inference: learning rate 0)."""
-    import numpy as np
-    from gymnasium import spaces
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-
-    from agents.networks import policy_for
-    from meld8_env.actions import NUM_ACTIONS
-
-    cls, kwargs = policy_for(meta["network"], list(meta["net_arch"]), obs_size(rules), int(meta["num_players"]))
-    if cls == "MlpPolicy":
-        cls = MaskableActorCriticPolicy
-    obs_space = spaces.Box(0, 255, (int(meta["obs_size"]),), np.uint8)
-    return cls(obs_space, spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
-
-
-def load_policy(path: str | Path, rules: RuleConfig):
-    """(policy, metadata) of a Meld8 checkpoint without unpickling anything."""
-    meta = read_metadata(path)
-    check_compatible(meta, rules, str(path))
-    policy = build_policy(meta, rules)
-    try:
-        policy.load_state_dict(load_tensors(path, "policy.pth"))
-    except (RuntimeError, TypeError) as exc:
-        raise CheckpointError(f"{path}: its weights do not fit the network its metadata names ({exc})") from None
-    policy.set_training_mode(False)
-    return policy, meta
-
-
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The checkpoint's metadata; CheckpointError when it is not a Meld8 checkpoint."""
     path = Path(path)
@@ -150,8 +127,6 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 
 def check_compatible(meta: dict[str, Any], rules: RuleConfig, where: str) -> None:
     """Raise CheckpointError unless a policy with ``meta`` can play under ``rules``."""
-    from agents.lookahead import FEATURES_LAYOUT_VERSION, augmented_size
-
     if meta.get("obs_layout_version") != OBS_LAYOUT_VERSION:
         raise CheckpointError(
             f"{where}: trained on observation layout v{meta.get('obs_layout_version')}, this meld8 writes "

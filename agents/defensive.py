@@ -12,39 +12,17 @@ discards kills the pair shapes; c+3 / c-3 discarded kills the two-sided shapes).
 - Against a threat (an opponent who has called, or any opponent once the wall is nearly empty) while
   still far from winning (distance >= ``fold_distance`` after the best discard): the least dangerous
   discard to the threats first, then the greedy order.
+
+``danger`` and the discard table are in ``meld8_env.features`` (shared with the look-ahead features).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents.greedy import GreedyAgent, discard_table, first_per_row
-from meld8_env.cardmask import BITS, RANK_MASKS, discard_masks
-
-U0 = np.uint64(0)
-
-
-def _card_bit(rank: np.ndarray, suit: np.ndarray) -> np.ndarray:
-    ok = (rank >= 0) & (rank <= 12)
-    out = np.zeros(len(rank), np.uint64)
-    out[ok] = BITS[13 * suit[ok] + rank[ok]]
-    return out
-
-
-def danger(cards: np.ndarray, unseen: np.ndarray, their_discards: np.ndarray) -> np.ndarray:
-    """Live, non-furiten wait shapes on each card for one opponent (vectorized)."""
-    r, s = cards % 13, cards // 13
-    me = BITS[cards]
-
-    def b(dr: int) -> np.ndarray:
-        return _card_bit(r + dr, s)
-
-    live = lambda m: (m != U0) & ((unseen & m) == m)  # noqa: E731 - all cards of the shape unseen
-    pair = ((unseen & RANK_MASKS[r] & ~me) != U0) & ((their_discards & RANK_MASKS[r]) == U0)
-    up = live(b(1) | b(2)) & ((b(1) != U0) & (b(2) != U0)) & ((their_discards & b(3)) == U0)
-    down = live(b(-1) | b(-2)) & ((b(-1) != U0) & (b(-2) != U0)) & ((their_discards & b(-3)) == U0)
-    mid = live(b(-1) | b(1)) & ((b(-1) != U0) & (b(1) != U0))
-    return pair.astype(np.int64) + up + down + mid
+from agents.greedy import GreedyAgent
+from meld8_env.cardmask import discard_masks
+from meld8_env.features import danger, discard_table, first_per_row
 
 
 class DefensiveAgent(GreedyAgent):

@@ -3,7 +3,7 @@
 - ``separate``: SB3's default MLP policy, separate policy and value networks ``net_arch`` each.
 - ``shared``: one trunk ``net_arch`` (ReLU) feeds both heads (``Meld8Trunk``): half the compute of
   the forward and backward passes, the largest cost of training once the engine is fast.
-- ``card_heads`` (needs the look-ahead features of ``agents.lookahead``): the shared trunk, plus
+- ``card_heads`` (needs the look-ahead features of ``meld8_env.features``): the shared trunk, plus
   action heads that score each discard from its own card's features (in hand, distance after the
   discard, acceptance, danger to each opponent) and each call from its features (distance after it,
   yaku possible, distance now), with weights shared across cards (``Meld8Policy``). A discard's logit
@@ -13,19 +13,27 @@
 Observations are ``uint8`` flags and counts (card ids up to 53, scores around 128); SB3 passes them on
 as floats unscaled, so the trunks read ``log1p(obs)`` (flags stay distinct, big counts stop dominating)
 and the card-head inputs are scaled to about [0, 1].
+
+:func:`load_policy` rebuilds a checkpoint's network from its metadata (``agents.checkpoint``) and reads
+only its tensors.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from agents.card_net import CardHeads, CardInputs, mlp
-from agents.checkpoint import NETWORKS  # one list of network kinds
+from agents.checkpoint import NETWORKS, CheckpointError, check_compatible, load_tensors, read_metadata
+from meld8_env.actions import NUM_ACTIONS
+from meld8_env.observation import obs_size
+from meld8_env.rules import RuleConfig
 
 
 class Meld8Trunk(BaseFeaturesExtractor):
@@ -88,3 +96,25 @@ def policy_for(network: str, net_arch: list[int], base: int, players: int) -> tu
             "net_arch": {"pi": [], "vf": []},
         }
     raise ValueError(f"unknown network {network!r}; choose one of {', '.join(NETWORKS)}")
+
+
+def build_policy(meta: dict[str, Any], rules: RuleConfig):
+    """The policy network that ``meta`` describes, with fresh weights (inference: learning rate 0)."""
+    cls, kwargs = policy_for(meta["network"], list(meta["net_arch"]), obs_size(rules), int(meta["num_players"]))
+    if cls == "MlpPolicy":
+        cls = MaskableActorCriticPolicy
+    obs_space = spaces.Box(0, 255, (int(meta["obs_size"]),), np.uint8)
+    return cls(obs_space, spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
+
+
+def load_policy(path: str | Path, rules: RuleConfig):
+    """(policy, metadata) of a Meld8 checkpoint without unpickling anything."""
+    meta = read_metadata(path)
+    check_compatible(meta, rules, str(path))
+    policy = build_policy(meta, rules)
+    try:
+        policy.load_state_dict(load_tensors(path, "policy.pth"))
+    except (RuntimeError, TypeError) as exc:
+        raise CheckpointError(f"{path}: its weights do not fit the network its metadata names ({exc})") from None
+    policy.set_training_mode(False)
+    return policy, meta

@@ -1,9 +1,9 @@
 """Any MaskablePPO checkpoint written by ``meld8 train`` as an agent: ``act_batch`` is one forward pass
 for all games.
 
-Loading is weights-only (``agents.checkpoint.load_policy``): the network is rebuilt from the
+Loading is weights-only (``agents.networks.load_policy``): the network is rebuilt from the
 checkpoint's metadata and only tensors are read, so a shared checkpoint cannot run code. The metadata
-also says whether observations carry the look-ahead features (``agents.lookahead``); the agent
+also says whether observations carry the look-ahead features (``meld8_env.features``); the agent
 computes them before the forward pass. ``trust=True`` loads a foreign SB3 zip through SB3 itself,
 which unpickles code stored in the file.
 """
@@ -14,9 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import Agent
-from agents.checkpoint import CheckpointError, check_compatible, load_policy, read_metadata
-from agents.lookahead import augment
+from agents.checkpoint import CheckpointError, check_compatible, read_metadata
+from agents.networks import load_policy
+from meld8_env.agent import Agent
+from meld8_env.features import augment
+from meld8_env.observation import obs_size
 from meld8_env.rules import RuleConfig
 
 
@@ -51,8 +53,6 @@ class PolicyAgent(Agent):
         model = MaskablePPO.load(self.path, device="cpu")
         self.policy = model.policy
         if self.meta is None:  # a foreign zip: what its observation space says is all there is
-            from meld8_env.observation import obs_size
-
             size = int(model.observation_space.shape[0])
             self.meta = {"features": size != obs_size(self.rules), "obs_size": size}
 

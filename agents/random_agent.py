@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import Agent
+from meld8_env.agent import Agent
 from meld8_env.engine.seeding import GOLDEN, mix64_array
 
 _GOLDEN = np.uint64(GOLDEN)

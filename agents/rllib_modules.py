@@ -25,6 +25,8 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
 from agents.card_net import CardHeads, CardInputs, mlp
+from meld8_env.agent_spec import load_agent
+from meld8_env.observation import obs_size
 from meld8_env.rules import RuleConfig
 
 NETWORKS = ("card_heads", "mlp")
@@ -68,8 +70,6 @@ class BotRLModule(TorchRLModule):
     """A built-in bot as an RLlib module; model_config: ``bot``, ``rules`` (dict), ``obs_size``."""
 
     def setup(self) -> None:
-        from agents.registry import load_agent
-
         cfg = self.model_config
         self.bot = load_agent(cfg["bot"], RuleConfig.from_dict(cfg["rules"]), cfg.get("seed", 0))
         self._dummy = nn.Parameter(torch.zeros(1), requires_grad=False)  # a module must hold a tensor
@@ -84,8 +84,6 @@ class BotRLModule(TorchRLModule):
 
 def learner_module_spec(network: str, hidden: list[int], rules: RuleConfig) -> RLModuleSpec:
     """RLModuleSpec of a learning policy (and its frozen snapshots) of ``network`` (see NETWORKS)."""
-    from meld8_env.observation import obs_size
-
     if network == "card_heads":
         config = {"hidden": list(hidden), "obs_size": obs_size(rules), "players": rules.num_players}
         return RLModuleSpec(module_class=CardHeadsRLModule, model_config=config)
@@ -101,7 +99,5 @@ def learner_module_spec(network: str, hidden: list[int], rules: RuleConfig) -> R
 
 def bot_module_spec(bot: str, rules: RuleConfig) -> RLModuleSpec:
     """RLModuleSpec of a non-learning module that plays the built-in bot ``bot``."""
-    from meld8_env.observation import obs_size
-
     config = {"bot": bot, "rules": rules.to_dict(), "obs_size": obs_size(rules)}
     return RLModuleSpec(module_class=BotRLModule, model_config=config)

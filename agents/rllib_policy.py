@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.base import Agent
-from agents.checkpoint import CheckpointError
+from meld8_env.agent import Agent, CheckpointError
+from meld8_env.observation import obs_size
 from meld8_env.rules import RuleConfig
 
 FORMAT = "meld8-rllib-policy"
@@ -33,8 +33,6 @@ def export_policy(
     folder.mkdir(parents=True, exist_ok=True)
     state = {k: np.asarray(v) for k, v in module.get_state(inference_only=True).items()}
     np.savez(folder / WEIGHTS, **state)
-    from meld8_env.observation import obs_size
-
     meta = {"format": FORMAT, "network": network, "hidden": list(hidden), "rules_hash": rules.rules_hash,
             "players": rules.num_players, "obs_size": obs_size(rules), **(extra or {})}  # fmt: skip
     (folder / META).write_text(json.dumps(meta, indent=1))

@@ -6,9 +6,9 @@ distance to win; C with a pure-Python twin), ``scoring`` (yaku, han, points).
 
 from meld8_env.cards import JOKER, CardError, format_cards, parse_cards
 from meld8_env.rules import RuleConfig, RuleConfigError
+from meld8_env.version import __version__
 
-__version__ = "0.1.0"
-__all__ = ["JOKER", "CardError", "RuleConfig", "RuleConfigError", "format_cards", "parse_cards"]
+__all__ = ["JOKER", "CardError", "RuleConfig", "RuleConfigError", "__version__", "format_cards", "parse_cards"]
 
 
 def env(**kwargs):

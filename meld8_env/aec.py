@@ -28,7 +28,9 @@ from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id, leg
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_seed
+from meld8_env.one_game import observe_seat
 from meld8_env.render import render_table
+from meld8_env.replay import save_replay
 from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
 
@@ -82,7 +84,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self._seeds = np.random.default_rng()
         self._act = np.zeros(1, np.int64)
         self._illegal = np.zeros(1, np.uint8)
-        self._seat = np.zeros(1, np.int8)
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -110,11 +111,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.agent_selection = self.agents[int(self.record["acting"])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        self._seat[0] = self._seat_of[agent]
-        obs = np.empty((1, self.engine.obs_size), np.uint8)
-        mask = np.empty((1, NUM_ACTIONS), np.int8)
-        self.engine.observe_into(self._seat, obs, mask)
-        return {"observation": obs[0], "action_mask": mask[0]}
+        obs, mask = observe_seat(self.engine, self._seat_of[agent])
+        return {"observation": obs, "action_mask": mask.view(np.int8)}
 
     def state(self) -> np.ndarray:
         """The full-information view: seat 0's observation in the oracle layout (``state_space``)."""
@@ -162,8 +160,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def save_replay(self, path: str) -> None:
         """Write this (finished) game as a replay file (``meld8 replay FILE`` re-simulates it)."""
-        from meld8_env.replay import save_replay
-
         save_replay(path, self.rules, self.game_seed, self.action_log)
 
     @property

@@ -5,7 +5,7 @@ gives :class:`Meld8VectorEnv`, a real ``gymnasium.vector.VectorEnv``; ``gymnasiu
 gives :class:`Meld8SingleEnv`, a ``gymnasium.Env`` (one game). Options (both): ``opponents`` (agent
 names or objects for the other seats; one name fills every other seat; default ``"defensive"``),
 ``rules`` (a name, YAML path, dict or RuleConfig), ``features`` (append the look-ahead features of
-``agents.lookahead``), ``reward`` (``"points"`` or ``"rank"``), ``shaping`` (potential-based shaping of
+``meld8_env.features``), ``reward`` (``"points"`` or ``"rank"``), ``shaping`` (potential-based shaping of
 the reward by distance to win, ``meld8_env.vector``; default 0, off), ``seed``.
 
 Seating: game i seats the learner at ``i % P`` (seats rotate across games); opponents act inside
@@ -39,21 +39,24 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from meld8_env.actions import NUM_ACTIONS, is_action_id
+from meld8_env.agent import as_agent
+from meld8_env.agent_spec import load_agent
+from meld8_env.features import augment, augmented_size
+from meld8_env.one_game import observe_seat
 from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
-from meld8_env.table import Table, plays_streams
+from meld8_env.table import Table
 from meld8_env.vector import Meld8Vector
 
 
 def load_opponents(opponents: str | Sequence, rules: RuleConfig, seed: int = 0) -> list:
-    """Agent objects for the P - 1 other seats from names (``agents.registry``) or objects."""
-    from agents.registry import load_agent
-
+    """Agent objects for the P - 1 other seats from specs (``meld8_env.agent_spec``) or objects (given the
+    whole contract by ``meld8_env.agent.as_agent``)."""
     P = rules.num_players
     specs = [opponents] * (P - 1) if isinstance(opponents, str) else list(opponents)
     if len(specs) != P - 1:
         raise ValueError(f"give {P - 1} opponents (the other seats), got {len(specs)}")
-    return [load_agent(s, rules, seed + 1 + k) if isinstance(s, str) else s for k, s in enumerate(specs)]
+    return [load_agent(s, rules, seed + 1 + k) if isinstance(s, str) else as_agent(s) for k, s in enumerate(specs)]
 
 
 class Meld8VectorEnv(VectorEnv):
@@ -76,19 +79,13 @@ class Meld8VectorEnv(VectorEnv):
         self.num_envs = int(num_envs)
         self.opponents = load_opponents(opponents, self.rules, 0 if seed is None else int(seed))
         for a in self.opponents:
-            if hasattr(a, "setup"):
-                a.setup(self.rules)
+            a.setup(self.rules)
         self.vec = Meld8Vector(self.num_envs, rules=self.rules, seed=seed, reward=reward, shaping=shaping)
         self.table = Table(self.vec)
         self.P = self.rules.num_players
         self.learner_seat = (np.arange(self.num_envs) % self.P).astype(np.int64)
         self.features = bool(features)
-        if self.features:
-            from agents.lookahead import augmented_size
-
-            size = augmented_size(self.rules)
-        else:
-            size = self.vec.obs_size
+        size = augmented_size(self.rules) if self.features else self.vec.obs_size
         self.single_observation_space = spaces.Box(0, 255, (size,), np.uint8)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -100,8 +97,6 @@ class Meld8VectorEnv(VectorEnv):
     # -- the learner's turn ----------------------------------------------------------------------
     def _observation(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if self.features:
-            from agents.lookahead import augment
-
             return augment(obs, masks, self.rules)
         return obs.copy()
 
@@ -144,11 +139,9 @@ class Meld8VectorEnv(VectorEnv):
                 self._idle[i] += 1
                 continue
             seat = int(self.learner_seat[i])
-            rec = v.ended_states[k : k + 1]
-            final_obs = np.empty((1, v.obs_size), np.uint8)
-            masks = np.empty((1, NUM_ACTIONS), np.uint8)
-            v.engine.observe_records(rec, np.array([seat], np.int8), final_obs, masks)
-            ended.append((i, final_obs, masks, int(rec["final_scores"][0][seat]), int(rec["placements"][0][seat])))
+            rec = v.ended_states[k]
+            final_obs, mask = observe_seat(v.engine, seat, record=rec)
+            ended.append((i, final_obs[None], mask[None], int(rec["final_scores"][seat]), int(rec["placements"][seat])))
             done[i] = True
 
     # -- Gymnasium API ---------------------------------------------------------------------------
@@ -201,7 +194,7 @@ class Meld8VectorEnv(VectorEnv):
         }
         for i, final_obs, masks, score, place, ret, length in ended:
             info = {
-                "final_obs": self._observation(final_obs, masks.view(bool))[0],
+                "final_obs": self._observation(final_obs, masks)[0],
                 "final_info": {
                     "final_score": score,
                     "placement": place,
@@ -219,8 +212,7 @@ class Meld8VectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         self.table.close()
         for agent in self.opponents:  # external bots' processes end with the env
-            if plays_streams(agent):
-                agent.close()
+            agent.close()
         self.vec.close()
 
 

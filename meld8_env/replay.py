@@ -15,10 +15,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from meld8_env.actions import IllegalActionError, action_name
+from meld8_env.actions import action_name
 from meld8_env.cards import card_str, format_cards
-from meld8_env.engine.reference import Game
+from meld8_env.codes import Result
+from meld8_env.one_game import Resimulation, ResimulationError
+from meld8_env.one_game import resimulate as _resimulate
+from meld8_env.outcomes import HandOutcome
 from meld8_env.rules import RuleConfig, RuleConfigError
+from meld8_env.version import __version__
 
 FORMAT = "meld8-replay"
 
@@ -28,8 +32,6 @@ class ReplayError(ValueError):
 
 
 def _version() -> str:
-    from meld8_env import __version__
-
     return __version__
 
 
@@ -38,15 +40,16 @@ def _checksum(body: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def play(rules: RuleConfig, seed: int, actions: Sequence[int]) -> Game:
-    """Re-simulate a game on the reference engine; raises ReplayError if an action is illegal."""
-    game = Game(rules, seed=seed)
-    for i, a in enumerate(actions):
-        try:
-            game.step(int(a))
-        except IllegalActionError as exc:
-            raise ReplayError(f"replay diverges at action {i}: {exc}") from None
-    return game
+def resimulate(rules: RuleConfig, seed: int, actions: Sequence[int]) -> Resimulation:
+    """Re-simulate a game on the fast engine (``meld8_env.one_game.resimulate``); ReplayError if an
+    action is not accepted."""
+    try:
+        return _resimulate(rules, seed, actions)
+    except ResimulationError as exc:
+        raise ReplayError(f"replay diverges at {exc}") from None
+
+
+play = resimulate  # the older name
 
 
 def make_replay(
@@ -54,7 +57,7 @@ def make_replay(
 ) -> dict[str, Any]:
     """Build the replay document of a finished game (re-simulated to fill in its result); ``names``
     (who sat where, e.g. ``["you", "greedy", "defensive"]``) is kept for the viewer when given."""
-    game = play(rules, seed, actions)
+    game = resimulate(rules, seed, actions)
     if not game.over:
         raise ReplayError(f"the game is not over after {len(actions)} actions")
     body = {
@@ -64,7 +67,7 @@ def make_replay(
         "rules_hash": rules.rules_hash,
         "seed": int(seed),
         "actions": [int(a) for a in actions],
-        "result": {"final_scores": game.final_scores, "placements": game.placements, "deals": game.deals},
+        "result": game.result(),
     }
     if names is not None:
         if len(names) != rules.num_players or not all(isinstance(n, str) and 0 < len(n) <= 200 for n in names):
@@ -82,7 +85,7 @@ def save_replay(
     return p
 
 
-def load_replay(path: str | Path) -> tuple[dict[str, Any], Game]:
+def load_replay(path: str | Path) -> tuple[dict[str, Any], Resimulation]:
     """Read, verify and re-simulate a replay; returns (document, finished game)."""
     p = Path(path)
     try:
@@ -110,8 +113,8 @@ def load_replay(path: str | Path) -> tuple[dict[str, Any], Game]:
         raise ReplayError(f"{p}: bad rules: {exc}") from None
     if rules.rules_hash != doc["rules_hash"]:
         raise ReplayError(f"{p}: rules hash {doc['rules_hash']} does not match its rules ({rules.rules_hash})")
-    game = play(rules, doc["seed"], doc["actions"])
-    got = {"final_scores": game.final_scores, "placements": game.placements, "deals": game.deals}
+    game = resimulate(rules, doc["seed"], doc["actions"])
+    got = game.result()
     if not game.over or got != doc["result"]:
         raise ReplayError(f"{p}: re-simulation does not reach the recorded result ({got} != {doc['result']})")
     return doc, game
@@ -146,25 +149,22 @@ def _check_schema(doc: dict[str, Any], p: Path) -> None:
 def narrate(doc: dict[str, Any]) -> Iterator[str]:
     """The replay hand by hand: each deal's start, every action, and how the deal ended."""
     rules = RuleConfig.from_dict(doc["rules"])
-    game = Game(rules, seed=doc["seed"])
-    deal_lines = 0
+    game = resimulate(rules, doc["seed"], doc["actions"])
+    ended = dict(game.hands)  # action index -> the hand it settled
 
-    def deal_header() -> str:
-        hands = "; ".join(f"seat {p}: {format_cards(_cards(game.hands[p]))}" for p in range(game.P))
-        return f"== round {game.round + 1} (replay {game.replays}), dealer seat {game.dealer} == {hands}"
+    def deal_header(k: int) -> str:
+        v = game.view(k)
+        hands = "; ".join(f"seat {p}: {format_cards(_cards(v.hands[p]))}" for p in range(v.P))
+        return f"== round {v.round + 1} (replay {v.replays}), dealer seat {v.dealer} == {hands}"
 
-    yield f"rules {doc['rules_hash']}  seed {doc['seed']}  starting dealer seat {game.chiicha}"
-    yield deal_header()
-    for a in doc["actions"]:
-        seat, n_results = game.acting_seat, len(game.results)
-        game.step(a)
-        deal_lines += 1
-        yield f"  seat {seat}: {action_name(a)}"
-        if len(game.results) > n_results:
-            yield "  -> " + _describe(game.results[-1])
-            deal_lines = 0
-            if not game.over:
-                yield deal_header()
+    yield f"rules {doc['rules_hash']}  seed {doc['seed']}  starting dealer seat {game.view(0).dealer}"
+    yield deal_header(0)
+    for i, a in enumerate(game.actions):
+        yield f"  seat {int(game.records[i]['acting'])}: {action_name(a)}"
+        if i in ended:
+            yield "  -> " + _describe(ended[i])
+            if i + 1 < len(game.actions) or not game.over:
+                yield deal_header(i + 1)
     yield f"final scores {game.final_scores}, placements {game.placements}"
 
 
@@ -172,18 +172,18 @@ def _cards(mask: int) -> list[int]:
     return [c for c in range(53) if mask >> c & 1]
 
 
-def _describe(res) -> str:
-    if res.kind == "draw":
+def _describe(h: HandOutcome) -> str:
+    if h.kind == Result.DRAW:
         return "draw (wall exhausted): the round is replayed"
-    if res.kind == "chombo":
-        return f"chombo by seat {res.loser}: pays {list(res.deltas)}"
-    s = res.score
-    yaku = ", ".join(f"{y} {h}" for y, h in s.yaku)
-    how = "tsumo" if res.kind == "tsumo" else f"ron from seat {res.loser}"
+    if h.kind == Result.CHOMBO:
+        return f"chombo by seat {h.discarder}: pays {list(h.payments)}"
+    s = h.score()
+    yaku = ", ".join(f"{y} {n}" for y, n in s.yaku)
+    how = "tsumo" if h.kind == Result.TSUMO else f"ron from seat {h.discarder}"
     groups = " | ".join(" ".join(card_str(c) for c in g) for g in s.groups)
     if s.meld:
         groups += " | [" + " ".join(card_str(c) for c in s.meld) + "] called"
-    return f"seat {res.winner} wins by {how}: {groups} - {yaku}; {s.han} han, {s.points} points"
+    return f"seat {h.winner} wins by {how}: {groups} - {yaku}; {s.han} han, {s.points} points"
 
 
 def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:

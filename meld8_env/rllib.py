@@ -19,7 +19,7 @@ seat in each episode). Contract, as RLlib's new API stack expects:
 
 Config keys: ``rules`` (name, path, dict), ``reward`` (``points`` / ``rank``), ``shaping`` (potential-based
 shaping by distance to win, ``meld8_env.vector``; 0 = off), ``seed``, ``max_steps``,
-``features`` (append the look-ahead features of ``agents.lookahead``: distance and acceptance per
+``features`` (append the look-ahead features of ``meld8_env.features``: distance and acceptance per
 discard, danger, call outcomes - what the bots compute - before ``log1p``).
 """
 
@@ -31,6 +31,8 @@ import numpy as np
 from gymnasium import spaces
 
 from meld8_env.actions import NUM_ACTIONS
+from meld8_env.features import augment, augmented_size
+from meld8_env.one_game import observe_seat
 from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
 from meld8_env.vector import Meld8Vector
@@ -51,10 +53,8 @@ def float_obs(
     obs: np.ndarray, masks: np.ndarray, rules: RuleConfig | None = None, features: bool = False
 ) -> dict[str, np.ndarray]:
     """The RLlib observation of engine observations (D,) / masks (64,) (or batches of them); with
-    ``features`` the look-ahead features of ``agents.lookahead`` are appended first (as for SB3)."""
+    ``features`` the look-ahead features of ``meld8_env.features`` are appended first (as for SB3)."""
     if features:
-        from agents.lookahead import augment
-
         one = obs.ndim == 1
         obs = augment(obs[None] if one else obs, (masks[None] if one else masks).astype(bool), rules)
         obs = obs[0] if one else obs
@@ -77,11 +77,7 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         self.vec = Meld8Vector(1, rules=self.rules, seed=seed, autoreset=False, reward=cfg.get("reward", "points"),
                                shaping=cfg.get("shaping", 0.0))  # fmt: skip
         self.features = bool(cfg.get("features", False))
-        size = self.vec.obs_size
-        if self.features:
-            from agents.lookahead import augmented_size
-
-            size = augmented_size(self.rules)
+        size = augmented_size(self.rules) if self.features else self.vec.obs_size
         self.possible_agents = [agent_id(s) for s in range(self.P)]
         self.agents = list(self.possible_agents)
         obs_space = spaces.Dict({
@@ -120,13 +116,8 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         self._steps += 1
         rewards = {agent_id(s): float(r) for s, r in enumerate(self.vec.rewards[0])}
         if self.vec.ended_index.size:  # the game ended: every seat's last view, everybody done
-            rec = self.vec.ended_states
-            obs = np.empty((1, self.vec.obs_size), np.uint8)
-            masks = np.empty((1, NUM_ACTIONS), np.uint8)
-            last = {}
-            for s in range(self.P):
-                self.vec.engine.observe_records(rec, np.array([s], np.int8), obs, masks)
-                last[agent_id(s)] = self._encode(obs[0], masks[0])
+            rec = self.vec.ended_states[0]
+            last = {agent_id(s): self._encode(*observe_seat(self.vec.engine, s, record=rec)) for s in range(self.P)}
             done = {a: True for a in self.possible_agents} | {"__all__": True}
             return last, rewards, done, {"__all__": False}, {}
         truncated = self.max_steps is not None and self._steps >= self.max_steps
@@ -139,10 +130,7 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         return float_obs(obs, masks, self.rules, self.features)
 
     def _seat_view(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        obs = np.empty((1, self.vec.obs_size), np.uint8)
-        masks = np.empty((1, NUM_ACTIONS), np.uint8)
-        self.vec.engine.observe_index(np.array([0]), np.array([seat], np.int8), obs, masks)
-        return obs[0], masks[0]
+        return observe_seat(self.vec.engine, seat)
 
 
 def register() -> str:

@@ -10,7 +10,7 @@ play through a :class:`Table`; none of them steps agents or derives events on it
 - ``act(actions)`` fills ``actions[i]`` (int64, shape (B,)) for every game whose acting seat has an
   agent: one ``act_batch(obs (n, D), masks (n, 64))`` call per agent over all its rows.
 - ``step(actions)`` steps the vector. Agents that play through the seat protocol (``plays_streams``:
-  ``agents.external.ExternalAgent``) get their seats' event streams (``meld8_env.protocol``) derived
+  ``meld8_env.seat_process.ExternalAgent``) get their seats' event streams (``meld8_env.protocol``) derived
   from the engine records around the step; ``flush()`` sends them before in-process agents act (so
   bots think meanwhile), and ``act_streams(keys, obs, masks)`` collects the answers.
   ``ended_faults[slot]`` lists the faults of such agents in the games that ended on the last step.
@@ -23,14 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from meld8_env.agent import plays_streams
 from meld8_env.outcomes import game_outcomes, hand_outcomes
 from meld8_env.protocol import EventDeriver, Routed
 from meld8_env.vector import Meld8Vector
-
-
-def plays_streams(agent: object) -> bool:
-    """Whether ``agent`` plays through the seat protocol's event streams."""
-    return bool(getattr(agent, "plays_streams", False))
 
 
 class Table:

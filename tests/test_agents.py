@@ -5,10 +5,10 @@ import itertools
 import numpy as np
 import pytest
 
-from agents.defensive import danger
-from agents.registry import AgentLoadError, load_agent
 from meld8_env.actions import PASS, RON, TSUMO, pon_action
+from meld8_env.agent_spec import AgentLoadError, load_agent
 from meld8_env.cards import parse_card
+from meld8_env.features import danger
 from meld8_env.hands import distance_batch
 from meld8_env.observation import decode, encode
 from meld8_env.rules import RuleConfig
@@ -118,7 +118,7 @@ def test_defensive_folds_against_a_caller_when_far_from_winning():
 
 
 def test_defensive_keeps_greedy_offense_without_threat():
-    from agents.greedy import best_discards
+    from meld8_env.features import best_discards
 
     g = scenario({0: "2s 3s 4s 6h 7h 9d Tc", 1: "9h 9s 4d 6d Td Jc As", 2: "6s 5s 2d 3d Ts Ad 5c"}, "Kc")
     obs, mask = obs_mask(g)

@@ -5,6 +5,7 @@ import numpy as np
 
 from meld8_env.actions import CHII_HIGH, CHII_LOW, PASS, RON, TSUMO, pon_action
 from meld8_env.cards import parse_card
+from meld8_env.codes import Result
 from meld8_env.engine.reference import PHASE_CALL_DISCARD, PHASE_CLAIM, PHASE_DRAW
 from meld8_env.observation import encode
 from meld8_env.testing import scenario
@@ -75,8 +76,8 @@ def test_R18_no_pon_or_chii_on_dealers_first_discard_but_ron():
     g.step(c("8h"))  # seat 2 waits on 5h/8h: Ron is allowed on the dealer's first discard
     assert g.phase == PHASE_CLAIM and g.acting_seat == 2 and RON in g.legal_actions()
     g.step(RON)
-    assert g.results[-1].kind == "ron" and g.results[-1].score.bonuses.get("dora") is None
-    assert g.results[-1].loser == 0
+    assert g.results[-1].kind == Result.RON and g.results[-1].score().bonuses.get("dora") is None
+    assert g.results[-1].discarder == 0
 
 
 def test_R20_kuikae_after_pon_and_chii():
@@ -106,7 +107,7 @@ def test_R21_priority_and_R22_private_choices():
     assert np.array_equal(encode(g, 1), obs_before)  # seat 1 cannot see seat 0's choice (R22)
     assert g.legal_actions() == [RON, PASS]
     g.step(RON)  # Ron beats the earlier seat's Pon (R21)
-    assert g.results[-1].kind == "ron" and g.results[-1].winner == 1 and g.results[-1].loser == 2
+    assert g.results[-1].kind == Result.RON and g.results[-1].winner == 1 and g.results[-1].discarder == 2
 
 
 def test_R21_pon_beats_chii():
@@ -136,7 +137,7 @@ def test_R21_double_ron_head_bump():
     assert g.legal_actions() == [RON, PASS]
     g.step(RON)
     res = g.results[-1]
-    assert res.kind == "ron" and res.winner == 0 and res.loser == 2
+    assert res.kind == Result.RON and res.winner == 0 and res.discarder == 2
     assert g.scores[1] == 30_000  # the bumped Ron scores nothing
 
 

@@ -4,6 +4,7 @@ import random
 
 from meld8_env.actions import PASS, RON, TSUMO
 from meld8_env.cards import parse_card
+from meld8_env.codes import Result
 from meld8_env.engine.reference import Game
 from meld8_env.rules import RuleConfig
 from meld8_env.testing import check_invariants, play_random, scenario
@@ -18,7 +19,7 @@ def test_R38_ron_discarder_pays_all():
     g = scenario(hands, "8h")
     g.step(c("8h"))
     g.step(RON)
-    pts = g.results[-1].score.points
+    pts = g.results[-1].score().points
     assert g.scores == [30_000 - pts, 30_000 + pts, 30_000]
 
 
@@ -53,7 +54,7 @@ def test_R41_chombo_in_penalty_mode():
     rules = RuleConfig(starting_dealer=0, penalty_mode=True)
     g = scenario({0: "2c 5d 8d Kc Qh 3c 7c", 1: "2s 3s 4s 6h 7h 9d 9c", 2: "6s 5s 2d 3d Kd Ts Ad"}, "8h", rules=rules)
     g.step(TSUMO)  # the dealer has no win: false declaration
-    assert g.results[-1].kind == "chombo" and g.scores == [20_000, 35_000, 35_000]
+    assert g.results[-1].kind == Result.CHOMBO and g.scores == [20_000, 35_000, 35_000]
     assert g.round == 1  # the deal is void; the next round starts with normal rotation
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from meld8_env.actions import PASS, RON, TSUMO
 from meld8_env.cards import JOKER, parse_card
+from meld8_env.codes import Result
 from meld8_env.engine.reference import PHASE_CLAIM, PHASE_DRAW, Game, IllegalActionError
 from meld8_env.rules import RuleConfig
 from meld8_env.testing import check_invariants, play_random, scenario
@@ -60,7 +61,7 @@ def test_R14_final_discard_ron_only_then_draw_replays_round():
     assert g.last_card
     g.step(c("9s"))
     assert g.phase == PHASE_DRAW and g.round == 0 and g.replays == 1  # draw: same round, same dealer (R8)
-    assert g.dealer == 0 and g.results[-1].kind == "draw" and g.scores == [30000] * 3
+    assert g.dealer == 0 and g.results[-1].kind == Result.DRAW and g.scores == [30000] * 3
 
 
 def test_R8_replay_cap_option():
@@ -75,9 +76,9 @@ def test_R8_R29_tsumo_ends_deal_and_dealer_moves():
     assert TSUMO in g.legal_actions()
     g.step(TSUMO)
     res = g.results[-1]
-    assert res.kind == "tsumo" and res.winner == 0
+    assert res.kind == Result.TSUMO and res.winner == 0
     # Tenhou 4 + closed tsumo 1 + tanyao 1 + pinfu 2 + sequences 2 + dealer 1 = 11 han: counted yakuman
-    assert res.score.yakuman == 1 and g.scores == [50000, 20000, 20000]
+    assert res.score().yakuman == 1 and g.scores == [50000, 20000, 20000]
     assert g.round == 1 and g.dealer == 1
 
 

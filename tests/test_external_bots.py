@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.external import BotOptions, ExternalAgent
-from agents.registry import AgentLoadError, load_agent
+from meld8_env.agent_spec import AgentLoadError, load_agent
 from meld8_env.protocol import GameStreams
 from meld8_env.rules import RuleConfig
+from meld8_env.seat_process import BotOptions, ExternalAgent
 from training.arena import play
 from training.tournament import TournamentConfig, run
 
@@ -188,7 +188,12 @@ def test_each_fault_ends_in_a_finished_tournament_with_the_fault_recorded(tmp_pa
 
 def test_the_fallback_is_a_flag_and_a_crashing_bot_is_restarted_then_disabled():
     rules = RuleConfig(max_replays=1)
-    bot = ExternalAgent(f"{FAULTY} crash 1", rules, options=BotOptions(fallback="random", max_restarts=1))
+    bot = ExternalAgent(
+        f"{FAULTY} crash 1",
+        rules,
+        options=BotOptions(fallback="random", max_restarts=1),
+        fallback=load_agent("random", rules),
+    )  # the fallback is handed in
     recs = play([bot, load_agent("greedy", rules)], np.array([[0, 1, 1]] * 6), list(range(6)), rules, batch=2)
     kinds = [f["kind"] for r in recs for f in r.faults]
     assert kinds.count("crash") >= 2 and "disabled" in kinds and bot.restarts == 1

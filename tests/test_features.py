@@ -1,12 +1,12 @@
-"""Look-ahead features (agents.lookahead): they equal what the bots compute, field by field."""
+"""Look-ahead features (meld8_env.features): they equal what the bots compute, field by field."""
 
 import numpy as np
 import pytest
 
-from agents.defensive import danger
-from agents.greedy import BITS, GreedyAgent, call_table
-from agents.lookahead import N_CALLS, augment, augmented_size, extra_size
+from agents.greedy import GreedyAgent
 from meld8_env.actions import PASS, PON_BASE
+from meld8_env.cardmask import BITS
+from meld8_env.features import N_CALLS, augment, augmented_size, call_table, danger, extra_size
 from meld8_env.hands import distance_batch
 from meld8_env.observation import decode, obs_size
 from meld8_env.rules import RuleConfig

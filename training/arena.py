@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from meld8_env.agent import as_agent
 from meld8_env.codes import Result
 from meld8_env.rules import RuleConfig
 from meld8_env.table import Table
@@ -35,7 +36,7 @@ class GameRecord:
     deal_ins: list[int] = dataclasses.field(default_factory=list)
     calls: list[int] = dataclasses.field(default_factory=list)
     win_han: list[int] = dataclasses.field(default_factory=list)  # summed over wins
-    faults: list[dict] = dataclasses.field(default_factory=list)  # external bots' faults (agents.external)
+    faults: list[dict] = dataclasses.field(default_factory=list)  # external bots' faults (meld8_env.seat_process)
     actions: str = ""  # every action of the game, one byte each, base64: the game re-creates from its seed
 
     def to_json(self) -> dict:
@@ -62,9 +63,9 @@ def play(
     n = len(seeds)
     if seats.shape != (n, P):
         raise ValueError(f"seats must have shape ({n}, {P}), got {seats.shape}")
+    agents = [as_agent(a) for a in agents]  # the whole contract (setup / close), once
     for a in agents:
-        if hasattr(a, "setup"):
-            a.setup(rules)
+        a.setup(rules)
     records: list[GameRecord | None] = [None] * n
     queue = deque(range(n))
     width = min(batch, n)

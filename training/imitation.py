@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from meld8_env.agent import as_agent
+from meld8_env.features import augment
 from meld8_env.rules import RuleConfig
 from meld8_env.vector import Meld8Vector
 
@@ -19,10 +21,8 @@ from meld8_env.vector import Meld8Vector
 def collect(
     teacher, n: int, rules: RuleConfig, seed: int = 0, features: bool = True, n_games: int = 512, progress: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from agents.lookahead import augment
-
-    if hasattr(teacher, "setup"):
-        teacher.setup(rules)
+    teacher = as_agent(teacher)
+    teacher.setup(rules)
     v = Meld8Vector(n_games, rules=rules, seed=seed)
     v.reset(seed=seed)
     obs, masks, acts = [], [], []

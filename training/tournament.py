@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.external import FAULT_KINDS, PREFIX, BotOptions
 from meld8_env.engine.seeding import Stream
 from meld8_env.rules import RuleConfig
+from meld8_env.seat_process import FAULT_KINDS, PREFIX, BotOptions
 from training.stats import format_p, summarize
 
 SHAKY_BELOW = 30  # board seeds below which a claim rests on too few paired samples

@@ -54,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents.external import BotOptions
+    from meld8_env.seat_process import BotOptions
     from training.tournament import TournamentConfig, format_table, run
 
     settings: dict = {}

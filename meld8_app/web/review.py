@@ -3,7 +3,7 @@
 For every decision of seat ``seat``: the action played; the reference agent's choice and, for a
 policy (``ppo``, ``ppo:PATH``), its probability of each legal action; for discards the look-ahead
 numbers of every candidate (distance to win after it, acceptance count, danger to each opponent, as
-``agents.greedy`` / ``agents.defensive`` compute them). A decision is flagged when the reference
+the bots compute them, ``meld8_env.features``). A decision is flagged when the reference
 gives the played action ``threshold`` less probability than its own choice (for a bot without
 probabilities: when they differ). ``summary``: agreement (share of decisions where the played action
 is the reference's choice), flagged count, the biggest deviations. Each action (``played``,
@@ -18,22 +18,22 @@ from typing import Any
 
 import numpy as np
 
-from meld8_env.actions import NUM_ACTIONS, PASS, action_name
+from meld8_env.actions import PASS, action_name
+from meld8_env.agent_spec import load_agent
 from meld8_env.cardmask import discard_masks
 from meld8_env.cards import card_str
 from meld8_env.codes import Phase
 from meld8_env.display import action_words
 from meld8_env.engine.fast import FastBatch
+from meld8_env.features import danger, discard_table
+from meld8_env.observation import decode
+from meld8_env.one_game import ResimulationError, observe_seat, resimulate
 from meld8_env.rules import RuleConfig
 
 
 def _lookahead(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> list[dict[str, Any]]:
     """Distance, acceptance and per-opponent danger of every legal discard (one decision), as the bots
-    compute them (``agents.greedy.discard_table``, ``agents.defensive.danger``)."""
-    from agents.defensive import danger
-    from agents.greedy import discard_table
-    from meld8_env.observation import decode
-
+    compute them (``meld8_env.features.discard_table``, ``meld8_env.features.danger``)."""
     d = decode(obs[None], rules)
     allowed = discard_masks(mask[None].astype(bool))
     rows, cards, dist, accept, _ = discard_table(d["hand"], d["melds"][:, 0], d["unseen"], allowed, all_acceptance=True)
@@ -56,32 +56,31 @@ def review(
     trust: bool = False,
 ) -> dict[str, Any]:
     """The review document of ``seat``'s decisions (JSON-able)."""
-    from agents.registry import load_agent
-
     if not 0 <= seat < rules.num_players:
         raise ValueError(f"seat must be 0..{rules.num_players - 1}, got {seat}")
     if not 0 <= threshold <= 1:
         raise ValueError(f"threshold must be a probability 0..1, got {threshold}")
     ref = load_agent(agent, rules, 0, trust)
-    if hasattr(ref, "setup"):
-        ref.setup(rules)
-    eng = FastBatch(1, rules)
-    eng.reset(np.array([seed], np.uint64))
-    obs = np.zeros((1, eng.obs_size), np.uint8)
-    masks = np.zeros((1, NUM_ACTIONS), np.uint8)
+    ref.setup(rules)
+    try:
+        game = resimulate(rules, seed, actions)
+    except ResimulationError as exc:
+        raise ValueError(f"{exc}: the replay does not fit these rules and seed") from None
+    eng = FastBatch(1, rules)  # observes the re-simulated records
     decisions = []
-    for i, a in enumerate(actions):
-        rec = eng.record(0)
+    for i, a in enumerate(game.actions):
+        rec = game.records[i]
         if int(rec["acting"]) == seat and int(rec["phase"]) != Phase.OVER:
-            eng.observe_index(np.array([0]), np.array([seat], np.int8), obs, masks)
+            ob, mask = observe_seat(eng, seat, record=rec)
+            obs, masks = ob[None], mask[None]
             legal = np.flatnonzero(masks[0])
             claim = card_str(int(rec["claim_card"])) if int(rec["phase"]) == Phase.CLAIM else None
 
             def said(x: int, claim: str | None = claim) -> dict[str, Any]:
                 return {"id": x, "name": action_name(x), "label": action_words(x, claim)}
 
-            choice = int(ref.act_batch(obs.copy(), masks.astype(bool))[0])
-            probs = ref.probabilities(obs, masks.astype(bool))[0] if hasattr(ref, "probabilities") else None
+            choice = int(ref.act_batch(obs.copy(), masks.copy())[0])
+            probs = ref.probabilities(obs, masks)[0] if hasattr(ref, "probabilities") else None
             if probs is not None:
                 deviation = float(probs[choice] - probs[int(a)])
                 listed = sorted(((float(probs[x]), int(x)) for x in legal), reverse=True)
@@ -96,8 +95,6 @@ def review(
                 "options": options,
                 "discards": _lookahead(obs[0], masks[0], rules) if not masks[0, PASS] else [],
             })  # fmt: skip
-        if eng.step(np.array([int(a)], np.int64))[0]:
-            raise ValueError(f"action {i} ({a}) is illegal here: the replay does not fit these rules and seed")
     n = len(decisions)
     worst = sorted(decisions, key=lambda d: -d["deviation"])[:5]
     return {

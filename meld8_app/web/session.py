@@ -81,8 +81,7 @@ class LiveGame:
         self.seat, self.seed, self.specs = seat, int(seed), specs
         self.agents = [load_agent(s, self.rules, self.seed + 1 + k, trust) for k, s in enumerate(specs)]
         for a in self.agents:
-            if hasattr(a, "setup"):
-                a.setup(self.rules)
+            a.setup(self.rules)
         self.vec = Meld8Vector(1, rules=self.rules, seed=self.seed, autoreset=False)
         self.vec.reset(seed=self.seed)
         self.table = Table(self.vec)
@@ -156,8 +155,7 @@ class LiveGame:
     def close(self) -> None:
         self.table.close()
         for a in self.agents:
-            if hasattr(a, "close"):
-                a.close()
+            a.close()
 
 
 def replay_frames(

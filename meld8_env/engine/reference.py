@@ -27,9 +27,10 @@ from meld8_env.actions import (
 )
 from meld8_env.calls import call_pair, kuikae_mask
 from meld8_env.cards import JOKER, card_str, rank_of, suit_of
-from meld8_env.codes import HAND_SIZE, PHASE_NAMES, Phase
+from meld8_env.codes import HAND_SIZE, PHASE_NAMES, Phase, Result, WinFlag
 from meld8_env.engine.seeding import check_seed, shuffled_deck
 from meld8_env.hands import is_win_form_mask
+from meld8_env.outcomes import HandOutcome
 from meld8_env.rules import RuleConfig
 from meld8_env.scoring import ScoreResult, dora_of, score_masks
 
@@ -37,7 +38,7 @@ PHASE_DRAW, PHASE_CALL_DISCARD, PHASE_CLAIM, PHASE_OVER = Phase.DRAW, Phase.CALL
 REWARD_MODES = ("points", "rank")
 
 
-__all__ = ["Game", "IllegalActionError", "DealResult", "PHASE_NAMES"]
+__all__ = ["Game", "IllegalActionError", "PHASE_NAMES"]
 
 
 def _bit(c: int) -> int:
@@ -67,17 +68,6 @@ class Claim:
     index: int = 0
 
 
-@dataclasses.dataclass
-class DealResult:
-    """How a deal ended: 'ron', 'tsumo', 'draw' or 'chombo'."""
-
-    kind: str
-    winner: int = -1
-    loser: int = -1
-    score: ScoreResult | None = None
-    deltas: tuple[int, ...] = ()
-
-
 class Game:
     """One game. ``acting_seat``, ``legal_actions()``, ``step(action)``; ``rewards`` after each step."""
 
@@ -94,7 +84,7 @@ class Game:
         self.replays = 0  # consecutive replays of this round after draws
         self.deals = 0  # deals started so far (each uses its own random stream)
         self.rewards = [0.0] * self.P
-        self.results: list[DealResult] = []
+        self.results: list[HandOutcome] = []  # how each deal ended, in the fast engine's vocabulary
         self.final_scores: list[int] | None = None
         self.placements: list[int] | None = None
         self._start_deal()
@@ -270,7 +260,7 @@ class Game:
 
     def _no_claim(self, discarder: int, final: bool) -> None:
         if final:
-            self._end_deal(DealResult("draw", deltas=(0,) * self.P))  # R14, R39
+            self._end_deal(self._outcome(Result.DRAW, (0,) * self.P))  # R14, R39
         else:
             self._draw((discarder + 1) % self.P)
 
@@ -318,7 +308,17 @@ class Game:
         else:
             deltas[discarder] -= res.points
             deltas[seat] += res.points
-        self._end_deal(DealResult("tsumo" if tsumo else "ron", seat, discarder, res, tuple(deltas)))
+        flags = (WinFlag.TSUMO if tsumo else WinFlag(0)) | (WinFlag.DEALER if seat == self.dealer else WinFlag(0))
+        flags |= (WinFlag.FIRST_DRAW if tsumo and self.first_draw else WinFlag(0)) | (
+            WinFlag.LAST_CARD if last_card else WinFlag(0)
+        )
+        self._end_deal(
+            self._outcome(
+                Result.TSUMO if tsumo else Result.RON, tuple(deltas), winner=seat, discarder=discarder,
+                han=res.han, points=res.points, win_hand=hand, win_meld=self.melds[seat], win_card=card,
+                flags=flags, dora=self._dora(), min_han=self.rules.min_yaku_han[self.round],
+            )
+        )  # fmt: skip
 
     def _chombo(self, seat: int) -> None:
         """R41: a false win declaration pays each other player; the deal is void."""
@@ -327,16 +327,22 @@ class Game:
             if p != seat:
                 deltas[p] += self.rules.chombo_payment
                 deltas[seat] -= self.rules.chombo_payment
-        self._end_deal(DealResult("chombo", loser=seat, deltas=tuple(deltas)))
+        self._end_deal(self._outcome(Result.CHOMBO, tuple(deltas), discarder=seat))
 
-    def _end_deal(self, result: DealResult) -> None:
+    def _outcome(self, kind: Result, payments: tuple[int, ...], **win) -> HandOutcome:
+        """The deal that ends now as a ``meld8_env.outcomes.HandOutcome`` (the one outcome vocabulary)."""
+        return HandOutcome(game=0, hand=self.deals, round=self.round, kind=kind, winner=win.pop("winner", -1),
+                           discarder=win.pop("discarder", -1), han=win.pop("han", 0), points=win.pop("points", 0),
+                           payments=payments, rules=self.rules, **win)  # fmt: skip
+
+    def _end_deal(self, result: HandOutcome) -> None:
         self.results.append(result)
-        for p, d in enumerate(result.deltas):
+        for p, d in enumerate(result.payments):
             self.scores[p] += d
             if self.reward_mode == "points":
                 self.rewards[p] += d / 10_000
         cap = self.rules.max_replays
-        if result.kind == "draw" and (cap is None or self.replays < cap):
+        if result.kind == Result.DRAW and (cap is None or self.replays < cap):
             self.replays += 1  # renchan: same round, same dealer (R8)
         else:
             self.round += 1

@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from meld8_env.actions import illegal_action_message
+from meld8_env.agent import BUILTIN
 from meld8_env.protocol import (
     ProtocolError,
     decode_answer,
@@ -58,6 +59,7 @@ from meld8_env.protocol import (
     parse_action,
 )
 from meld8_env.rules import RuleConfig
+from meld8_env.version import __version__
 
 PREFIX = "cmd:"
 FAULT_KINDS = ("illegal", "garbage", "unknown_game", "timeout", "hang", "crash", "disabled")
@@ -80,8 +82,6 @@ class BotOptions:
     """seconds to start and say hello"""
 
     def __post_init__(self) -> None:
-        from agents.registry import BUILTIN
-
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float) or not 0 < self.timeout < 1e6:
             raise ValueError(f"bot timeout must be a number of seconds > 0 (and finite), got {self.timeout!r}")
         if self.fallback not in BUILTIN:
@@ -134,9 +134,7 @@ class ExternalAgent:
     plays_streams = True
 
     def __init__(self, command: str, rules: RuleConfig | None = None, seed: int = 0,
-                 options: BotOptions | None = None) -> None:  # fmt: skip
-        from agents.registry import load_agent
-
+                 options: BotOptions | None = None, *, fallback) -> None:  # fmt: skip
         self.command = command
         self.argv = shlex.split(command)
         if not self.argv:
@@ -144,7 +142,7 @@ class ExternalAgent:
         self.name = PREFIX + command
         self.rules = rules or RuleConfig()
         self.options = options or BotOptions()
-        self.fallback = load_agent(self.options.fallback, self.rules, seed)
+        self.fallback = fallback  # handed in (meld8_env.agent_spec loads options.fallback)
         log_dir = Path(self.options.log_dir or Path(tempfile.gettempdir()) / "meld8-bots")
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"{slug(command)}.stderr.log"
@@ -191,8 +189,6 @@ class ExternalAgent:
         os.set_blocking(proc.stdin.fileno(), False)
         os.set_blocking(proc.stdout.fileno(), False)
         self._proc, self._buf, self._lines = proc, b"", []
-        from meld8_env import __version__
-
         self._out = [hello(server=f"meld8 {__version__}", rules_hash=self.rules.rules_hash)]
         try:
             line = self._read_line(time.monotonic() + self.options.startup_timeout)

@@ -1,0 +1,138 @@
+"""Agents by name (a *spec*), resolved at run time: the env layer's plug-in registry.
+
+| spec | agent |
+|---|---|
+| ``random``, ``greedy``, ``defensive`` | the built-in bots (:data:`BUILTIN`: ``module:Class`` strings) |
+| ``pkg.module:ClassName`` | user code (imported and run, by design), given ``rules=`` / ``seed=`` if it takes them |
+| a name in entry-point group ``meld8.agents`` | an installed plug-in (``module:Class``, as Gymnasium's) |
+| ``ppo`` / ``ppo:PATH.zip`` / ``PATH.zip`` | a MaskablePPO checkpoint (:data:`LOADERS`; ``ppo``: the baseline) |
+| ``rllib:FOLDER`` | an RLlib policy folder |
+| ``cmd:COMMAND`` | a program speaking the seat protocol (``meld8_env.seat_process``) |
+
+Every built-in and loader is named by a string and imported only when a spec asks for it, so this
+module (like all of ``meld8_env``) imports nothing from ``agents`` or ``training``. A spec that names
+nothing loadable is one :class:`AgentLoadError` line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from meld8_env.agent import BUILTIN, AgentProtocol, CheckpointError, as_agent
+from meld8_env.rules import RuleConfig
+from meld8_env.seat_process import PREFIX, BotOptions, BotStartError, ExternalAgent
+
+LOADERS: dict[str, tuple[str, str]] = {
+    "ppo": ("agents.policy:PolicyAgent", "train"),
+    "rllib": ("agents.rllib_policy:RllibPolicyAgent", "rllib"),
+}
+"""Trained agents: spec prefix -> (``module:Class`` taking a path, the pip extra it needs)."""
+SHIPPED_BASELINE = ("agents", "models/ppo_baseline.zip")
+"""(package, file inside it) of the trained baseline that ``ppo`` alone names."""
+ENTRY_POINT_GROUP = "meld8.agents"
+
+
+class AgentLoadError(ValueError):
+    """An agent spec that names nothing loadable."""
+
+
+def load_agent(
+    spec: str, rules: RuleConfig | None = None, seed: int = 0, trust: bool = False, bots: BotOptions | None = None
+) -> Any:
+    """The agent ``spec`` names (see the module docstring). ``trust=True`` lets SB3 unpickle a foreign
+    checkpoint zip; ``bots`` sets a ``cmd:`` bot's timeout, fallback and log folder."""
+    rules = rules or RuleConfig()
+    if not isinstance(spec, str) or not spec:
+        raise AgentLoadError(f"an agent spec is a non-empty string, got {spec!r}")
+    if spec.startswith("rllib:"):
+        return _load_trained("rllib", spec.removeprefix("rllib:"), rules, seed)
+    if spec.startswith(PREFIX):
+        return _load_command(spec[len(PREFIX) :], rules, seed, bots or BotOptions())
+    if spec == "ppo":
+        return _load_trained("ppo", str(shipped_baseline()), rules, seed, trust=trust)
+    if spec.startswith("ppo:") or spec.endswith(".zip"):
+        return _load_trained("ppo", spec.removeprefix("ppo:"), rules, seed, trust=trust)
+    target = BUILTIN.get(spec) or _entry_point(spec) or (spec if ":" in spec else None)
+    if target is None:
+        raise AgentLoadError(
+            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, ppo (the shipped baseline), "
+            "ppo:PATH.zip (a checkpoint), rllib:FOLDER (an RLlib policy), 'package.module:ClassName' or "
+            "'cmd:COMMAND' (a seat-protocol bot)"
+        )
+    cls = resolve(target, spec)
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        params = {}
+    kwargs = {k: v for k, v in (("rules", rules), ("seed", seed)) if k in params}
+    try:
+        agent = cls(**kwargs)
+    except Exception as exc:  # user code: report, do not crash deep inside
+        raise AgentLoadError(f"agent {spec!r}: constructing {target.split(':', 1)[1]} failed: {exc}") from None
+    if not isinstance(agent, AgentProtocol):
+        raise AgentLoadError(f"agent {spec!r} lacks name / act / act_batch (see meld8_env.agent.Agent)")
+    return as_agent(agent)  # user code without setup / close gets them here, so no caller probes
+
+
+def resolve(target: str, spec: str | None = None) -> Any:
+    """The object a ``module:Name`` string names, imported now; AgentLoadError when it does not exist."""
+    module, _, attr = target.partition(":")
+    what = spec or target
+    if not module or not attr:
+        raise AgentLoadError(f"agent {what!r}: {target!r} is not 'package.module:ClassName'")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise AgentLoadError(f"agent {what!r}: cannot import module {module!r} ({exc})") from None
+    obj = getattr(mod, attr, None)
+    if obj is None:
+        raise AgentLoadError(f"agent {what!r}: module {module!r} has no {attr!r}")
+    return obj
+
+
+def shipped_baseline() -> Path:
+    """Path of the PPO baseline shipped with the package (``agents/models/ppo_baseline.zip``)."""
+    from importlib.resources import files
+
+    package, member = SHIPPED_BASELINE
+    return Path(str(files(package) / member))
+
+
+def _entry_point(name: str) -> str | None:
+    """``module:Class`` of an installed plug-in named ``name`` (entry-point group ``meld8.agents``)."""
+    if ":" in name:
+        return None
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            return ep.value
+    return None
+
+
+def _load_command(command: str, rules: RuleConfig, seed: int, bots: BotOptions) -> Any:
+    """A ``cmd:`` bot, handed its fallback (the built-in that plays a faulted seat)."""
+    fallback = load_agent(bots.fallback, rules, seed)
+    try:
+        return ExternalAgent(command, rules, seed, bots, fallback=fallback)
+    except BotStartError as exc:
+        raise AgentLoadError(str(exc)) from None
+
+
+def _load_trained(kind: str, path: str, rules: RuleConfig, seed: int, **kwargs: Any) -> Any:
+    """A trained agent of ``kind`` (:data:`LOADERS`) from ``path``; a missing extra or a bad file is one
+    AgentLoadError line."""
+    target, extra = LOADERS[kind]
+    what = "rllib: agents" if kind == "rllib" else "checkpoint agents"
+    module, _, cls = target.partition(":")
+    try:
+        agent_class = getattr(importlib.import_module(module), cls)
+        return agent_class(path, rules=rules, seed=seed, **kwargs)
+    except ModuleNotFoundError as exc:
+        raise AgentLoadError(
+            f"{what} need the {extra} extra: pip install torch==2.13.0 'meld8[{extra}]' (missing: {exc.name})"
+        ) from None
+    except CheckpointError as exc:
+        raise AgentLoadError(str(exc)) from None
