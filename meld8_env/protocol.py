@@ -35,6 +35,7 @@ is private (no event), as is every other seat's claim option.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -308,13 +309,57 @@ def encode_for(game: int, body: str) -> str:
 
 _HELLO = '{"type": "hello", "protocol": 1}'
 
+MAX_LINE = 4096
+"""Longest line (bytes, without its newline) a bot may write; a longer one is a ``garbage`` fault
+before anything is parsed. An answer is ~40 bytes, a hello ~60."""
+MAX_DEPTH = 8
+"""Deepest nesting of arrays / objects a line may have (an answer has 1)."""
+MAX_DIGITS = 20
+"""Most digits an integer in a line may have (ids and sequence numbers need a few)."""
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_DIGITS = re.compile(rb"[0-9]{%d,}" % (MAX_DIGITS + 1))
+
+
+def check_line(line: bytes | str, limit: int = MAX_LINE) -> bytes:
+    """``line`` as bytes if it may be parsed: at most ``limit`` bytes, nesting at most
+    :data:`MAX_DEPTH`, no integer longer than :data:`MAX_DIGITS` digits; else ProtocolError
+    ("garbage") saying which bound it broke. Checked before the JSON parser sees the line, so no
+    input can make the parser recurse deeply or convert a huge number."""
+    raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else bytes(line)
+    if len(raw) > limit:
+        raise ProtocolError("garbage", f"line of {len(raw)} bytes; the limit is {limit}")
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH or _DIGITS.search(raw):
+        bare = _STRINGS.sub(b'""', raw)  # brackets and digits inside strings do not count
+        depth = deepest = 0
+        for ch in bare:
+            if ch in b"[{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif ch in b"]}":
+                depth -= 1
+        if deepest > MAX_DEPTH:
+            raise ProtocolError("garbage", f"JSON nested {deepest} deep; the limit is {MAX_DEPTH}")
+        if _DIGITS.search(bare):
+            raise ProtocolError("garbage", f"a number of more than {MAX_DIGITS} digits")
+    return raw
+
+
+def loads_bounded(line: bytes | str, limit: int = MAX_LINE) -> Any:
+    """The JSON value of one line within the bounds of :func:`check_line`; every way it can fail
+    (too long, too deep, too many digits, not UTF-8, not JSON) is one ProtocolError("garbage")."""
+    raw = check_line(line, limit)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ProtocolError("garbage", "not JSON") from None
+
 
 def decode_hello(line: bytes | str) -> dict:
     """A bot's hello line, checked: a JSON object of type hello speaking this protocol version."""
     try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ProtocolError("garbage", f"the first line is not JSON (expected {_HELLO})") from None
+        obj = loads_bounded(line)
+    except ProtocolError as exc:
+        raise ProtocolError("garbage", f"the first line is not a hello ({exc}; expected {_HELLO})") from None
     if not isinstance(obj, dict) or obj.get("type") != "hello":
         raise ProtocolError("garbage", f"the first line is not a hello (expected {_HELLO})")
     if obj.get("protocol") != PROTOCOL_VERSION:
@@ -324,30 +369,33 @@ def decode_hello(line: bytes | str) -> dict:
     return obj
 
 
-def decode_answer(line: bytes | str) -> tuple[object, object]:
-    """(game, action) of an answer line ``{"game": G, "action": A}``, raw; ProtocolError if the line
-    is not a JSON object with both keys."""
-    try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ProtocolError("garbage", "not JSON") from None
+def decode_answer(line: bytes | str) -> tuple[object, object, object]:
+    """(game, action, seq) of an answer line ``{"game": G, "action": A, "seq": N}``, raw (``seq`` is
+    optional: None when absent); ProtocolError if the line is out of bounds (:func:`check_line`) or
+    not a JSON object with ``game`` and ``action``."""
+    obj = loads_bounded(line)
     if not isinstance(obj, dict) or "game" not in obj or "action" not in obj:
-        raise ProtocolError("garbage", 'not an answer (expected {"game": <id>, "action": <id or name>})')
-    return obj["game"], obj["action"]
+        raise ProtocolError("garbage", 'not an answer (expected {"game": <id>, "action": <id or name>, "seq": <n>})')
+    return obj["game"], obj["action"], obj.get("seq")
 
 
 __all__ = [
     "ACTION_IDS",
+    "MAX_DEPTH",
+    "MAX_DIGITS",
+    "MAX_LINE",
     "PROTOCOL_VERSION",
     "EventDeriver",
     "GameStreams",
     "ProtocolError",
+    "check_line",
     "decode_answer",
     "decode_hello",
     "encode",
     "encode_body",
     "encode_for",
     "hello",
+    "loads_bounded",
     "parse_action",
     "route",
 ]

@@ -109,8 +109,8 @@ def load_replay(path: str | Path) -> tuple[dict[str, Any], Resimulation]:
         raise ReplayError(f"{p}: checksum mismatch: the file was modified after it was written")
     try:
         rules = RuleConfig.from_dict(doc["rules"])
-    except RuleConfigError as exc:
-        raise ReplayError(f"{p}: bad rules: {exc}") from None
+    except (RuleConfigError, TypeError, ValueError, AttributeError) as exc:
+        raise ReplayError(f"{p}: field 'rules': {exc}") from None
     if rules.rules_hash != doc["rules_hash"]:
         raise ReplayError(f"{p}: rules hash {doc['rules_hash']} does not match its rules ({rules.rules_hash})")
     game = resimulate(rules, doc["seed"], doc["actions"])
@@ -215,31 +215,72 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
 
 
 def _log_game(p: Path, head: dict[str, Any], game: int | None) -> dict[str, Any]:
+    """Game ``game`` of a tournament log, every field it needs checked first: a hand-edited log is
+    one ReplayError naming the line and the field, never a traceback."""
     import base64
+    import binascii
 
     if "rules" not in head:
         raise ReplayError(f"{p}: a tournament log written before games were stored; its games cannot be re-created")
+    try:
+        rules = RuleConfig.from_dict(head["rules"])
+    except (RuleConfigError, TypeError, ValueError, AttributeError) as exc:
+        raise ReplayError(f"{p}: line 1 (the header): field 'rules': {exc}") from None
+    agents = head.get("agents")
+    if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents) or not agents:
+        raise ReplayError(f"{p}: line 1 (the header): field 'agents' must be a list of agent names, got {agents!r:.80}")
     games = []
     for n, line in enumerate(p.read_bytes().splitlines()[1:], start=2):
         try:
             entry = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):
             raise ReplayError(f"{p}: line {n} is not JSON") from None
         if isinstance(entry, dict) and entry.get("type") == "board":
-            games += [(entry["board"], k, g) for k, g in enumerate(entry.get("games", []))]
+            board, listed = entry.get("board"), entry.get("games")
+            if not _is_int(board):
+                raise ReplayError(f"{p}: line {n}: field 'board' must be an integer, got {board!r:.80}")
+            if not isinstance(listed, list):
+                raise ReplayError(f"{p}: line {n}: field 'games' must be a list of games")
+            games += [(board, k, g, n) for k, g in enumerate(listed)]
     games.sort(key=lambda x: (x[0], x[1]))
     if game is None:
         raise ReplayError(f"{p} is a tournament log of {len(games)} games: choose one with --game 0..{len(games) - 1}")
     if not 0 <= game < len(games):
         raise ReplayError(f"{p}: --game must be 0..{len(games) - 1}, got {game}")
-    board, seating, g = games[game]
+    board, seating, g, n = games[game]
+    where = f"{p}: line {n}, game {seating} of board {board}"
+    if not isinstance(g, dict):
+        raise ReplayError(f"{where}: a game must be an object, got {g!r:.80}")
     if "actions" not in g:
-        raise ReplayError(f"{p}: game {game} was logged without its actions (an older meld8); it cannot be re-created")
-    rules = RuleConfig.from_dict(head["rules"])
-    actions = list(base64.b64decode(g["actions"]))
-    doc = make_replay(rules, g["seed"], actions)
+        raise ReplayError(f"{where}: logged without its actions (an older meld8); it cannot be re-created")
+    for key in ("seed", "seats", "final_scores", "placements"):
+        if key not in g:
+            raise ReplayError(f"{where}: missing field {key!r}")
+    if not _is_int(g["seed"]) or not 0 <= g["seed"] <= 2**63:
+        raise ReplayError(f"{where}: field 'seed' must be an integer 0..2**63, got {g['seed']!r:.80}")
+    seats = g["seats"]
+    if not isinstance(seats, list) or len(seats) != rules.num_players or not all(_is_int(a) for a in seats):
+        raise ReplayError(f"{where}: field 'seats' must list {rules.num_players} agent numbers, got {seats!r:.80}")
+    for a in seats:
+        if not 0 <= a < len(agents):
+            known = f"the header lists {len(agents)} agents (0..{len(agents) - 1})"
+            raise ReplayError(f"{where}: field 'seats' names agent {a}, but {known}")
+    try:
+        actions = list(base64.b64decode(g["actions"], validate=True)) if isinstance(g["actions"], str) else None
+    except (binascii.Error, ValueError):
+        actions = None
+    if actions is None or not all(a < 64 for a in actions):
+        raise ReplayError(f"{where}: field 'actions' must be base64 of action ids 0..63")
+    try:
+        doc = make_replay(rules, g["seed"], actions)
+    except ReplayError as exc:
+        raise ReplayError(f"{where}: field 'actions': {exc}") from None
     want = {"final_scores": g["final_scores"], "placements": g["placements"]}
     if {k: doc["result"][k] for k in want} != want:
-        raise ReplayError(f"{p}: game {game} does not re-create its logged result")
-    names = [head["agents"][a] for a in g["seats"]]
+        raise ReplayError(f"{where}: does not re-create its logged result (fields 'final_scores', 'placements')")
+    names = [agents[a] for a in seats]
     return {**doc, "names": names, "title": f"{p.name}: game {game} (board {board}, seating {seating})"}
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)

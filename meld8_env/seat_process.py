@@ -1,11 +1,21 @@
 """Bots outside the package, in any language, playing through the seat protocol (``docs/protocol.md``).
 
-Agent spec ``cmd:COMMAND`` (split like a shell would, no shell run): the command is started once per
-process that loads the agent, greeted with ``{"type": "hello", "protocol": 1, ...}`` and must answer
-with its own hello. It then receives, as JSON lines on stdin, the event streams of every seat it plays
-in every game (each game seat has its own ``game`` id, so one process plays many games at once), and
-answers each ``request`` with one line ``{"game": G, "action": ID or NAME}`` on stdout, in any order.
-Its stderr goes to ``LOG_DIR/<name>.stderr.log``.
+Agent spec ``cmd:COMMAND`` (split like a shell would, no shell run). Loading the agent starts the
+command once and exchanges hellos (``{"type": "hello", "protocol": 1, ...}`` both ways): a bot that
+cannot start or greet is refused right there. It then receives, as JSON lines on stdin, the event
+streams of the seats it plays (each game seat has its own ``game`` id, so one process plays many
+games at once), and answers each ``request`` with one line ``{"game": G, "action": ID or NAME,
+"seq": N}`` on stdout (``seq`` echoes the request's, optional), in any order. After the requests of a
+round meld8 writes ``{"type": "waiting", "games": [...]}``: every game it now waits for.
+
+**One process per seat number.** Seat ``s`` of every game this agent plays goes to process ``s``
+(started when first needed; the load check's process serves the first seat), so no process ever
+sees two seats of one game - even when the agent fills several seats of it (``cmd:X,cmd:X,greedy``).
+
+Bounds, checked before anything is parsed (``meld8_env.protocol.check_line``): a line of at most
+``MAX_LINE`` bytes, JSON nested at most ``MAX_DEPTH`` deep, integers of at most ``MAX_DIGITS``
+digits; whatever else makes a line unreadable is a ``garbage`` fault of that bot, never an error
+of meld8. Text from a bot is escaped (:func:`printable`) before it reaches the terminal or a log.
 
 Faults, and what happens (the seat is then played by the fallback bot, ``greedy`` by default, for the
 rest of that game; the game is finished and logged like any other, with the fault in its record):
@@ -13,30 +23,39 @@ rest of that game; the game is finished and logged like any other, with the faul
 | kind | what the bot did | games it hits |
 |---|---|---|
 | ``illegal`` | answered an action that is not legal (or no action id or name) | that game |
-| ``garbage`` | an answer to a game not waiting for one | that game |
-| ``garbage`` | a line that is not an answer object | every game of the process (the connection is dropped) |
-| ``unknown_game`` | answered a game id it was never given | every game of the process (dropped) |
-| ``timeout`` | no answer within ``timeout`` seconds (the clock restarts with every answer) | the games still waiting |
+| ``garbage`` | an answer to a game not waiting for one, or with a ``seq`` meld8 never sent | that game |
+| ``garbage`` | a line that is not an answer object, or breaks a bound | every game of the process (dropped) |
+| ``unknown_game`` | answered a game id it was never given (by this process) | every game of the process (dropped) |
+| ``timeout`` | no answer within ``timeout`` s (only an accepted answer restarts the clock) | the games still waiting |
 | ``hang`` | two timeouts in a row without writing a line in between | every game of the process (killed) |
 | ``crash`` | exited, or closed its stdout | every game of the process |
 | ``disabled`` | crashed or was dropped more than ``max_restarts`` times: no longer started | each new game |
 
-A dropped or crashed bot is started again for the next new game. The fallback instead of a forfeit:
-a duplicate tournament compares every seating of a board, so a forfeited game would unpair the board;
-with a fallback every game finishes and the fault is counted against the agent in ``results.json``.
-Processes end with the agent (``close``), at interpreter exit, and with the parent process even when
-it is killed (Linux ``PR_SET_PDEATHSIG``); they run in their own session, so a Ctrl-C reaches only
-the parent, which then closes them.
+Late answers (a game that ended or went to the fallback, or a ``seq`` older than the request
+waiting) are ignored and logged; they do not restart the clock. A dropped process gets no
+``fault`` lines (it is killed); a dropped or crashed process is started again for the next new game.
+
+Processes: each runs in its own session (``start_new_session``: a Ctrl-C reaches only meld8) and is
+ended with its whole process group (``killpg``), so helpers a bot starts end with it: when the agent
+is closed (``bye``, then :data:`BYE_GRACE` seconds to exit), at interpreter exit and at the exit of a
+multiprocessing worker (both send ``bye`` too), and with the parent even when it is killed (Linux
+``PR_SET_PDEATHSIG``, the bot itself). Stderr goes to ``LOG_DIR/<command>-<hash>.stderr.log``; the
+default ``LOG_DIR`` is :func:`default_log_dir`, private to the user.
 """
 
 from __future__ import annotations
 
 import atexit
 import dataclasses
+import errno
+import hashlib
+import multiprocessing.util
 import os
 import re
 import select
 import shlex
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -49,6 +68,7 @@ import numpy as np
 from meld8_env.actions import illegal_action_message
 from meld8_env.agent import BUILTIN
 from meld8_env.protocol import (
+    MAX_LINE,
     ProtocolError,
     decode_answer,
     decode_hello,
@@ -64,6 +84,8 @@ from meld8_env.version import __version__
 PREFIX = "cmd:"
 FAULT_KINDS = ("illegal", "garbage", "unknown_game", "timeout", "hang", "crash", "disabled")
 SHOWN_FAULTS = 5  # faults printed to stderr per agent; all of them are in the game records
+BYE_GRACE = 2.0
+"""Seconds a bot has, after ``bye``, to read it and exit before its process group is killed."""
 
 
 @dataclasses.dataclass
@@ -71,11 +93,11 @@ class BotOptions:
     """How external bots are run (``meld8 tournament --bot-timeout / --fallback / --bot-log-dir``)."""
 
     timeout: float = 5.0
-    """seconds a bot may take per decision (the clock restarts with each answer it gives)"""
+    """seconds a bot may take per decision (only an accepted answer restarts the clock)"""
     fallback: str = "greedy"
     """built-in bot that plays a faulted seat for the rest of its game"""
     log_dir: str | None = None
-    """folder of the bots' stderr logs (default: TMPDIR/meld8-bots)"""
+    """folder of the bots' stderr logs (default: :func:`default_log_dir`)"""
     max_restarts: int = 3
     """restarts after crashes / drops; then the agent is disabled for new games"""
     startup_timeout: float = 20.0
@@ -94,42 +116,201 @@ class BotStartError(ValueError):
     """A bot command that cannot be started or does not greet correctly."""
 
 
-@dataclasses.dataclass
-class _Stream:
-    wire: int  # the game id the bot sees
-    info: dict
-    faulted: bool = False
-    phase: str = "?"  # of the last request, for error messages
-    faults: list = dataclasses.field(default_factory=list)
+# -- text and files from and for bots -------------------------------------------------------------
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character (C0, DEL, C1 - terminal escape sequences start with
+    ESC or CSI) and every invisible direction / line-separator mark written as ``\\xNN`` /
+    ``\\uNNNN``, so bot text shown in a terminal or a log cannot move the cursor, recolour, retitle
+    or hide what follows."""
+
+    def esc(m: re.Match) -> str:
+        c = ord(m.group())
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+    return _CONTROL.sub(esc, text)
+
+
+def default_log_dir() -> Path:
+    """``TMPDIR/meld8-bots-<uid>``: the user's own folder of bot logs, created 0700 (see :func:`safe_dir`)."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"meld8-bots-{uid}"
+
+
+def safe_dir(path: Path, private: bool) -> Path:
+    """``path`` as a folder this user may write logs into, created if missing; BotStartError if it is
+    a symlink, not a folder, or (``private``: the shared-TMPDIR default) owned by another user. A
+    private folder is created 0700 and kept so (someone else's planted folder or link is refused,
+    never followed)."""
+    try:
+        if private:
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+        else:
+            path.mkdir(parents=True, exist_ok=True)
+        st = os.lstat(path)
+    except OSError as exc:
+        raise BotStartError(
+            f"cannot create the bot-log folder {path}: {exc.strerror or exc} (set --bot-log-dir)"
+        ) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise BotStartError(f"the bot-log folder {path} is a symlink: refused (remove it or set --bot-log-dir)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise BotStartError(f"the bot-log folder {path} is not a folder (remove it or set --bot-log-dir)")
+    if private and hasattr(os, "getuid"):
+        if st.st_uid != os.getuid():
+            raise BotStartError(
+                f"the bot-log folder {path} belongs to another user (uid {st.st_uid}): refused "
+                "(remove it or set --bot-log-dir)"
+            )
+        if st.st_mode & 0o077:
+            os.chmod(path, 0o700)
+    return path
+
+
+def open_log(path: Path) -> int:
+    """An append-only descriptor on ``path`` (created 0600); a symlink planted there is refused."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise BotStartError(f"the bot log {path} is a symlink: refused (remove it)") from None
+        raise BotStartError(f"cannot write the bot log {path}: {exc.strerror or exc}") from None
+
+
+def slug(command: str) -> str:
+    """A file-name-safe short name for a command (its log file's name): readable, then 8 hex digits of
+    the command's hash, so two commands that read alike never share a log."""
+    short = re.sub(r"[^A-Za-z0-9._-]+", "_", command).strip("_.")[:60] or "bot"
+    return f"{short}-{hashlib.sha256(command.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+
+
+# -- processes ------------------------------------------------------------------------------------
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 
-@atexit.register
 def _close_all() -> None:
     for agent in list(_LIVE):
         agent.close()
 
 
+atexit.register(_close_all)
+# a multiprocessing worker leaves through os._exit, past atexit; its finalizers still run
+multiprocessing.util.Finalize(None, _close_all, exitpriority=100)
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
     try:
         import ctypes
-        import signal
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
 
 
-def slug(command: str) -> str:
-    """A file-name-safe short name for a command (its log file's name)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", command).strip("_")[:80] or "bot"
+class _Died(Exception):
+    """The bot's pipe closed under us."""
+
+
+class _Conn:
+    """One bot process: its pipes, what is queued for it, the complete lines it wrote."""
+
+    def __init__(self, proc: subprocess.Popen, seat: int | None) -> None:
+        self.proc = proc
+        self.seat = seat  # the seat number it plays in every game; None: the load check's, not yet given one
+        self.out: list[str] = []
+        self.buf = b""
+        self.lines: list[bytes] = []
+        self.given: set[int] = set()  # every game id it was ever given
+        self.silent_timeouts = 0
+        self.deadline = 0.0
+
+    def fileno(self) -> int:  # select() on the connection = on its stdout
+        return self.proc.stdout.fileno()
+
+    def write_some(self) -> bool:
+        """Write what the pipe takes now; True while something is left. _Died when it is closed."""
+        if not self.out:
+            return False
+        data = "".join(self.out).encode()
+        self.out = []
+        try:
+            n = os.write(self.proc.stdin.fileno(), data)
+        except BlockingIOError:
+            n = 0
+        except (BrokenPipeError, ValueError, OSError):
+            raise _Died("closed its stdin") from None
+        if n < len(data):
+            self.out = [data[n:].decode("utf-8", "surrogateescape")]  # cut mid-character: re-encoded whole
+        return bool(self.out)
+
+    def read_some(self) -> None:
+        """Read what is there into ``lines``; a line longer than MAX_LINE is cut at the bound, so the
+        buffer never holds more than one bound of a line. _Died when stdout is closed."""
+        try:
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            raise _Died("closed its stdout") from None
+        if not chunk:
+            raise _Died("closed its stdout")
+        *lines, self.buf = (self.buf + chunk).split(b"\n")
+        self.lines += lines
+        if len(self.buf) > MAX_LINE:  # no newline within the bound: it is garbage already, stop buffering it
+            self.lines.append(self.buf[: MAX_LINE + 1])
+            self.buf = b""
+
+    def pump(self, deadline: float, done) -> bool:
+        """Write the queue and read lines until ``done()`` (True) or the deadline (False)."""
+        while True:
+            writing = self.write_some()
+            if done() and not writing:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            r, _, _ = select.select([self], [self.proc.stdin] if writing else [], [], left)
+            if r:
+                self.read_some()
+
+    def kill(self) -> None:
+        """Kill the process and its whole process group (its session: helpers it started die too)."""
+        proc = self.proc
+        for f in (proc.stdin, proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: the group id is the bot's pid
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+@dataclasses.dataclass
+class _Stream:
+    wire: int  # the game id the bot sees
+    info: dict
+    seat: int  # the seat number: which process plays it
+    faulted: bool = False
+    phase: str = "?"  # of the last request, for error messages
+    seq: int = -1  # of the last request sent
+    faults: list = dataclasses.field(default_factory=list)
 
 
 class ExternalAgent:
     """A ``cmd:COMMAND`` agent. It plays only through ``meld8_env.table.Table`` (arena, tournaments,
-    Gymnasium / SB3 opponents), which feeds it event streams; ``faults`` counts every fault by kind."""
+    Gymnasium / SB3 opponents, the browser table), which feeds it event streams; ``faults`` counts
+    every fault by kind; :meth:`stream_faults` lists one stream's so far."""
 
     plays_streams = True
 
@@ -140,24 +321,38 @@ class ExternalAgent:
         if not self.argv:
             raise BotStartError("cmd: needs a command, e.g. 'cmd:python mybot.py'")
         self.name = PREFIX + command
+        self.shown_name = printable(self.name)
         self.rules = rules or RuleConfig()
         self.options = options or BotOptions()
         self.fallback = fallback  # handed in (meld8_env.agent_spec loads options.fallback)
-        log_dir = Path(self.options.log_dir or Path(tempfile.gettempdir()) / "meld8-bots")
-        log_dir.mkdir(parents=True, exist_ok=True)
+        if self.options.log_dir:
+            log_dir = safe_dir(Path(self.options.log_dir), private=False)
+        else:
+            log_dir = safe_dir(default_log_dir(), private=True)
         self.log_path = log_dir / f"{slug(command)}.stderr.log"
+        os.close(open_log(self.log_path))  # a planted link or an unwritable log fails now, in one line
         self.faults = {k: 0 for k in FAULT_KINDS}
         self.restarts = 0
+        self.peer: dict = {}
         self._streams: dict[int, _Stream] = {}
         self._by_wire: dict[int, int] = {}
         self._next_wire = 0
-        self._out: list[str] = []
+        self._conns: dict[int | None, _Conn] = {}  # by seat number; None: the load check's process
+        self._started: set[int] = set()  # seat numbers that had a process (a new one is a restart)
         self._bodies: dict[int, tuple[dict, str]] = {}  # events shared by several streams, encoded once
-        self._proc: subprocess.Popen | None = None
-        self._silent_timeouts = 0
         self._shown = 0
-        self._start()
+        self._conns[None] = self._start(None)
         _LIVE.add(self)
+
+    @property
+    def _proc(self) -> subprocess.Popen | None:
+        """A live process of this agent (the first), or None."""
+        return next((c.proc for c in self._conns.values()), None)
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of this agent's live bot processes."""
+        return [c.proc.pid for c in self._conns.values()]
 
     def setup(self, rules: RuleConfig) -> None:
         self.rules = rules
@@ -168,155 +363,134 @@ class ExternalAgent:
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         raise TypeError(
-            f"{self.name} plays through the seat protocol: seat it with meld8_env.table.Table (tournaments, "
+            f"{self.shown_name} plays through the seat protocol: seat it with meld8_env.table.Table (tournaments, "
             "training.arena.play, the Gymnasium / SB3 opponents do), not with act_batch"
         )
 
-    # -- the process ------------------------------------------------------------------------------
-    def _start(self) -> None:
+    # -- the processes ----------------------------------------------------------------------------
+    def _start(self, seat: int | None) -> _Conn:
         """Start the command and exchange hellos; BotStartError says why it failed."""
-        self._log(f"starting {self.command!r}")
-        err = open(self.log_path, "ab")
+        self._log(f"starting {self.command!r}" + ("" if seat is None else f" for seat {seat}"))
+        err = open_log(self.log_path)
         try:
             proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, bufsize=0,
                 start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )  # fmt: skip
         except OSError as exc:
-            raise BotStartError(f"{self.name}: cannot start {self.argv[0]!r}: {exc.strerror or exc}") from None
+            raise BotStartError(
+                f"{self.shown_name}: cannot start {printable(self.argv[0])!r}: {exc.strerror or exc}"
+            ) from None
         finally:
-            err.close()
+            os.close(err)
         os.set_blocking(proc.stdin.fileno(), False)
         os.set_blocking(proc.stdout.fileno(), False)
-        self._proc, self._buf, self._lines = proc, b"", []
-        self._out = [hello(server=f"meld8 {__version__}", rules_hash=self.rules.rules_hash)]
+        conn = _Conn(proc, seat)
+        conn.out = [hello(server=f"meld8 {__version__}", rules_hash=self.rules.rules_hash)]
         try:
-            line = self._read_line(time.monotonic() + self.options.startup_timeout)
-            if line is None:
-                raise BotStartError(f"{self.name}: no hello within {self.options.startup_timeout:g} s")
-            self.peer = decode_hello(line)
+            if not conn.pump(time.monotonic() + self.options.startup_timeout, lambda: bool(conn.lines)):
+                raise BotStartError(f"no hello within {self.options.startup_timeout:g} s")
+            self.peer = decode_hello(conn.lines.pop(0))
         except (BotStartError, ProtocolError, _Died) as exc:
-            self._kill()
-            raise BotStartError(f"{self.name}: {exc} (its stderr: {self.log_path})") from None
-        self._silent_timeouts = 0
+            conn.kill()
+            raise BotStartError(f"{self.shown_name}: {printable(str(exc))} (its stderr: {self.log_path})") from None
+        return conn
 
-    def _kill(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        for f in (proc.stdin, proc.stdout):
+    def _conn_for(self, key: int, seat: int) -> _Conn | None:
+        """The process of seat number ``seat``, started (or the load check's taken) if there is none;
+        None, with the stream faulted, when it cannot be."""
+        conn = self._conns.get(seat)
+        if conn is not None:
+            return conn
+        if None in self._conns:  # the load check's process plays the first seat number asked for
+            conn = self._conns.pop(None)
+        else:
+            restart = seat in self._started  # this seat number's process died: starting it again is a restart
+            if restart:
+                if self.restarts >= self.options.max_restarts:
+                    self._fault(key, "disabled", f"not started again after {self.restarts} restarts")
+                    return None
+                self.restarts += 1
             try:
-                f.close()
-            except OSError:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+                conn = self._start(seat)
+            except BotStartError as exc:
+                self._fault(key, "crash", f"{'restart' if restart else 'start'} failed: {exc}")
+                return None
+        conn.seat = seat
+        self._conns[seat] = conn
+        self._started.add(seat)
+        return conn
 
     def close(self) -> None:
-        """Say bye, give the bot a moment to exit, then kill it."""
+        """Say bye to every process, give them :data:`BYE_GRACE` seconds to exit, then kill their groups."""
         _LIVE.discard(self)
-        if self._proc is None:
-            return
-        self._out.append(encode({"type": "bye"}))
-        try:
-            self._pump(time.monotonic() + 1.0, lambda: not self._out)
-            self._proc.stdin.close()
-            self._proc.wait(timeout=1.0)
-        except (_Died, OSError, subprocess.TimeoutExpired):
-            pass
-        self._kill()
+        conns = list(self._conns.values())
+        self._conns.clear()
+        end = time.monotonic() + BYE_GRACE
+        for c in conns:
+            c.out.append(encode({"type": "bye"}))
+            try:
+                c.pump(min(end, time.monotonic() + 1.0), lambda: True)
+                c.proc.stdin.close()
+            except (_Died, OSError):
+                pass
+        for c in conns:
+            try:
+                c.proc.wait(timeout=max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            c.kill()
 
     def __del__(self) -> None:  # pragma: no cover - best effort; close() is the contract
         try:
-            self._kill()
+            for c in self._conns.values():
+                c.kill()
         except Exception:
             pass
-
-    # -- the pipe ---------------------------------------------------------------------------------
-    def _pump(self, deadline: float, done) -> bool:
-        """Write what is queued and read lines into ``self._lines`` until ``done()`` or the deadline
-        (False). Raises _Died when the bot closes its stdout or stdin (exits)."""
-        proc = self._proc
-        data = "".join(self._out).encode()
-        self._out = []
-        while True:
-            if data:
-                try:
-                    n = os.write(proc.stdin.fileno(), data)
-                    data = data[n:]
-                except BlockingIOError:
-                    pass
-                except (BrokenPipeError, ValueError):
-                    raise _Died("closed its stdin") from None
-            if done() and not data:
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                if data:
-                    self._out = [data.decode()]
-                return False
-            ready = self._wait(proc, left, bool(data))
-            if ready:
-                try:
-                    chunk = os.read(proc.stdout.fileno(), 1 << 16)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    raise _Died("closed its stdout")
-                self._buf += chunk
-                *lines, self._buf = self._buf.split(b"\n")
-                self._lines += lines
-
-    @staticmethod
-    def _wait(proc: subprocess.Popen, timeout: float, writing: bool) -> bool:
-        """Wait until stdout is readable (True) or, while ``writing``, stdin is writable."""
-        r, _, _ = select.select([proc.stdout], [proc.stdin] if writing else [], [], timeout)
-        return bool(r)
-
-    def _read_line(self, deadline: float) -> bytes | None:
-        if not self._pump(deadline, lambda: bool(self._lines)):
-            return None
-        return self._lines.pop(0)
 
     # -- streams ----------------------------------------------------------------------------------
     def open_stream(self, key: int, info: dict) -> None:
         """A new game seat (``info``: ``seat``, ``seed``, ...) this agent plays."""
         wire = self._next_wire
         self._next_wire += 1
-        self._streams[key] = _Stream(wire, info)
+        seat = info.get("seat", 0)
+        seat = seat if isinstance(seat, int) else 0
+        self._streams[key] = _Stream(wire, info, seat)
         self._by_wire[wire] = key
-        if self._proc is None:
-            if self.restarts >= self.options.max_restarts:
-                self._fault(key, "disabled", f"not started again after {self.restarts} restarts")
-                return
-            self.restarts += 1
-            try:
-                self._start()
-            except BotStartError as exc:
-                self._fault(key, "crash", f"restart failed: {exc}")
+        conn = self._conn_for(key, seat)
+        if conn is not None:
+            conn.given.add(wire)
+
+    def stream_faults(self, key: int) -> list[dict]:
+        """The faults of stream ``key`` so far (``kind``, ``detail``, ``line``)."""
+        st = self._streams.get(key)
+        return list(st.faults) if st is not None else []
 
     def feed(self, key: int, events: list[dict]) -> None:
         st = self._streams[key]
-        if st.faulted or self._proc is None:
+        conn = self._conns.get(st.seat)
+        if st.faulted or conn is None:
             return
         cache = self._bodies
         if len(cache) > 4096:
             cache.clear()
         for ev in events:
-            if ev["type"] == "request":
+            if ev["type"] == "request":  # one stream's own: numbered, so a late answer is told from a new one
                 st.phase = ev["phase"]
+                st.seq += 1
+                conn.out.append(encode_for(st.wire, encode_body({"type": "request", "seq": st.seq, **ev})))
+                continue
             hit = cache.get(id(ev))
             if hit is None or hit[0] is not ev:  # the cache holds the event, so its id cannot be reused
                 hit = cache[id(ev)] = (ev, encode_body(ev))
-            self._out.append(encode_for(st.wire, hit[1]))
+            conn.out.append(encode_for(st.wire, hit[1]))
 
     def flush(self) -> None:
-        """Write what the pipe takes now without waiting (the bot starts thinking while other agents
+        """Write what the pipes take now without waiting (the bots start thinking while other agents
         act; ``act_streams`` writes the rest)."""
-        if self._proc is not None and self._out:
+        for c in list(self._conns.values()):
             try:
-                self._pump(time.monotonic(), lambda: True)
+                c.write_some()
             except _Died:
                 pass  # act_streams reports it, with the games it hits
 
@@ -324,99 +498,145 @@ class ExternalAgent:
         """The game of this stream ended: its faults (``kind``, ``detail``, ``line``)."""
         st = self._streams.pop(key)
         self._by_wire.pop(st.wire, None)
-        if not self._streams and self._proc is not None and self._out:
+        conn = self._conns.get(st.seat)
+        if conn is not None and conn.out and not any(s.seat == st.seat for s in self._streams.values()):
             try:  # the last games' endings reach the bot before it idles
-                self._pump(time.monotonic() + self.options.timeout, lambda: True)
+                conn.pump(time.monotonic() + self.options.timeout, lambda: True)
             except _Died as exc:
-                self._dropped("crash", str(exc), None)
+                self._dropped(conn, "crash", str(exc), None)
         return st.faults
 
     def act_streams(self, keys: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Answers to the requests pending in the streams ``keys`` (their observations and masks
         stand by for the fallback)."""
         acts = np.full(len(keys), -1, np.int64)
-        need = {}
+        need: dict[int, dict[int, int]] = {}  # seat number -> {game id: row}
         for row, key in enumerate(keys.tolist()):
             st = self._streams[key]
-            if not st.faulted:
-                need[st.wire] = row
-        if need and self._proc is not None:
+            if not st.faulted and st.seat in self._conns:
+                need.setdefault(st.seat, {})[st.wire] = row
+        if need:
             self._exchange(need, masks, acts)
         rows = np.flatnonzero(acts < 0)
         if rows.size:
             acts[rows] = self.fallback.act_batch(obs[rows], masks[rows])
         return acts
 
-    def _exchange(self, need: dict[int, int], masks: np.ndarray, acts: np.ndarray) -> None:
+    def _exchange(self, need: dict[int, dict[int, int]], masks: np.ndarray, acts: np.ndarray) -> None:
+        """Collect the answers of every process at once; each has its own clock, restarted only by an
+        accepted answer."""
         timeout = self.options.timeout
-        heard = False  # any line at all: a bot that talks is slow or wrong, not hung
-        while need:
-            try:
-                got = self._pump(time.monotonic() + timeout, lambda: bool(self._lines))
-            except _Died as exc:
-                self._dropped("crash", f"{exc} (exit code {self._exit_code()})", None)
+        now = time.monotonic()
+        heard: dict[int, bool] = {}  # any line at all: a bot that talks is slow or wrong, not hung
+        for seat, waiting in need.items():
+            conn = self._conns[seat]
+            conn.out.append(encode({"type": "waiting", "games": sorted(waiting)}))
+            conn.deadline = now + timeout
+            heard[seat] = False
+        while True:
+            live = [s for s, waiting in need.items() if waiting and s in self._conns]
+            if not live:
                 return
-            if not got:
-                for wire in list(need):
-                    self._fault(self._by_wire[wire], "timeout", f"no answer within {timeout:g} s")
-                self._silent_timeouts = 0 if heard else self._silent_timeouts + 1
-                if self._silent_timeouts >= 2:
-                    detail = f"not a line in {self._silent_timeouts} timeouts of {timeout:g} s"
-                    self._dropped("hang", detail, None)
-                return
-            heard = True
-            self._silent_timeouts = 0
-            while self._lines and self._proc is not None:
-                self._answer(self._lines.pop(0), need, masks, acts)
-            if self._proc is None:
-                return
+            now = time.monotonic()
+            for seat in live:
+                conn = self._conns[seat]
+                if conn.lines:
+                    heard[seat] = True
+                    conn.silent_timeouts = 0
+                    while conn.lines and self._conns.get(seat) is conn:
+                        if self._answer(conn, conn.lines.pop(0), need[seat], masks, acts):
+                            conn.deadline = time.monotonic() + timeout
+                    continue
+                if now >= conn.deadline:
+                    for wire in list(need[seat]):
+                        self._fault(self._by_wire[wire], "timeout", f"no answer within {timeout:g} s")
+                    need[seat].clear()
+                    conn.silent_timeouts = 0 if heard[seat] else conn.silent_timeouts + 1
+                    if conn.silent_timeouts >= 2:
+                        detail = f"not a line in {conn.silent_timeouts} timeouts of {timeout:g} s"
+                        self._dropped(conn, "hang", detail, None)
+            live = [s for s, waiting in need.items() if waiting and s in self._conns and not self._conns[s].lines]
+            if not live:
+                continue
+            readers, writers = [], []
+            for seat in live:
+                conn = self._conns[seat]
+                try:
+                    if conn.write_some():
+                        writers.append(conn.proc.stdin)
+                except _Died as exc:
+                    self._dropped(conn, "crash", f"{exc} (exit code {self._exit_code(conn)})", None)
+                    continue
+                readers.append(conn)
+            if not readers:
+                continue
+            left = max(0.0, min(c.deadline for c in readers) - time.monotonic())
+            ready, _, _ = select.select(readers, writers, [], left)
+            for conn in ready:
+                try:
+                    conn.read_some()
+                except _Died as exc:
+                    self._dropped(conn, "crash", f"{exc} (exit code {self._exit_code(conn)})", None)
 
-    def _answer(self, line: bytes, need: dict[int, int], masks: np.ndarray, acts: np.ndarray) -> None:
-        """Take one answer line: an action for a waiting game, or a fault."""
-        text = line.decode("utf-8", "replace")[:300]
+    def _answer(self, conn: _Conn, line: bytes, need: dict[int, int], masks: np.ndarray, acts: np.ndarray) -> bool:
+        """Take one line of ``conn``: an action for a waiting game (True: accepted), or a fault / a late
+        answer ignored (False)."""
+        text = printable(line[:300].decode("utf-8", "replace"))
         try:
-            game, action = decode_answer(line)
+            game, action, seq = decode_answer(line)
         except ProtocolError as exc:
-            self._dropped("garbage", f"{exc}", text)
-            return
-        if isinstance(game, bool) or not isinstance(game, int) or not 0 <= game < self._next_wire:
-            self._dropped("unknown_game", f"answered game {game!r}, which it was never given", text)
-            return
+            self._dropped(conn, "garbage", f"{exc}", text)
+            return False
+        if isinstance(game, bool) or not isinstance(game, int) or game not in conn.given:
+            self._dropped(conn, "unknown_game", f"answered game {printable(repr(game))[:80]}, which it was never given",
+                          text)  # fmt: skip
+            return False
         key = self._by_wire.get(game)
         if key is None or self._streams[key].faulted:
             self._log(f"late answer for game {game} ignored: {text}")  # the game ended or went to the fallback
-            return
+            return False
+        st = self._streams[key]
+        if seq is not None:
+            if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= st.seq:
+                self._fault(key, "garbage", f"answered with seq {printable(repr(seq))[:40]}, which meld8 never sent"
+                            f" (the request's is {st.seq})", text)  # fmt: skip
+                return False
+            if seq < st.seq or game not in need:
+                self._log(f"late answer for game {game} (seq {seq}, waiting: {st.seq}) ignored: {text}")
+                return False
         if game not in need:
             self._fault(key, "garbage", "answered a game that is not waiting for an answer", text)
-            return
+            return False
         row = need.pop(game)
         try:
             a = parse_action(action)
         except ValueError as exc:
-            self._fault(key, "illegal", str(exc), text)
-            return
+            self._fault(key, "illegal", printable(str(exc)), text)
+            return True
         if not 0 <= a < masks.shape[1] or not masks[row, a]:
-            st = self._streams[key]
             legal = np.flatnonzero(masks[row]).tolist()
             msg = illegal_action_message(a, f"seat {st.info.get('seat', '?')}", st.phase, legal)
             self._fault(key, "illegal", msg, text)
-            return
+            return True
         acts[row] = a
+        return True
 
     # -- faults -----------------------------------------------------------------------------------
-    def _exit_code(self) -> int | None:
-        if self._proc is None:
-            return None
+    @staticmethod
+    def _exit_code(conn: _Conn) -> int | None:
         try:
-            return self._proc.wait(timeout=0.5)
+            return conn.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             return None
 
-    def _dropped(self, kind: str, detail: str, line: str | None) -> None:
-        """The connection is over (crash, garbage, unknown game, hang): every live game faults."""
-        self._kill()
+    def _dropped(self, conn: _Conn, kind: str, detail: str, line: str | None) -> None:
+        """The connection is over (crash, garbage, unknown game, hang): every live game on it faults;
+        the process is killed (it gets no fault lines)."""
+        if self._conns.get(conn.seat) is conn:
+            del self._conns[conn.seat]
+        conn.kill()
         for key, st in self._streams.items():
-            if not st.faulted:
+            if not st.faulted and st.seat == conn.seat:
                 self._fault(key, kind, detail, line)
 
     def _fault(self, key: int, kind: str, detail: str, line: str | None = None) -> None:
@@ -428,22 +648,34 @@ class ExternalAgent:
         st.faults.append(fault)
         self.faults[kind] += 1
         where = ", ".join(f"{k} {v}" for k, v in st.info.items())
-        msg = f"{self.name}: {kind} in game {st.wire} ({where}): {detail}" + (f"; line: {line}" if line else "")
+        msg = f"{self.shown_name}: {kind} in game {st.wire} ({where}): {detail}" + (f"; line: {line}" if line else "")
+        msg = printable(msg)
         self._log(msg + f"; {self.options.fallback} plays the seat for the rest of the game")
-        if self._proc is not None:
-            self._out.append(encode({"type": "fault", "game": st.wire, "kind": kind, "detail": detail}))
+        conn = self._conns.get(st.seat)
+        if conn is not None:
+            conn.out.append(encode({"type": "fault", "game": st.wire, "kind": kind, "detail": detail}))
         self._shown += 1
         if self._shown <= SHOWN_FAULTS:
             more = f" (stderr: {self.log_path})" if self._shown < SHOWN_FAULTS else " (further faults: see the log)"
             print(f"meld8: {msg}; {self.options.fallback} plays on{more}", file=sys.stderr)
 
     def _log(self, text: str) -> None:
-        with open(self.log_path, "a") as f:
-            f.write(f"--- meld8 {time.strftime('%H:%M:%S')}: {text}\n")
+        try:
+            fd = open_log(self.log_path)
+        except BotStartError:
+            return  # the log went away or was replaced by a link: never follow it, never crash for it
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
+            f.write(f"--- meld8 {time.strftime('%H:%M:%S')}: {printable(text)}\n")
 
 
-class _Died(Exception):
-    """The bot's pipe closed under us."""
-
-
-__all__ = ["PREFIX", "BotOptions", "BotStartError", "ExternalAgent", "FAULT_KINDS"]
+__all__ = [
+    "BYE_GRACE",
+    "PREFIX",
+    "BotOptions",
+    "BotStartError",
+    "ExternalAgent",
+    "FAULT_KINDS",
+    "default_log_dir",
+    "printable",
+    "safe_dir",
+]

@@ -175,8 +175,10 @@ def test_each_fault_ends_in_a_finished_tournament_with_the_fault_recorded(tmp_pa
     assert set(res["agents"][spec]["faults"]["by_kind"]) <= kinds
     if has_line:
         assert all("line" in f for f in faults)
-    if mode in ("illegal", "badname"):  # attributable to one game: only that game is hit
-        assert res["agents"][spec]["faults"]["games"] == 1
+    if mode in ("illegal", "badname"):  # attributable to one game: only that game is hit, in each process
+        # one process per seat number (no process sees two seats of a game): each errs at its 5th request
+        assert res["agents"][spec]["faults"]["games"] == 3
+        assert sorted(f["seat"] for f in faults) == [0, 1, 2]
         assert "legal:" in faults[0]["detail"] or "unknown action name" in faults[0]["detail"]
         assert "in phase ?" not in faults[0]["detail"]
     # faults are logged beside the bot's own stderr, naming the game and the fallback

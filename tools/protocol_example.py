@@ -37,6 +37,7 @@ def transcript(seed: int, game: int = 0) -> list[str]:
     greeting = json.dumps({"type": "hello", "protocol": 1, "name": "python_bot"}, separators=(",", ":"))
     lines = ["> " + hello(server="meld8", rules_hash=RULES.rules_hash).strip(), "< " + greeting]
     sent = [0] * RULES.num_players
+    seq = [0] * RULES.num_players  # each game id numbers its requests (agents.external does the same)
     progressed = True
     while progressed:  # every bot reads what is new in its stream, one event at a time
         progressed = False
@@ -46,8 +47,13 @@ def transcript(seed: int, game: int = 0) -> list[str]:
                 sent[seat] += 1
                 progressed = True
                 body = {k: v for k, v in ev.items() if k != "game"}
+                if body["type"] == "request":
+                    body = {"type": "request", "seq": seq[seat], **body}
+                    seq[seat] += 1
                 if seat == 0:
                     lines.append("> " + encode_for(game, encode_body(body)).strip())
+                    if body["type"] == "request":  # the round's requests are all out: meld8 waits for these games
+                        lines.append("> " + encode({"type": "waiting", "games": [game]}).strip())
                 answer = bot.on_event({**body, "game": game})
                 if answer is not None:
                     if seat == 0:

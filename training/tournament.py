@@ -374,6 +374,9 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
                     _append(f, e)
                     done.append(e)
                 bar.update(len(entries))
+            if pool is not None:  # workers that finish leave by themselves: their bots get bye (agents.external)
+                pool.close()
+                pool.join()
         finally:
             bar.close()
             if pool is not None:

@@ -67,7 +67,8 @@ function onEvent(ev) {
       seen.delete(game);
       return null;
     case "request":
-      return { game, action: choose(ev, seen.get(game) ?? new Set()) };
+      // echo the request's number: meld8 then tells a late answer from a new one
+      return { game, action: choose(ev, seen.get(game) ?? new Set()), ...("seq" in ev ? { seq: ev.seq } : {}) };
     default:
       return null;
   }

@@ -37,7 +37,10 @@ class Bot:
         elif kind in ("game_end", "fault"):
             self.games.pop(game, None)
         elif kind == "request":
-            return {"game": game, "action": self.choose(ev, self.games.get(game, set()))}
+            answer = {"game": game, "action": self.choose(ev, self.games.get(game, set()))}
+            if "seq" in ev:  # echo the request's number: meld8 then tells a late answer from a new one
+                answer["seq"] = ev["seq"]
+            return answer
         return None
 
     @staticmethod

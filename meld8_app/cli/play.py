@@ -94,5 +94,5 @@ def run(args: argparse.Namespace) -> int:
     def new_game() -> LiveGame:
         return LiveGame(agents, args.seat, rules, next(games), args.replays)
 
-    serve(create_app("play", new_game=new_game), args.host, args.port, not args.no_browser)
+    serve(lambda **guard: create_app("play", new_game=new_game, **guard), args.host, args.port, not args.no_browser)
     return 0

@@ -50,5 +50,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from meld8_app.web.app import create_app, serve
 
-    serve(create_app("review", replay=data, review=rev), args.host, args.port, not args.no_browser)
+    app = lambda **guard: create_app("review", replay=data, review=rev, **guard)  # noqa: E731
+    serve(app, args.host, args.port, not args.no_browser)
     return 0

@@ -36,5 +36,5 @@ def run(args: argparse.Namespace) -> int:
     _, data = viewer_data(args.file, args.game)
     from meld8_app.web.app import create_app, serve
 
-    serve(create_app("view", replay=data), args.host, args.port, not args.no_browser)
+    serve(lambda **guard: create_app("view", replay=data, **guard), args.host, args.port, not args.no_browser)
     return 0

@@ -6,20 +6,34 @@ Routes (all JSON but the page and its static files):
   ``GET /api/config`` - what the page is for: ``{"mode": "play" | "view" | "review", ...}``.
 - ``WS /ws/play`` - the live table. The server sends ``{"type": "state", "state": ...}`` after every
   change (and on connect: closing the tab and reopening resumes the game) or ``{"type": "error",
-  "message": ...}``; the page sends ``{"action": ID, "seq": N}`` or ``{"new_game": true}``.
+  "message": ...}`` (with ``"notice": true`` when an agent failed and the fallback took its seat,
+  ``"fatal": true`` when the game cannot start); the page sends ``{"action": ID, "seq": N}`` or
+  ``{"new_game": true}``.
 - ``GET /api/replay`` - the viewer's frames (``meld8_app.web.session.replay_frames``) and seat names.
 - ``GET /api/review`` - the review document (``meld8_app.web.review``) with the replay's frames.
 
-Bad requests get a JSON error the page shows; no route answers with a traceback.
+Who may talk to it (:class:`Guard`, on every HTTP route and the websocket): a request whose ``Host``
+is not one the server is served as (DNS rebinding), or whose ``Origin`` is not the page's own
+(another site's page, cross-site websocket hijacking), is refused with one line; with a per-launch
+``token`` (``serve`` prints the link that carries it) a request must carry it, in the query
+(``?token=``) or in the cookie the first such request sets (HttpOnly, SameSite=Strict).
+
+Messages from the page are hostile input: at most :data:`MAX_MESSAGE` bytes, JSON bounded in depth
+and digits (``meld8_env.protocol.loads_bounded``), text frames only; anything else is an error
+message and the connection stays. Bad requests get a JSON error the page shows; no route answers
+with a traceback. Agents think, and games close, in worker threads: the event loop never blocks.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable
+import hashlib
+import secrets
+from collections.abc import Callable, Sequence
+from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -27,11 +41,102 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketClose, WebSocketDisconnect
 
 from meld8_app.web.session import LiveGame, PlayError
+from meld8_env.protocol import ProtocolError, loads_bounded
 
 STATIC = Path(__file__).parent / "static"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+"""Host names the server answers to by default (``serve`` adds the address it listens on)."""
+MAX_MESSAGE = 4096
+"""Longest websocket message (bytes) the page may send; its messages are ~40 bytes."""
+HELP = 'send {"action": ID, "seq": N} or {"new_game": true}'
+
+
+def _message(text: str) -> dict:
+    """A message from the page as a dict, within the bounds (:data:`MAX_MESSAGE`, and the seat
+    protocol's depth and digit bounds); PlayError saying what was wrong otherwise."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) > MAX_MESSAGE:
+        raise PlayError(f"a message of {len(raw)} bytes; the limit is {MAX_MESSAGE}: {HELP}")
+    try:
+        msg = loads_bounded(raw, MAX_MESSAGE)
+    except ProtocolError as exc:
+        raise PlayError(str(exc) if str(exc) == "not JSON" else f"{exc}: {HELP}") from None
+    if not isinstance(msg, dict):
+        raise PlayError(HELP)
+    return msg
+
+
+def _host_name(host: str) -> str:
+    """The name part of a Host header value (``[::1]:8008`` -> ``::1``)."""
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+class Guard:
+    """ASGI middleware: only requests for a served host, from the page's own origin, carrying the
+    launch token (when there is one) reach the app; others get 403 (HTTP) or a close with code 1008
+    (websocket) and one line saying why."""
+
+    def __init__(self, app: ASGIApp, hosts: Sequence[str], port: int | None, token: str | None) -> None:
+        self.app, self.hosts, self.port, self.token = app, {h.lower() for h in hosts}, port, token
+        self.cookie = f"meld8_{hashlib.sha256(token.encode()).hexdigest()[:12]}" if token else ""
+
+    def refusal(self, scope: Scope) -> tuple[str | None, bool]:
+        """(why the request is refused or None, whether its query carried the token)."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = headers.get("host", "")
+        name = _host_name(host).lower()
+        if name not in self.hosts:
+            return f"refused: Host {host!r} is not this server (open the address meld8 printed)", False
+        if self.port is not None and host.lower() != name and not host.endswith(f":{self.port}"):
+            return f"refused: Host {host!r} is not this server's port {self.port}", False
+        origin = headers.get("origin")
+        if origin is not None:
+            o = urlsplit(origin)
+            if o.scheme not in ("http", "https") or o.netloc.lower() != host.lower():
+                return f"refused: a page from {origin!r} may not use this server", False
+        if self.token is None:
+            return None, False
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        if secrets.compare_digest(query.get("token", [""])[0], self.token):
+            return None, True
+        jar = SimpleCookie()
+        try:
+            jar.load(headers.get("cookie", ""))
+        except Exception:  # a malformed cookie header carries no token
+            jar = SimpleCookie()
+        got = jar[self.cookie].value if self.cookie in jar else ""
+        if secrets.compare_digest(got, self.token):
+            return None, False
+        return "refused: this address needs the launch token: open the link meld8 printed (?token=...)", False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        why, carried = self.refusal(scope)
+        if why is not None:
+            if scope["type"] == "websocket":
+                await WebSocketClose(code=1008, reason=why[:120])(scope, receive, send)
+            else:
+                await JSONResponse({"error": why}, status_code=403)(scope, receive, send)
+            return
+        if not carried or scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+
+        async def send_with_cookie(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", cookie.encode())]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
 
 
 def create_app(
@@ -39,18 +144,17 @@ def create_app(
     new_game: Callable[[], LiveGame] | None = None,
     replay: dict[str, Any] | None = None,
     review: dict[str, Any] | None = None,
+    token: str | None = None,
+    hosts: Sequence[str] = LOOPBACK,
+    port: int | None = None,
 ) -> Starlette:
     """``mode`` "play" (``new_game`` makes a LiveGame), "view" (``replay``: frames and names) or
-    "review" (``review``: the review document, ``replay`` its frames)."""
+    "review" (``review``: the review document, ``replay`` its frames). Requests must name one of
+    ``hosts`` (and ``port``, when given) and carry ``token`` when one is given (:class:`Guard`)."""
     if mode not in ("play", "view", "review"):
         raise ValueError(f"mode must be play, view or review, got {mode!r}")
     holder: dict[str, LiveGame] = {}
     lock = asyncio.Lock()
-
-    def game() -> LiveGame:
-        if "game" not in holder:
-            holder["game"] = new_game()
-        return holder["game"]
 
     async def page(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
@@ -76,36 +180,63 @@ def create_app(
             return
 
         async def send_state() -> None:
-            await ws.send_json({"type": "state", "state": game().state()})
+            g = holder.get("game")
+            if g is None:
+                return
+            await ws.send_json({"type": "state", "state": g.state()})
+            for note in g.take_notices():  # an agent failed: the fallback plays its seat (the state lists them too)
+                await ws.send_json({"type": "error", "message": note, "notice": True})
+
+        async def start() -> bool:
+            """Make the game if there is none (agents may think, bots start: in a thread); a game that
+            cannot start is said to the page, which keeps its connection (no endless reconnecting)."""
+            if "game" in holder:
+                return True
+            try:
+                holder["game"] = await asyncio.to_thread(new_game)
+            except Exception as exc:  # an agent that cannot load, a bot that does not start: one line
+                msg = f"the game cannot start: {exc or type(exc).__name__}; fix it and press new game"
+                await ws.send_json({"type": "error", "message": msg, "fatal": True})
+                return False
+            return True
 
         async with lock:
-            await asyncio.to_thread(game)  # the agents may think (or start a bot process)
+            await start()
         await send_state()
         try:
             while True:
-                text = await ws.receive_text()
+                frame = await ws.receive()
+                if frame["type"] == "websocket.disconnect":
+                    return  # the game stays: reopening the page resumes it
+                text = frame.get("text")
+                if text is None:
+                    await ws.send_json({"type": "error", "message": f"binary frames are not read: {HELP} as text"})
+                    continue
                 try:
-                    msg = json.loads(text)
-                    if not isinstance(msg, dict):
-                        raise PlayError('send {"action": ID, "seq": N} or {"new_game": true}')
+                    msg = _message(text)
+                except PlayError as exc:  # not a message at all: said, and nothing changed
+                    await ws.send_json({"type": "error", "message": str(exc)})
+                    continue
+                try:
                     async with lock:
                         if msg.get("new_game"):
                             old = holder.pop("game", None)
                             if old is not None:
-                                old.close()
-                            await asyncio.to_thread(game)
+                                await asyncio.to_thread(old.close)  # bots get bye and a moment: not on the loop
+                            await start()
                         elif "action" in msg:
+                            if not await start():
+                                continue
                             seq = msg.get("seq")
                             if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
-                                raise PlayError(f"seq must be the state's integer seq, got {seq!r}")
-                            await asyncio.to_thread(game().play, msg["action"], seq)
+                                raise PlayError(f"seq must be the state's integer seq, got {seq!r}"[:200])
+                            await asyncio.to_thread(holder["game"].play, msg["action"], seq)
                         else:
-                            raise PlayError('send {"action": ID, "seq": N} or {"new_game": true}')
-                except json.JSONDecodeError:
-                    await ws.send_json({"type": "error", "message": "not JSON"})
-                    continue
+                            raise PlayError(HELP)
                 except PlayError as exc:
                     await ws.send_json({"type": "error", "message": str(exc)})
+                except Exception as exc:  # a failure inside the game: said, and the connection stays
+                    await ws.send_json({"type": "error", "message": f"the table failed: {type(exc).__name__}: {exc}"})
                 await send_state()
         except WebSocketDisconnect:
             return  # the game stays: reopening the page resumes it
@@ -128,18 +259,25 @@ def create_app(
         exception_handlers={HTTPException: not_found, Exception: server_error},
     )
     app.state.holder = holder
+    app.add_middleware(Guard, hosts=hosts, port=port, token=token)
     return app
 
 
-def serve(app: Starlette, host: str = "127.0.0.1", port: int = 8008, open_browser: bool = True) -> None:
-    """Run the app with uvicorn until Ctrl-C; open the page in the default browser unless told not to."""
+def serve(app_for: Callable[..., Starlette], host: str = "127.0.0.1", port: int = 8008,
+          open_browser: bool = True) -> None:  # fmt: skip
+    """Run the app ``app_for(token=, hosts=, port=)`` makes with uvicorn until Ctrl-C: a fresh launch
+    token, the loopback names and ``host``; print the link (it carries the token) and open it in the
+    default browser unless told not to."""
     import threading
     import webbrowser
 
     import uvicorn
 
-    url = f"http://{host}:{port}/"
+    token = secrets.token_urlsafe(18)
+    app = app_for(token=token, hosts=(*LOOPBACK, host), port=port)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/?token={token}"
     print(f"meld8: the table is at {url} (Ctrl-C stops the server)", flush=True)
     if open_browser:
         threading.Timer(1.0, webbrowser.open, (url,)).start()
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=1 << 20)

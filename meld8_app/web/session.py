@@ -5,7 +5,11 @@ replay. Both sit on the engine's public surface and the seat protocol's events; 
   stream agent of ``meld8_env.table.Table``); the other seats are any agent specs (bots, ``ppo``,
   checkpoints, ``cmd:`` bots). ``play(action, seq)`` checks the move (over, not your turn, stale,
   illegal - each a :class:`PlayError` with a message for the page) and plays the agents on until the
-  human must act again. A finished game is saved as a replay.
+  human must act again. A finished game is saved as a replay. The state carries the game's ``seed``
+  only once the game is over (it re-creates every hidden hand and the wall).
+- :class:`GuardedAgent`: each other seat's agent; one that raises (a checkpoint failing at its first
+  forward pass) or faults (a ``cmd:`` bot's bad line) is replaced by the fallback bot for the rest of
+  the game, as in tournaments, and the page is told (``notices`` in the state, :meth:`LiveGame.take_notices`).
 - :func:`replay_frames`: one full-information table state per action of a replay (the viewer).
 """
 
@@ -20,6 +24,7 @@ import numpy as np
 
 from meld8_app.web.tableview import SeatView, merge
 from meld8_env.actions import action_name, illegal_action_message
+from meld8_env.agent_spec import load_agent
 from meld8_env.codes import Phase
 from meld8_env.protocol import GameStreams, parse_action
 from meld8_env.rules import RuleConfig
@@ -59,6 +64,69 @@ class HumanSeat:
         return []
 
 
+class GuardedAgent:
+    """An agent seated at the live table, with the fallback standing by: if the agent raises, or (a
+    ``cmd:`` bot) faults in this game, ``fallback`` plays the seat from then on and ``notices`` says so."""
+
+    def __init__(self, agent: Any, seat: int, label: str, fallback: Any, notices: list[str]) -> None:
+        self.inner, self.seat, self.label, self.fallback, self.notices = agent, seat, label, fallback, notices
+        self.name = getattr(agent, "name", label)
+        self.plays_streams = bool(getattr(agent, "plays_streams", False))
+        self.failed = False
+        self._key: int | None = None
+
+    def _fail(self, why: str) -> None:
+        if not self.failed:
+            self.failed = True
+            fb = getattr(self.fallback, "name", "the fallback")
+            self.notices.append(f"seat {self.seat} ({self.label}) failed: {why}; {fb} plays that seat from now on")
+
+    def _guard(self, call, *args):
+        if self.failed:
+            return None
+        try:
+            return call(*args)
+        except Exception as exc:  # any agent failure: the fallback plays on, the page is told
+            self._fail(f"{type(exc).__name__}: {exc}"[:300])
+            return None
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        got = self._guard(self.inner.act_batch, obs, masks)
+        return got if got is not None else self.fallback.act_batch(obs, masks)
+
+    # stream agents: the same, around the seat protocol's calls
+    def open_stream(self, key: int, info: dict) -> None:
+        self._key = key
+        self._guard(self.inner.open_stream, key, info)
+
+    def feed(self, key: int, events: list[dict]) -> None:
+        self._guard(self.inner.feed, key, events)
+
+    def flush(self) -> None:
+        self._guard(self.inner.flush)
+
+    def act_streams(self, keys: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        got = self._guard(self.inner.act_streams, keys, obs, masks)
+        faults = getattr(self.inner, "stream_faults", None)
+        if not self.failed and faults is not None and self._key is not None:
+            found = faults(self._key)
+            if found:
+                f = found[0]
+                self._fail(f"{f['kind']} fault: {f['detail']}"[:300])
+        return got if got is not None else self.fallback.act_batch(obs, masks)
+
+    def close_stream(self, key: int) -> list[dict]:
+        got = self._guard(self.inner.close_stream, key)
+        return got if isinstance(got, list) else []
+
+    def close(self) -> None:
+        if hasattr(self.inner, "close"):
+            try:
+                self.inner.close()
+            except Exception:  # closing a failed agent must not keep the next game from starting
+                pass
+
+
 class LiveGame:
     def __init__(
         self,
@@ -68,9 +136,9 @@ class LiveGame:
         seed: int = 0,
         replay_dir: str | Path | None = None,
         trust: bool = False,
+        fallback: str = "greedy",
     ) -> None:
-        from agents.registry import load_agent
-
+        """``fallback`` (a built-in bot) plays any seat whose agent fails mid-game."""
         self.rules = rules or RuleConfig()
         P = self.rules.num_players
         specs = list(agents) * (P - 1) if len(agents) == 1 else list(agents)
@@ -79,15 +147,30 @@ class LiveGame:
         if not 0 <= seat < P:
             raise PlayError(f"seat must be 0..{P - 1}, got {seat}")
         self.seat, self.seed, self.specs = seat, int(seed), specs
-        self.agents = [load_agent(s, self.rules, self.seed + 1 + k, trust) for k, s in enumerate(specs)]
-        for a in self.agents:
-            a.setup(self.rules)
+        self.notices: list[str] = []
+        self._told = 0
+        self.agents: list[Any] = []
+        try:
+            for k, s in enumerate(specs):
+                self.agents.append(load_agent(s, self.rules, self.seed + 1 + k, trust))
+            for a in self.agents:
+                a.setup(self.rules)
+        except BaseException:
+            self.close()  # bots already started for the other seats end with the failed start
+            raise
         self.vec = Meld8Vector(1, rules=self.rules, seed=self.seed, autoreset=False)
         self.vec.reset(seed=self.seed)
         self.table = Table(self.vec)
         self.human = HumanSeat(seat, P)
         others = iter(zip(self.agents, specs, strict=True))
-        seated = [(self.human, "you") if s == seat else next(others) for s in range(P)]
+        seated = []
+        for s in range(P):
+            if s == seat:
+                seated.append((self.human, "you"))
+                continue
+            agent, spec = next(others)
+            stand_in = load_agent(fallback, self.rules, self.seed + 100 + s)
+            seated.append((GuardedAgent(agent, s, spec, stand_in, self.notices), spec))
         lineup, self.names = [a for a, _ in seated], [n for _, n in seated]
         self.human.view.names = self.names  # "you draw", "greedy discards 7♠"
         self.table.seat([0], [lineup], [{"seed": self.seed}])
@@ -140,8 +223,15 @@ class LiveGame:
     def state(self) -> dict[str, Any]:
         """The human's table (JSON-able), with ``seq`` (moves so far), seat names and the replay file."""
         s = self.human.view.view()
-        s.update(seq=len(self.actions), names=self.names, seed=self.seed, replay_file=self.replay_file)
+        s.update(seq=len(self.actions), names=self.names, replay_file=self.replay_file, notices=list(self.notices),
+                 seed=self.seed if self.over else None)  # fmt: skip  # the seed re-creates every hidden card
         return s
+
+    def take_notices(self) -> list[str]:
+        """Notices (an agent failed; the fallback plays its seat) not yet taken."""
+        new = self.notices[self._told :]
+        self._told = len(self.notices)
+        return new
 
     def _save(self) -> None:
         if self.replay_dir is None:
@@ -153,7 +243,8 @@ class LiveGame:
         self.replay_file = str(save_replay(path, self.rules, self.seed, self.actions, names=self.names))
 
     def close(self) -> None:
-        self.table.close()
+        if hasattr(self, "table"):
+            self.table.close()
         for a in self.agents:
             a.close()
 
@@ -205,4 +296,4 @@ def replay_frames(
     return frames
 
 
-__all__ = ["HumanSeat", "LiveGame", "PlayError", "replay_frames"]
+__all__ = ["GuardedAgent", "HumanSeat", "LiveGame", "PlayError", "replay_frames"]

@@ -8,6 +8,16 @@ illegal action id), unknown_game (answers a game id it was never given), slow (s
 then plays on), badname (answers an action name that does not exist), silent_crash_at_start (exits before
 its hello), oldproto (says hello with protocol 0), reverse (never faults: answers each batch of
 requests in reverse order, to show answers may come in any order), ok (never faults).
+
+Hostile lines (issue 22 §2), written instead of the N-th answer: deep (JSON nested 2,000 deep),
+digits (an integer of 5,000 digits), long (a 100 kB line), nonewline (1 MB without a newline, then
+waits), binary (bytes that are not UTF-8), escape (a line with terminal escape sequences).
+chatty: from the N-th request on, never answers but repeats its previous answer (old seq) every 0.1 s
+for 30 s. dupslow: never faults - answers every request, then sends that answer again just before
+answering the next request (a late duplicate, told apart by its seq). helper: starts a helper process
+(sleep) that writes its pid to the pidfile, then plays on.
+Options: --pidfile PATH (appends the pid), --seenfile PATH (appends "pid seat" at each game_start),
+--byefile PATH (appends the pid when bye arrives).
 """
 
 import importlib.util
@@ -26,19 +36,34 @@ spec.loader.exec_module(python_bot)
 
 def main():
     args = sys.argv[1:]
-    if "--pidfile" in args:
-        i = args.index("--pidfile")
-        with open(args[i + 1], "a") as f:
-            f.write(f"{os.getpid()}\n")
-        del args[i : i + 2]
+    files = {}
+    for opt in ("--pidfile", "--seenfile", "--byefile"):
+        if opt in args:
+            i = args.index(opt)
+            files[opt] = args[i + 1]
+            del args[i : i + 2]
+
+    def note(opt, text):
+        if opt in files:
+            with open(files[opt], "a") as f:
+                f.write(text + "\n")
+
+    note("--pidfile", str(os.getpid()))
     mode = args[0]
     n = int(args[1]) if len(args) > 1 else 5
     print(f"faulty_bot {mode} {n} pid {os.getpid()}", file=sys.stderr, flush=True)
     if mode == "silent_crash_at_start":
         sys.exit(4)
+    if mode == "helper":
+        import subprocess
+
+        helper = subprocess.Popen(["sleep", "600"])
+        note("--pidfile", str(helper.pid))
     sys.stdin.buffer.readline()
     print(json.dumps({"type": "hello", "protocol": 0 if mode == "oldproto" else 1}), flush=True)
     bot, asked, rest = python_bot.Bot(), 0, b""
+    last = None  # the previous answer line (dupslow, chatty)
+    out = sys.stdout.buffer
     while True:
         chunk = sys.stdin.buffer.read1(1 << 16)
         if not chunk:
@@ -48,11 +73,41 @@ def main():
         for line in lines:
             ev = json.loads(line)
             if ev.get("type") == "bye":
+                note("--byefile", str(os.getpid()))
                 return
+            if ev.get("type") == "game_start":
+                note("--seenfile", f"{os.getpid()} {ev['seat']}")
             answer = bot.on_event(ev)
             if answer is None:
                 continue
+            answer["seq"] = ev["seq"]
             asked += 1
+            if mode == "dupslow" and last is not None:
+                answers.append(last)
+            if mode == "chatty" and asked >= n and last is not None:
+                end = time.monotonic() + 30
+                while time.monotonic() < end:
+                    out.write(last.encode() + b"\n")
+                    out.flush()
+                    time.sleep(0.1)
+                return
+            hostile = {
+                "deep": "[" * 2000 + "]" * 2000,
+                "digits": '{"game": 0, "action": ' + "9" * 5000 + "}",
+                "long": '{"game": 0, "action": 1, "pad": "' + "x" * 100_000 + '"}',
+                "escape": "\x1b[2J\x1b]0;pwned\x07 \u202e not an answer",
+            }
+            if asked == n and mode in hostile:
+                answers.append(hostile[mode])
+                continue
+            if asked == n and mode == "binary":
+                out.write(b"\xff\xfe\x00garbage\n")
+                out.flush()
+                continue
+            if asked == n and mode == "nonewline":
+                out.write(b"x" * 1_000_000)
+                out.flush()
+                time.sleep(3600)
             if asked == n:
                 if mode == "crash":
                     print("faulty_bot: crashing on purpose", file=sys.stderr, flush=True)
@@ -71,12 +126,13 @@ def main():
                     answer["game"] = 10**9
                 if mode == "slow":
                     time.sleep(1.5)
-            answers.append(json.dumps(answer))
+            last = json.dumps(answer)
+            answers.append(last)
         if mode == "reverse":
             answers.reverse()
         if answers:
-            sys.stdout.write("\n".join(answers) + "\n")
-            sys.stdout.flush()
+            out.write(("\n".join(answers) + "\n").encode("utf-8", "surrogatepass"))
+            out.flush()
 
 
 if __name__ == "__main__":

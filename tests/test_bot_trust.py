@@ -1,0 +1,354 @@
+"""One line from a bot never stops a game (issue 22 §2): lines are bounded before parsing and every
+parse failure is a fault of that bot; no process sees two seats of one game; only an accepted answer
+restarts the clock; a late duplicate answer is told from the next one by its ``seq``; a bot's helper
+processes end with it; bot text is escaped; the default bot-log folder is the user's own.
+
+Real bot processes (tests/bots/faulty_bot.py) play real games through ``training.arena.play``."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.registry import load_agent
+from meld8_env.protocol import MAX_DEPTH, MAX_DIGITS, MAX_LINE, ProtocolError, decode_answer, decode_hello
+from meld8_env.rules import RuleConfig
+from meld8_env.seat_process import BotOptions, BotStartError, ExternalAgent, default_log_dir, printable
+from training.arena import play
+
+ROOT = Path(__file__).resolve().parents[1]
+FAULTY = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'faulty_bot.py'}"
+RULES = RuleConfig(rounds=1, min_yaku_han=(1,), max_replays=1)
+GREEDY = load_agent("greedy", RULES)  # the fallback handed to bots built directly
+
+
+def _bot(mode: str, *extra: str, n: int = 3, tmp_path: Path, **opts) -> ExternalAgent:
+    options = BotOptions(log_dir=str(tmp_path / "logs"), **opts)
+    return ExternalAgent(" ".join([FAULTY, mode, str(n), *extra]), RULES, options=options, fallback=GREEDY)
+
+
+def _play(bot, seats, games: int = 3, batch: int = 3):
+    others = [load_agent("greedy", RULES), load_agent("random", RULES)]
+    recs = play([bot, *others], np.array([seats] * games), list(range(1, games + 1)), RULES, batch=batch)
+    assert all(sorted(r.placements) == [1, 2, 3] for r in recs)  # every game finished, the faulted seat played on
+    return recs
+
+
+def _gone(pid: int, wait: float = 10.0) -> bool:
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie child of this process counts as gone
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        if Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# -- bounded lines --------------------------------------------------------------------------------
+HOSTILE = [
+    b"[" * 2000 + b"]" * 2000,  # json.loads: RecursionError
+    b'{"game": 0, "action": ' + b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1) + b"}",
+    b'{"game": 0, "action": ' + b"9" * 5000 + b"}",  # json.loads: ValueError (int digit limit)
+    b'{"game": 0, "action": ' + b"1" * (MAX_DIGITS + 1) + b"}",
+    b'{"game": 0, "action": 1, "pad": "' + b"x" * MAX_LINE + b'"}',
+    b"\xff\xfe\x00",
+    b"",
+    b"null",
+    b'["game", "action"]',
+    b'{"game": 0}',
+    b'{"game": 0, "action": 1',
+]
+
+
+@pytest.mark.parametrize("line", HOSTILE, ids=range(len(HOSTILE)))
+def test_every_unreadable_line_is_a_garbage_protocol_error(line):
+    with pytest.raises(ProtocolError) as err:
+        decode_answer(line)
+    assert err.value.kind == "garbage"
+    with pytest.raises(ProtocolError):
+        decode_hello(line)
+
+
+def test_bounds_keep_what_a_bot_may_really_say():
+    assert decode_answer(b'{"game": 12, "action": "discard 7h", "seq": 3}') == (12, "discard 7h", 3)
+    assert decode_answer('{"game": 1, "action": 63, "note": "[{\\"deep\\": [[[[[[[[[[]]]]]]]]]]}"}')[:2] == (1, 63)
+    assert decode_answer(b'{"game": 1, "action": 9, "x": "' + b"9" * 100 + b'"}')[1] == 9  # digits in a string
+
+
+def test_random_mutations_of_answers_never_raise_anything_but_protocol_errors():
+    rng = random.Random(7)
+    base = [b'{"game": 3, "action": 10, "seq": 4}', b'{"type": "hello", "protocol": 1, "name": "x"}']
+    alphabet = b'[]{}",:0123456789 \\ex\xff\n'
+    tried = 0
+    for _ in range(3000):
+        line = bytearray(rng.choice(base))
+        for _ in range(rng.randint(1, 8)):
+            op, at = rng.randrange(3), rng.randrange(len(line) + 1)
+            if op == 0:
+                line[at:at] = bytes([rng.choice(alphabet)]) * rng.choice([1, 1, 5, 50, 3000])
+            elif op == 1 and line:
+                del line[at : at + rng.randint(1, 4)]
+            else:
+                line[at:at] = rng.choice([b"[" * 40, b"9" * 40, b'"\\u0000"'])
+        tried += 1
+        try:
+            decode_answer(bytes(line))
+        except ProtocolError as exc:
+            assert exc.kind == "garbage"
+    assert tried == 3000
+
+
+@pytest.mark.parametrize("mode", ["deep", "digits", "long", "nonewline", "binary"])
+def test_a_hostile_line_is_a_garbage_fault_and_the_games_finish(tmp_path, mode):
+    bot = _bot(mode, tmp_path=tmp_path)
+    try:
+        recs = _play(bot, [0, 1, 2])
+    finally:
+        bot.close()
+    kinds = {f["kind"] for r in recs for f in r.faults}
+    assert kinds == {"garbage"}, kinds
+    line = next(f["line"] for r in recs for f in r.faults)
+    assert len(line) <= 300  # the record keeps a bounded excerpt
+
+
+# -- one process per seat -------------------------------------------------------------------------
+def test_no_process_ever_sees_two_seats_of_one_game(tmp_path):
+    seen = tmp_path / "seen"
+    bot = _bot("ok", "--seenfile", str(seen), tmp_path=tmp_path)
+    try:
+        # the agent fills two seats of every game (cmd:X,cmd:X,greedy seats copies of one spec so), in each order
+        others = [load_agent("greedy", RULES)]
+        seats = np.array([[0, 0, 1], [0, 1, 0], [1, 0, 0]] * 2)
+        recs = play([bot, *others], seats, list(range(6)), RULES, batch=6)
+        assert not any(r.faults for r in recs)
+    finally:
+        bot.close()
+    by_pid: dict[int, set[int]] = {}
+    for row in seen.read_text().split("\n")[:-1]:
+        pid, seat = map(int, row.split())
+        by_pid.setdefault(pid, set()).add(seat)
+    assert sum(len(s) for s in by_pid.values()) == 3 and len(by_pid) == 3  # seats 0, 1, 2: three processes
+    assert all(len(s) == 1 for s in by_pid.values()), by_pid  # each process plays one seat number only
+
+
+def test_copies_of_one_bot_in_a_tournament_get_separate_processes(tmp_path):
+    from training.tournament import TournamentConfig, run
+
+    seen = tmp_path / "seen"
+    spec = f"cmd:{FAULTY} ok 1 --seenfile {seen}"
+    run(TournamentConfig(agents=[spec, spec, "greedy"], boards=1, out=str(tmp_path / "t"), progress=False,
+                         chart=False, rules=RULES))  # fmt: skip
+    seen_by: dict[int, list[int]] = {}
+    for row in seen.read_text().split("\n")[:-1]:
+        pid, seat = map(int, row.split())
+        seen_by.setdefault(pid, []).append(seat)
+    assert all(len(set(s)) == 1 for s in seen_by.values()), seen_by
+
+
+# -- the clock and the sequence numbers -----------------------------------------------------------
+def test_ignored_lines_do_not_restart_the_clock(tmp_path):
+    bot = _bot("chatty", n=2, tmp_path=tmp_path, timeout=1.0)
+    t0 = time.monotonic()
+    try:
+        recs = _play(bot, [0, 1, 2], games=2, batch=1)
+    finally:
+        bot.close()
+    assert {f["kind"] for r in recs for f in r.faults} == {"timeout"}
+    assert time.monotonic() - t0 < 20  # the bot talks for 30 s: a clock restarted by every line never times out
+    assert "late answer" in bot.log_path.read_text()
+
+
+def test_a_late_duplicate_answer_is_never_taken_for_the_next_request(tmp_path):
+    dup = _bot("dupslow", tmp_path=tmp_path)
+    clean = _bot("ok", tmp_path=tmp_path)
+    try:
+        got = _play(dup, [0, 1, 2], games=3)
+        want = _play(clean, [0, 1, 2], games=3)
+    finally:
+        dup.close()
+        clean.close()
+    assert not any(r.faults for r in got)  # each duplicate was recognised by its seq and ignored
+    assert [r.final_scores for r in got] == [r.final_scores for r in want]
+    assert "late answer" in dup.log_path.read_text()
+
+
+def test_an_answer_with_a_seq_never_sent_is_a_fault_of_that_game():
+    import meld8_env.seat_process as ext
+    from meld8_env.protocol import encode
+
+    class FakeConn:
+        given = {0}
+
+    agent = ExternalAgent.__new__(ExternalAgent)
+    agent._streams = {5: ext._Stream(0, {"seat": 0}, 0, seq=2)}
+    agent._by_wire, agent._conns, agent.faults = {0: 5}, {}, {k: 0 for k in ext.FAULT_KINDS}
+    agent.shown_name, agent.options, agent._shown = "cmd:x", BotOptions(), 99
+    agent.log_path = Path(os.devnull)
+    masks = np.ones((1, 64), bool)
+    acts = np.full(1, -1, np.int64)
+    for seq in (3, -1, "2", 10**6):
+        agent._streams[5].faulted = False
+        assert not agent._answer(FakeConn, encode({"game": 0, "action": 1, "seq": seq}).encode(), {0: 0}, masks, acts)
+        assert agent._streams[5].faults[-1]["kind"] == "garbage" and acts[0] == -1
+    assert len(agent._streams[5].faults) == 4
+
+
+# -- processes ------------------------------------------------------------------------------------
+def test_a_bots_helper_processes_end_with_it(tmp_path):
+    pids = tmp_path / "pids"
+    bot = _bot("helper", "--pidfile", str(pids), tmp_path=tmp_path)
+    bot_pid, helper = map(int, pids.read_text().split())
+    assert not _gone(helper, wait=0.1)
+    bot.close()
+    assert _gone(bot_pid) and _gone(helper)
+
+
+def test_a_bots_helper_processes_end_at_interpreter_exit(tmp_path):
+    pids = tmp_path / "pids"
+    script = (
+        "from meld8_env.seat_process import ExternalAgent, BotOptions\n"
+        f"a = ExternalAgent({FAULTY + ' helper 3 --pidfile ' + str(pids)!r},\n"
+        f"                  options=BotOptions(log_dir={str(tmp_path)!r}), fallback=None)\n"
+        "import sys; sys.exit(0)\n"
+    )  # fmt: skip
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert all(_gone(int(p)) for p in pids.read_text().split())
+
+
+def test_every_play_process_says_bye(tmp_path):
+    from training.tournament import TournamentConfig, run
+
+    byes, pids = tmp_path / "byes", tmp_path / "pids"
+    spec = f"cmd:{FAULTY} ok 1 --byefile {byes} --pidfile {pids}"
+    run(TournamentConfig(agents=[spec, "greedy", "random"], boards=2, workers=2, out=str(tmp_path / "t"),
+                         progress=False, chart=False, rules=RULES))  # fmt: skip
+    started = sorted(pids.read_text().split())
+    assert len(started) >= 3  # the load check, then the worker processes
+    assert sorted(byes.read_text().split()) == started
+
+
+# -- text and files ------------------------------------------------------------------------------
+def test_control_characters_from_a_bot_are_escaped(tmp_path, capsys):
+    bot = _bot("escape", n=2, tmp_path=tmp_path)
+    try:
+        recs = _play(bot, [0, 1, 2], games=2, batch=1)
+    finally:
+        bot.close()
+    assert {f["kind"] for r in recs for f in r.faults} == {"garbage"}
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+    assert "\\x1b[2J" in err and "\\u202e" in err
+    ours = [x for x in bot.log_path.read_text().splitlines() if x.startswith("--- meld8")]
+    assert ours and not any("\x1b" in x for x in ours)
+    assert printable("a\x00b\x9bc\u2028d\te") == "a\\x00b\\x9bc\\u2028d\\x09e"
+
+
+def test_the_default_log_folder_is_private_and_created_safely(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = default_log_dir()
+    assert folder.parent == tmp_path and str(os.getuid()) in folder.name
+    bot = ExternalAgent(f"{FAULTY} ok", RULES, fallback=GREEDY)
+    bot.close()
+    assert bot.log_path.parent == folder and (folder.stat().st_mode & 0o777) == 0o700
+    assert (bot.log_path.stat().st_mode & 0o777) == 0o600
+    # a folder we own but others may enter is closed again
+    os.chmod(folder, 0o777)
+    ExternalAgent(f"{FAULTY} ok", RULES, fallback=GREEDY).close()
+    assert (folder.stat().st_mode & 0o777) == 0o700
+    # a planted symlink, as folder or as log file, is refused and never followed
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for entry in folder.iterdir():
+        entry.unlink()
+    folder.rmdir()
+    folder.symlink_to(elsewhere)
+    with pytest.raises(BotStartError, match="symlink"):
+        ExternalAgent(f"{FAULTY} ok", RULES, fallback=GREEDY)
+    assert list(elsewhere.iterdir()) == []
+    folder.unlink()
+    folder.mkdir(0o700)
+    (folder / bot.log_path.name).symlink_to(elsewhere / "victim")
+    with pytest.raises(BotStartError, match="symlink"):
+        ExternalAgent(f"{FAULTY} ok", RULES, fallback=GREEDY)
+    assert not (elsewhere / "victim").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to plant another user's folder")
+def test_a_log_folder_owned_by_another_user_is_refused(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = default_log_dir()
+    folder.mkdir(0o700)
+    os.chown(folder, 65534, 65534)
+    with pytest.raises(BotStartError, match="another user"):
+        ExternalAgent(f"{FAULTY} ok", RULES, fallback=GREEDY)
+
+
+def test_log_names_of_similar_commands_differ():
+    from meld8_env.seat_process import slug
+
+    assert slug("python bot.py --x 1") != slug("python bot.py --x=1")
+    assert slug("a" * 200) != slug("a" * 201)
+
+
+def test_requests_on_the_wire_carry_seq_and_rounds_end_with_waiting(tmp_path):
+    log = tmp_path / "wire"
+    script = tmp_path / "tee_bot.py"
+    script.write_text(
+        "import sys, runpy\n"
+        f"log = open({str(log)!r} + '.' + str(__import__('os').getpid()), 'wb')\n"
+        "real = sys.stdin.buffer\n"
+        "class Tee:\n"
+        "    def readline(self):\n"
+        "        x = real.readline(); log.write(x); log.flush(); return x\n"
+        "    def read1(self, n):\n"
+        "        x = real.read1(n); log.write(x); log.flush(); return x\n"
+        "class In:\n"
+        "    buffer = Tee()\n"
+        "sys.stdin = In()\n"
+        f"sys.argv = [{str(ROOT / 'examples' / 'bots' / 'python_bot.py')!r}]\n"
+        f"runpy.run_path({str(ROOT / 'examples' / 'bots' / 'python_bot.py')!r}, run_name='__main__')\n"
+    )
+    bot = ExternalAgent(f"{sys.executable} {script}", RULES, options=BotOptions(log_dir=str(tmp_path)), fallback=GREEDY)
+    try:
+        recs = _play(bot, [0, 1, 2], games=2, batch=2)
+    finally:
+        bot.close()
+    assert not any(r.faults for r in recs)
+    files = sorted(tmp_path.glob("wire.*"))
+    assert len(files) == 1  # the agent sits in seat 0 only: one process
+    for f in files:  # what each process read
+        msgs = [json.loads(x) for x in f.read_bytes().splitlines()]
+        requests = [m for m in msgs if m.get("type") == "request"]
+        for game in {m["game"] for m in requests}:
+            seqs = [m["seq"] for m in requests if m["game"] == game]
+            assert seqs == list(range(len(seqs)))  # numbered 0, 1, ... in each game id
+        waiting = [m for m in msgs if m.get("type") == "waiting"]
+        assert waiting and all(set(w) == {"type", "games"} for w in waiting)
+        pending: set[int] = set()
+        for m in msgs:  # every request is listed by the next waiting marker
+            if m.get("type") == "request":
+                pending.add(m["game"])
+            elif m.get("type") == "waiting":
+                assert pending <= set(m["games"]), (pending, m)
+                pending = set()
+        assert msgs[-1] == {"type": "bye"}

@@ -1,0 +1,259 @@
+"""The browser table is a local server no other website may use (issue 22 §1), tested with the real
+app in Starlette's TestClient: Host and Origin checks on every route and the websocket, the launch
+token, the seed hidden until the game is over, the fallback for an agent that fails mid-game, a game
+that cannot start, hostile messages, and closing a game off the event loop.
+
+The hostile cases a browser is the natural client for are in tests/test_web_browser_trust.py."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from meld8_app.web.session import LiveGame
+from meld8_env.rules import RuleConfig
+
+pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
+from starlette.testclient import TestClient  # noqa: E402
+from starlette.websockets import WebSocketDisconnect  # noqa: E402
+
+from meld8_app.web.app import create_app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FAULTY = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'faulty_bot.py'}"
+RULES = RuleConfig(rounds=1, min_yaku_han=(1,), max_replays=1)
+ROUTES = ["/", "/api/config", "/api/replay", "/api/review", "/static/app.js"]
+GOOD = "http://127.0.0.1:8008"
+
+
+def _app(token=None, **kw):
+    kw.setdefault("new_game", lambda: LiveGame(["greedy", "random"], seat=0, seed=4, rules=RULES))
+    return create_app("play", token=token, port=8008, **kw)
+
+
+def _client(app, base=GOOD) -> TestClient:
+    return TestClient(app, base_url=base)
+
+
+# -- who may talk to the server ---------------------------------------------------------------------
+BAD_HOSTS = ["evil.example", "evil.example:8008", "127.0.0.1.evil.example:8008", "localhost.evil:8008",
+             "127.0.0.2:8008", "[::2]:8008", "127.0.0.1:9999", ""]  # fmt: skip
+GOOD_HOSTS = ["127.0.0.1:8008", "localhost:8008", "[::1]:8008", "LOCALHOST:8008"]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_every_route_refuses_a_host_it_is_not_served_as(route):
+    client = _client(_app())
+    for host in BAD_HOSTS:  # DNS rebinding: evil.example resolving to 127.0.0.1 sends Host: evil.example
+        r = client.get(route, headers={"host": host})
+        assert r.status_code == 403 and "refused: Host" in r.json()["error"], (host, r.status_code)
+    for host in GOOD_HOSTS:
+        assert client.get(route, headers={"host": host}).status_code in (200, 404), host
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_every_route_refuses_another_origin(route):
+    client = _client(_app())
+    for origin in ["http://evil.example", "null", "http://127.0.0.1:9999", "file://", "http://localhost:8008"]:
+        r = client.get(route, headers={"origin": origin})
+        assert r.status_code == 403 and "may not use this server" in r.json()["error"], origin
+    assert client.get(route, headers={"origin": GOOD}).status_code in (200, 404)
+
+
+def test_the_websocket_refuses_other_hosts_and_origins():
+    client = _client(_app())
+    bad = [{"host": h} for h in BAD_HOSTS] + [{"origin": o} for o in ["http://evil.example", "null", "http://x:8008"]]
+    for headers in bad:
+        with pytest.raises(WebSocketDisconnect) as err:
+            with client.websocket_connect("ws://127.0.0.1:8008/ws/play", headers=headers) as ws:
+                ws.receive_json()
+        assert err.value.code == 1008, headers
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play", headers={"origin": GOOD}) as ws:
+        assert ws.receive_json()["type"] == "state"
+
+
+def test_the_launch_token_is_needed_and_kept_in_a_strict_cookie():
+    client = _client(_app(token="s3cret-token"))
+    for route in ROUTES:
+        r = client.get(route)
+        assert r.status_code == 403 and "launch token" in r.json()["error"], route
+        assert client.get(route + "?token=wrong").status_code == 403
+    with pytest.raises(WebSocketDisconnect):
+        with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+            ws.receive_json()
+    r = client.get("/?token=s3cret-token")
+    assert r.status_code == 200
+    cookie = r.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    # the page's own requests now carry the cookie: the API and the socket answer
+    assert client.get("/api/config").json() == {"mode": "play"}
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        assert ws.receive_json()["type"] == "state"
+    other = _client(_app(token="s3cret-token"))
+    other.cookies.set(cookie.split("=")[0], "wrong")
+    assert other.get("/api/config").status_code == 403
+
+
+def test_the_printed_link_carries_a_fresh_token(monkeypatch, capsys):
+    import uvicorn
+
+    from meld8_app.web import app as web
+
+    made = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: made.append(app))
+    for _ in range(2):
+        web.serve(lambda **guard: create_app("view", replay={"frames": []}, **guard), "127.0.0.1", 8123, False)
+    links = [x.split("at ")[1].split()[0] for x in capsys.readouterr().out.splitlines()]
+    assert len(links) == 2 and links[0] != links[1] and all("/?token=" in x for x in links)
+    client = TestClient(made[0], base_url="http://127.0.0.1:8123")
+    assert client.get("/api/replay").status_code == 403
+    assert client.get("/api/replay?token=" + links[0].split("=")[1]).status_code == 200
+    fresh = TestClient(made[0], base_url="http://127.0.0.1:8123")  # no cookie from the first launch's link
+    assert fresh.get("/api/replay?token=" + links[1].split("=")[1]).status_code == 403
+
+
+# -- the live game ----------------------------------------------------------------------------------
+def _play_out(ws, state, limit=400):
+    """Click the first legal action until the game is over; returns the states seen and other messages."""
+    states, others = [state], []
+    while state["request"] is not None and limit:
+        limit -= 1
+        ws.send_json({"action": state["request"]["actions"][0]["id"], "seq": state["seq"]})
+        while True:
+            msg = ws.receive_json()
+            if msg["type"] == "state":
+                state = msg["state"]
+                states.append(state)
+                break
+            others.append(msg)
+    return states, others
+
+
+def test_the_seed_reaches_the_page_only_once_the_game_is_over():
+    for seed in (1, 2, 3):
+        client = _client(_app(new_game=lambda s=seed: LiveGame(["greedy", "random"], seat=1, seed=s, rules=RULES)))
+        with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+            states, _ = _play_out(ws, ws.receive_json()["state"])
+        assert states[-1]["request"] is None and states[-1]["seed"] == seed
+        assert all(st["seed"] is None for st in states[:-1])
+        assert all(str(seed) not in str(st.get("replay_file")) for st in states[:-1])
+
+
+@pytest.mark.parametrize(
+    "agent", ["tests.bots.flaky_agent:FlakyAgent", f"cmd:{FAULTY} garbage 2", f"cmd:{FAULTY} crash 2"]
+)
+def test_an_agent_failing_mid_game_is_replaced_by_the_fallback_and_the_page_is_told(agent):
+    client = _client(_app(new_game=lambda: LiveGame([agent, "random"], seat=0, seed=5, rules=RULES)))
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        first = ws.receive_json()
+        notes = []
+        if first["type"] == "error":  # it may fail before the human's first turn
+            notes.append(first)
+            first = ws.receive_json()
+        states, others = _play_out(ws, first["state"])
+    notes += [m for m in others if m.get("notice")]
+    assert states[-1]["request"] is None  # the game finished: nobody is stuck on "it is not your turn"
+    assert len(notes) == 1 and "seat 1" in notes[0]["message"] and "greedy plays that seat" in notes[0]["message"]
+    assert states[-1]["notices"] == [notes[0]["message"]]
+
+
+def test_a_game_that_cannot_start_says_why_and_keeps_the_connection():
+    calls = []
+
+    def broken():
+        calls.append(1)
+        return LiveGame(["no_such_agent"], seat=0, rules=RULES)
+
+    client = _client(_app(new_game=broken))
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        msg = ws.receive_json()
+        assert msg["type"] == "error" and msg["fatal"] and "cannot start" in msg["message"]
+        assert "unknown agent 'no_such_agent'" in msg["message"]
+        for again in ({"new_game": True}, {"action": 1, "seq": 0}):
+            ws.send_json(again)  # still connected: each try is answered with the reason
+            assert "cannot start" in ws.receive_json()["message"]
+    assert len(calls) == 3
+
+
+HOSTILE_TEXT = [
+    "[" * 100_000 + "]" * 100_000,  # json.loads: RecursionError
+    '{"action": ' + "[" * 50 + "]" * 50 + "}",
+    '{"action": ' + "9" * 5000 + ', "seq": 0}',  # json.loads: ValueError (int digit limit)
+    '{"action": 1, "seq": ' + "1" * 30 + "}",
+    '{"action": "' + "x" * 10_000 + '"}',
+    "\ud800",
+    "not json",
+    "[]",
+    "null",
+]
+BAD_MOVES = ['{"action": 1, "seq": 1e400}', '{"action": NaN, "seq": 0}', '{"action": {"a": [1]}, "seq": 0}']
+
+
+def test_hostile_messages_get_an_error_and_the_connection_stays():
+    client = _client(_app())
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        st = ws.receive_json()["state"]
+        for text in HOSTILE_TEXT:
+            ws.send_text(text)
+            assert ws.receive_json()["type"] == "error", text[:40]
+        for text in BAD_MOVES:  # messages, but not moves: an error, then the unchanged table
+            ws.send_text(text)
+            assert ws.receive_json()["type"] == "error", text
+            assert ws.receive_json()["state"]["seq"] == st["seq"]
+        for blob in (b"\x00\x01", b'{"action": 1}', b"x" * 100_000):
+            ws.send_bytes(blob)
+            assert "binary frames" in ws.receive_json()["message"]
+        ws.send_json({"action": st["request"]["actions"][0]["id"], "seq": st["seq"]})  # and it still plays
+        assert ws.receive_json()["state"]["seq"] > st["seq"]
+
+
+def test_closing_a_game_does_not_block_the_event_loop():
+    class SlowToClose(LiveGame):
+        def close(self) -> None:
+            time.sleep(2.0)  # a bot given its bye grace
+            super().close()
+
+    client = _client(_app(new_game=lambda: SlowToClose(["greedy", "random"], seat=0, seed=4, rules=RULES)))
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        ws.receive_json()
+        sent = threading.Event()
+
+        def new_game():
+            ws.send_json({"new_game": True})
+            sent.set()
+
+        threading.Thread(target=new_game).start()
+        sent.wait(5)
+        time.sleep(0.2)  # the close is under way in its thread
+        t0 = time.monotonic()
+        assert client.get("/api/config").status_code == 200
+        assert time.monotonic() - t0 < 1.0  # answered while the old game closes
+        assert ws.receive_json()["type"] == "state"
+
+
+def test_the_guarded_seat_falls_back_for_any_exception():
+    from agents.registry import load_agent
+    from meld8_app.web.session import GuardedAgent
+
+    class Boom:
+        name = "boom"
+
+        def act_batch(self, obs, masks):
+            raise MemoryError("out of memory at the first forward pass")
+
+    notes: list[str] = []
+    from meld8_env.vector import Meld8Vector
+
+    v = Meld8Vector(1, rules=RULES, seed=0)
+    v.reset(seed=0)
+    obs = v.observation
+    g = GuardedAgent(Boom(), 2, "ppo:x.zip", load_agent("greedy", RULES), notes)
+    masks = v.action_mask
+    got = g.act_batch(obs, masks)
+    assert masks[0, got[0]] and len(notes) == 1 and "MemoryError" in notes[0] and "seat 2 (ppo:x.zip)" in notes[0]
+    g.act_batch(obs, masks)
+    assert len(notes) == 1  # said once
