@@ -6,7 +6,7 @@ Usage: python bench/train_throughput.py [--n-envs 256] [--steps 65536] [--repeat
 "env steps" count every agent step the engine takes (learner and opponents); "learner steps" are the
 PPO timesteps. Rows: the network (``agents.networks``: separate policy/value MLPs [256, 256], SB3's
 default and the first baseline; one shared trunk; the shared trunk with per-card heads) and the
-observation (plain, or with the look-ahead features of ``agents.lookahead``). Medians of repeats;
+observation (plain, or with the look-ahead features of ``meld8_env.features``). Medians of repeats;
 one process, CPU torch.
 """
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
+from meld8_env import actions as A
+
 HAND_SIZE = 7
 """Cards dealt to each player (R10)."""
 N_CARDS = 53
@@ -61,8 +63,6 @@ RESULT_NAMES = tuple(r.label for r in Result)
 
 def python_constants() -> dict[str, int]:
     """Every shared code under the names the C engine exports them."""
-    from meld8_env import actions as A
-
     out = {"MAX_PLAYERS": MAX_PLAYERS, "MAX_DISCARDS": MAX_DISCARDS, "HAND_SIZE": HAND_SIZE, "N_CARDS": N_CARDS}
     out.update({f"PHASE_{p.name}": int(p) for p in Phase})
     out.update({f"RESULT_{r.name}": int(r) for r in Result})

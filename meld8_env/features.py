@@ -56,7 +56,7 @@ from meld8_env.hands import acceptance_batch, distance_batch
 from meld8_env.observation import decode, obs_size
 from meld8_env.rules import RuleConfig
 
-# -- bot kernels (moved unchanged from agents/greedy.py and agents/defensive.py) ----------------
+# -- bot kernels -------------------------------------------------------------------------------------
 
 TERMINAL_SIDE = CROWN | RANK_MASKS[1] | RANK_MASKS[2] | RANK_MASKS[8] | RANK_MASKS[9]  # A 2 3 9 T J Q K
 
@@ -182,7 +182,7 @@ def danger(cards: np.ndarray, unseen: np.ndarray, their_discards: np.ndarray) ->
     return pair.astype(np.int64) + up + down + mid
 
 
-# -- look-ahead features (moved unchanged from agents/lookahead.py) ------------------------------
+# -- look-ahead features ------------------------------------------------------------------------------
 
 N_CALLS = N_CALL_ACTIONS
 FEATURES_LAYOUT_VERSION = 1

@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from meld8_env.cards import format_cards, from_mask
 from meld8_env.codes import Phase, Result, WinFlag
 from meld8_env.rules import RuleConfig
+from meld8_env.scoring import score_masks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,8 +74,6 @@ class HandOutcome:
         return list(res.yaku) if res is not None else []
 
     def to_json(self) -> dict[str, Any]:
-        from meld8_env.cards import format_cards, from_mask
-
         out: dict[str, Any] = {
             "hand": self.hand,
             "round": self.round,
@@ -95,8 +95,6 @@ class HandOutcome:
 
 @functools.lru_cache(maxsize=4096)
 def _score(o: HandOutcome, rules: RuleConfig):  # rules is part of the key: outcomes compare without it
-    from meld8_env.scoring import score_masks
-
     return score_masks(
         o.win_hand, o.win_meld, o.win_card,
         tsumo=o.kind == Result.TSUMO, min_han=o.min_han, dealer=bool(o.flags & WinFlag.DEALER), dora=o.dora,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.codes import HAND_SIZE
+from meld8_env.config_io import read_yaml_mapping
 
 STARTING_DEALER_CHOICES = ("draw",)
 KUIKAE_CHOICES = ("other_end", "off")
@@ -106,8 +107,6 @@ class RuleConfig:
     @classmethod
     def from_yaml(cls, path: str | Path) -> RuleConfig:
         """Load a YAML file of options (missing keys take the defaults)."""
-        from meld8_env.config_io import read_yaml_mapping
-
         p = Path(path)
         data = read_yaml_mapping(p, "rule config file", RuleConfigError, kind="rules")
         if "base" in data:  # 'base: two_player' starts from the R44 defaults

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from meld8_env.cards import JOKER, CardError, card_str, parse_card, parse_cards, rank_of, suit_of, to_mask
-from meld8_env.hands import backend, readings_of_masks, relaxed_joker_standard, waits_of_masks
+from meld8_env.hands import backend, native_module, readings_of_masks, relaxed_joker_standard, waits_of_masks
+from meld8_env.hands.contract import check_card_sets, check_hands, exact_int, exact_uint64
 from meld8_env.hands.forms import (
     FORM_CROWN_PAIRS,
     FORM_FOUR_PAIRS,
@@ -428,9 +429,6 @@ def score_batch(
     Returns arrays ``reason`` (index into REASONS; 0 = win), ``han``, ``yakuman``, ``points``,
     ``yaku_han``. Needs the C backend.
     """
-    from meld8_env.hands import native_module
-    from meld8_env.hands.contract import check_card_sets, check_hands, exact_int, exact_uint64
-
     native = native_module()
     hands = exact_uint64(hands, "hands")
     n = hands.shape[0]

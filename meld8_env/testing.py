@@ -7,8 +7,10 @@ from __future__ import annotations
 import random
 
 from meld8_env.cardmask import card_masks
-from meld8_env.cards import JOKER
+from meld8_env.cards import JOKER, parse_cards
 from meld8_env.codes import HAND_SIZE, Phase
+from meld8_env.engine.reference import Game
+from meld8_env.rules import RuleConfig
 
 
 def check_invariants(game) -> None:
@@ -57,10 +59,6 @@ def scenario(
     ``hands``: concealed cards per seat (R4 notation, 7 each); ``wall``: the draw order from the
     dealer's first draw on (the remaining cards follow in id order). The dealer has drawn.
     """
-    from meld8_env.cards import parse_cards
-    from meld8_env.engine.reference import Game
-    from meld8_env.rules import RuleConfig
-
     rules = rules or RuleConfig(starting_dealer=dealer)
     game = Game(rules.replace(starting_dealer=(dealer - round_index) % rules.num_players), seed=0)
     game.round = round_index

@@ -1,4 +1,4 @@
-"""External bots through the seat protocol (agents/external.py, docs/protocol.md): the example bots in
+"""External bots through the seat protocol (meld8_env/seat_process.py, docs/protocol.md): the example bots in
 two languages play real tournaments; every fault class ends in a finished tournament with the fault
 recorded; processes never outlive the tournament, even when it is interrupted or killed."""
 

@@ -74,7 +74,7 @@ class RllibConfig:
     hidden: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
     """hidden units of the learner's trunk MLP"""
     features: bool = True
-    """append the look-ahead features (agents.lookahead) to the observation, as the SB3 baseline does"""
+    """append the look-ahead features (meld8_env.features) to the observation, as the SB3 baseline does"""
     shaping: float = 0.0
     """potential-based reward shaping: reward per step of distance to win gained (meld8_env.vector; 0 = off)"""
     snapshot_slots: int = 3

@@ -46,7 +46,7 @@ class TrainConfig:
     """``separate`` (SB3's MLPs), ``shared`` (one trunk) or ``card_heads`` (trunk + per-card action
     heads over the look-ahead features); see ``agents.networks``"""
     features: bool = True
-    """append the look-ahead features of ``agents.lookahead`` to the observation"""
+    """append the look-ahead features of ``meld8_env.features`` to the observation"""
     shaping: float = 0.0
     """potential-based reward shaping: reward per step of distance to win gained (``meld8_env.vector``;
     0 = off); it sums to a constant over a game, so the best policy is unchanged"""
