@@ -148,7 +148,8 @@ def load_policy(path: str | Path, rules: RuleConfig):
     try:
         policy.load_state_dict(state)
     except (RuntimeError, TypeError) as exc:
-        raise CheckpointError(f"{path}: its weights do not fit the network its metadata names ({exc})") from None
+        why = " ".join(str(exc).split())[:300]  # torch lists every mismatch on its own line
+        raise CheckpointError(f"{path}: its weights do not fit the network its metadata names ({why})") from None
     policy.set_training_mode(False)
     return policy, meta
 

@@ -137,10 +137,11 @@ class RllibPolicyAgent(Agent):
         module = spec.build()
         try:
             module.set_state(self._state)
-        except RuntimeError as exc:
+        except (RuntimeError, KeyError, ValueError) as exc:
+            why = " ".join(str(exc).split())[:300]
             raise CheckpointError(
-                f"{self.path}: the weights do not fit the network its metadata names ({exc})"
-            ) from None
+                f"{self.path}: the weights do not fit the network its metadata names ({why})"
+            ) from None  # noqa: E501
         module.eval()
         return module
 
