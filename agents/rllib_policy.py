@@ -141,7 +141,7 @@ class RllibPolicyAgent(Agent):
             why = " ".join(str(exc).split())[:300]
             raise CheckpointError(
                 f"{self.path}: the weights do not fit the network its metadata names ({why})"
-            ) from None  # noqa: E501
+            ) from None
         module.eval()
         return module
 
