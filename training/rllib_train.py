@@ -44,6 +44,7 @@ from typing import Any
 
 from meld8_env.rules import RuleConfig
 from training.evaluation import evaluate
+from training.ray_setup import quiet_loggers, quiet_ray
 from training.run_folder import (
     OutputLock,
     RunFolder,
@@ -265,7 +266,7 @@ def build_config(cfg: RllibConfig, rules: RuleConfig):
             train_batch_size_per_learner=cfg.train_batch_size,
             minibatch_size=cfg.batch_size,
         )  # fmt: skip
-        .debugging(seed=cfg.seed)
+        .debugging(seed=cfg.seed, log_level="ERROR")  # RLlib's own notices (training.ray_setup)
     )
 
 
@@ -274,12 +275,14 @@ def _init_ray(cfg: RllibConfig) -> bool:
 
     if ray.is_initialized():
         return False
+    quiet_ray("the RLlib league")
     address = cfg.address or os.environ.get("RAY_ADDRESS")
     if address:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
     else:
         ray.init(num_cpus=max(2, cfg.num_env_runners * cfg.num_cpus_per_env_runner + 1), include_dashboard=False,
                  log_to_driver=False, configure_logging=False)  # fmt: skip
+    quiet_loggers()
     return True
 
 

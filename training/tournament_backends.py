@@ -84,8 +84,12 @@ def ray_results(tasks, init_args: tuple, workers: int):
         raise TournamentError("--backend ray needs Ray: pip install 'meld8[ray]'") from None
     started_here = not ray.is_initialized()
     if started_here:  # joins the cluster named by RAY_ADDRESS, else starts a local instance
+        from training.ray_setup import quiet_loggers, quiet_ray
+
+        quiet_ray("the tournament")
         ray.init(num_cpus=None if "RAY_ADDRESS" in os.environ else workers, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)  # fmt: skip
+        quiet_loggers()
 
     @ray.remote
     class _Worker:
