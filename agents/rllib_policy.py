@@ -22,7 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import Agent
-from agents.checkpoint import VERSION, CheckpointError, check_metadata, check_weights_fit, make_metadata
+from agents.checkpoint import (
+    VERSION,
+    CheckpointError,
+    check_compatible,
+    check_metadata,
+    check_weights_fit,
+    make_metadata,
+)
 from meld8_env.rules import RuleConfig
 
 FORMAT = "meld8-rllib-policy"
@@ -115,6 +122,7 @@ class RllibPolicyAgent(Agent):
         self.setup(self.rules)
 
     def setup(self, rules: RuleConfig) -> None:
+        check_compatible(self.meta, rules, self.path)  # the layouts and input size, as for ppo: checkpoints
         if rules.rules_hash != self.meta["rules_hash"]:
             raise CheckpointError(
                 f"{self.path}: trained with rules {self.meta['rules_hash']}, these are {rules.rules_hash}: "
