@@ -164,8 +164,7 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             if MEMBER not in z.namelist():
                 raise CheckpointError(
                     f"{path}: no {MEMBER} inside (not written by meld8 train). Loading it would unpickle code "
-                    "stored in the file: pass --trust-checkpoint (trust=True) only if you trust its author, or add "
-                    "the metadata with agents.checkpoint.write_metadata"
+                    "stored in the file: add --trust-checkpoint to the command only if you trust its author"
                 )
             meta = json.loads(z.read(MEMBER))
     except (zipfile.BadZipFile, OSError, json.JSONDecodeError) as exc:
