@@ -117,3 +117,33 @@ def test_messages_name_commands_not_python_functions(tmp_path, capsys):
     assert main(["train", "ppo_vs_bots", "--set", f"out={run}"]) == 2
     err = capsys.readouterr().err
     assert "--set resume=true" in err and "()" not in err and "train_ppo" not in err
+
+
+def test_rays_start_up_notices_are_hidden_and_explained_in_one_line(capsys, monkeypatch):
+    """The notices come from Ray's own loggers (token auth, new API stack, deprecations, gputil): after
+    quiet_ray they print nothing, an error still does, and meld8 says so in one line."""
+    import logging
+
+    pytest.importorskip("ray")
+    from ray._common.deprecation import deprecation_warning
+    from ray._private.authentication.authentication_token_setup import _warn_token_auth_enabled
+
+    from training.ray_setup import LOGGERS, quiet_ray
+
+    monkeypatch.delenv("MELD8_RAY_VERBOSE", raising=False)
+    levels = {n: logging.getLogger(n).level for n in LOGGERS}
+    try:
+        quiet_ray("a test")
+        _warn_token_auth_enabled()
+        deprecation_warning(old="RLModule(config=...)", new="RLModule(observation_space=...)")
+        logging.getLogger("ray.tune.utils.util").warning("Install gputil for GPU system monitoring.")
+        logging.getLogger("ray.rllib.algorithms.algorithm_config").warning("You are running PPO on the new API stack!")
+        logging.getLogger("ray.rllib").error("a real error")
+        err = capsys.readouterr().err
+    finally:
+        for n, level in levels.items():
+            logging.getLogger(n).setLevel(level)
+    lines = err.splitlines()
+    assert lines[0].startswith("meld8: starting Ray for a test") and "MELD8_RAY_VERBOSE=1" in lines[0]
+    assert "Token" not in err and "deprecated" not in err and "gputil" not in err and "API stack" not in err
+    assert "a real error" in err
