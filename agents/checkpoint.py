@@ -17,6 +17,13 @@ would run code. Loading a foreign zip that needs that (no ``meld8.json``) takes 
 | ``obs_size`` | the size of its input vector |
 | ``rules_hash``, ``num_players``, ``rounds`` | the rule set it was trained under |
 | ``num_timesteps`` | learner steps when it was saved (``meld8 train`` resumes from it) |
+
+The same schema (with ``format`` ``meld8-rllib-policy``) describes the RLlib backend's policy folders
+(``agents.rllib_policy``), and both loaders make the same checks in the same order, each failure one
+line (:class:`CheckpointError`): the metadata is a JSON object with every field above of the right
+type (:func:`check_metadata`), it fits these rules (:func:`check_compatible`), and the stored weights
+hold the layers it names (:func:`check_weights_fit`) - **before** any network is built, so metadata
+that claims huge layers never makes the loader allocate them.
 """
 
 from __future__ import annotations
@@ -46,11 +53,28 @@ __all__ = [
 MEMBER = "meld8.json"
 FORMAT = "meld8-checkpoint"
 VERSION = 1
+MAX_HIDDEN = 16_384
+"""The largest hidden layer a policy may have (train options are refused above it too)."""
+FIELDS: dict[str, type] = {
+    "features": bool,
+    "network": str,
+    "net_arch": list,
+    "obs_layout_version": int,
+    "features_layout_version": int,
+    "obs_size": int,
+    "rules_hash": str,
+    "num_players": int,
+    "rounds": int,
+}
+"""The fields every policy's metadata holds (SB3 zips and RLlib folders alike) and their types."""
 
 
-def make_metadata(rules: RuleConfig, features: bool, network: str, net_arch: list[int]) -> dict[str, Any]:
+def make_metadata(
+    rules: RuleConfig, features: bool, network: str, net_arch: list[int], fmt: str = FORMAT
+) -> dict[str, Any]:
+    """The metadata of a policy (``fmt``: this module's FORMAT, or the RLlib folders' format)."""
     return {
-        "format": FORMAT,
+        "format": fmt,
         "version": VERSION,
         "features": bool(features),
         "network": network,
@@ -112,17 +136,49 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             if MEMBER not in z.namelist():
                 raise CheckpointError(
                     f"{path}: no {MEMBER} inside (not written by meld8 train). Loading it would unpickle code "
-                    "stored in the file: pass --trust-checkpoint (trust=True) only if you trust its author, or add "
-                    "the metadata with agents.checkpoint.write_metadata"
+                    "stored in the file: add --trust-checkpoint to the command only if you trust its author"
                 )
             meta = json.loads(z.read(MEMBER))
     except (zipfile.BadZipFile, OSError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"{path}: not a readable checkpoint zip ({exc})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: {MEMBER} is not Meld8 checkpoint metadata")
+    return check_metadata(meta, f"{path}: {MEMBER}", FORMAT)
+
+
+def check_metadata(meta: object, where: str, fmt: str) -> dict[str, Any]:
+    """``meta`` if it is policy metadata of format ``fmt`` with every field of :data:`FIELDS`, else
+    CheckpointError naming the first thing wrong (``where``: the file, for the message)."""
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{where} is not a JSON object (got {type(meta).__name__})")
+    if meta.get("format") != fmt:
+        raise CheckpointError(f"{where} is not Meld8 policy metadata (format {meta.get('format')!r}, expected {fmt!r})")
     if meta.get("version") != VERSION:
-        raise CheckpointError(f"{path}: metadata version {meta.get('version')!r}; this meld8 reads {VERSION}")
+        raise CheckpointError(f"{where}: metadata version {meta.get('version')!r}; this meld8 reads {VERSION}")
+    for key, kind in FIELDS.items():
+        if key not in meta:
+            raise CheckpointError(f"{where} lacks the field {key!r}")
+        v = meta[key]
+        if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+            raise CheckpointError(f"{where}: field {key!r} must be {kind.__name__}, got {v!r}")
+    arch = meta["net_arch"]
+    if not arch or not all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_HIDDEN for h in arch):
+        raise CheckpointError(
+            f"{where}: net_arch must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, got {arch!r}"
+        )
     return meta
+
+
+def check_weights_fit(meta: dict[str, Any], shapes: dict[str, tuple[int, ...]], where: str) -> None:
+    """Before anything is built: every hidden layer that ``meta`` names is a layer of the stored weights
+    (a 2-D weight with that many output units), so metadata cannot make the loader build a network its
+    weights do not describe (and allocate what it claims). ``shapes``: stored tensor name -> shape."""
+    rows = {s[0] for s in shapes.values() if len(s) == 2}
+    missing = [h for h in meta["net_arch"] if h not in rows]
+    if missing:
+        have = sorted(rows)
+        raise CheckpointError(
+            f"{where}: its metadata names hidden layers {meta['net_arch']}, but the stored weights hold no layer of "
+            f"{missing[0]} units (layers of {have[:8]}): metadata and weights do not belong together"
+        )
 
 
 def check_compatible(meta: dict[str, Any], rules: RuleConfig, where: str) -> None:

@@ -30,7 +30,14 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from agents.card_net import CardHeads, CardInputs, mlp
-from agents.checkpoint import NETWORKS, CheckpointError, check_compatible, load_tensors, read_metadata
+from agents.checkpoint import (
+    NETWORKS,
+    CheckpointError,
+    check_compatible,
+    check_weights_fit,
+    load_tensors,
+    read_metadata,
+)
 from meld8_env.actions import NUM_ACTIONS
 from meld8_env.observation import obs_size
 from meld8_env.rules import RuleConfig
@@ -108,13 +115,19 @@ def build_policy(meta: dict[str, Any], rules: RuleConfig):
 
 
 def load_policy(path: str | Path, rules: RuleConfig):
-    """(policy, metadata) of a Meld8 checkpoint without unpickling anything."""
+    """(policy, metadata) of a Meld8 checkpoint without unpickling anything; the metadata is checked
+    against the stored tensors' shapes before any network is built."""
     meta = read_metadata(path)
     check_compatible(meta, rules, str(path))
+    state = load_tensors(path, "policy.pth")
+    if not isinstance(state, dict) or not all(hasattr(v, "shape") for v in state.values()):
+        raise CheckpointError(f"{path}: policy.pth is not a table of tensors")
+    check_weights_fit(meta, {k: tuple(v.shape) for k, v in state.items()}, str(path))
     policy = build_policy(meta, rules)
     try:
-        policy.load_state_dict(load_tensors(path, "policy.pth"))
+        policy.load_state_dict(state)
     except (RuntimeError, TypeError) as exc:
-        raise CheckpointError(f"{path}: its weights do not fit the network its metadata names ({exc})") from None
+        why = " ".join(str(exc).split())[:300]  # torch lists every mismatch on its own line
+        raise CheckpointError(f"{path}: its weights do not fit the network its metadata names ({why})") from None
     policy.set_training_mode(False)
     return policy, meta

@@ -26,7 +26,7 @@ def rllib_rates(runners: int, envs: int, iterations: int, batch: int) -> tuple[f
     from training.rllib_train import RllibConfig, build_config
 
     cfg = RllibConfig(num_env_runners=runners, num_envs_per_env_runner=envs, train_batch_size=batch,
-                      minibatch_size=512, num_epochs=1, hidden=[64, 64], progress=False)  # fmt: skip
+                      batch_size=512, n_epochs=1, net_arch=[64, 64], progress=False)  # fmt: skip
     ray.init(num_cpus=max(2, runners + 1), include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         algo = build_config(cfg, RuleConfig()).build_algo()

@@ -95,8 +95,8 @@ def test_a_tiny_league_run_trains_and_its_policy_plays_a_tournament(tmp_path):
     from training.tournament import TournamentConfig, run
 
     cfg = RllibConfig.load(None, [
-        "iterations=2", "num_env_runners=1", "train_batch_size=400", "minibatch_size=128", "num_epochs=1",
-        "hidden=[32]", "snapshot_slots=1", "snapshot_every=1", "eval_every=2", "eval_boards=2", "progress=false",
+        "total_timesteps=800", "num_env_runners=1", "train_batch_size=400", "batch_size=128", "n_epochs=1",
+        "net_arch=[32]", "snapshot_slots=1", "snapshot_every=1", "eval_every=2", "eval_boards=2", "progress=false",
         f"out={tmp_path / 'run'}",
     ])  # fmt: skip
     best = train(cfg)
@@ -119,7 +119,7 @@ def test_bad_rllib_paths_are_one_line(tmp_path):
         load_agent(f"rllib:{tmp_path}")
     (tmp_path / "meld8.json").write_text("{}")
     (tmp_path / "weights.npz").write_bytes(b"not a zip")
-    with pytest.raises(AgentLoadError, match="not meld8 RLlib policy metadata"):
+    with pytest.raises(AgentLoadError, match="not Meld8 policy metadata"):
         load_agent(f"rllib:{tmp_path}")
 
 
@@ -127,7 +127,7 @@ def test_bad_league_options_are_one_line():
     from training.rllib_train import RllibConfig
 
     for bad, says in (("mix_self=2", "probabilities"), ("league_bots=[wizard]", "built-in"), ("wizard=1", "unknown"),
-                      ("iterations=0", ">= 1"), ("hidden=64", "like its default"), ("shaping=2", "shaping must be"),
+                      ("total_timesteps=0", ">= 1"), ("net_arch=64", "like its default"), ("shaping=2", "shaping"),
                       ("gae_lambda=1.5", r"in \[0, 1\]")):  # fmt: skip
         with pytest.raises(ValueError, match=says):
             RllibConfig.load(None, [bad])
@@ -200,8 +200,8 @@ def test_unknown_networks_are_one_line():
 def _league_cmd(out, *extra: str) -> list[str]:
     import sys
 
-    sets = ["iterations=6", "eval_every=2", "num_env_runners=1", "train_batch_size=300", "minibatch_size=100",
-            "num_epochs=1", "hidden=[16]", "snapshot_slots=1", "snapshot_every=1", "eval_boards=1",
+    sets = ["total_timesteps=1800", "eval_every=2", "num_env_runners=1", "train_batch_size=300", "batch_size=100",
+            "n_epochs=1", "net_arch=[16]", "snapshot_slots=1", "snapshot_every=1", "eval_boards=1",
             "progress=false", f"out={out}", *extra]  # fmt: skip
     return [sys.executable, "-m", "meld8_app", "train", "rllib_selfplay", "--backend", "rllib",
             *[x for s in sets for x in ("--set", s)]]  # fmt: skip
@@ -250,16 +250,17 @@ def test_a_league_run_killed_with_sigkill_resumes_and_logs_every_iteration_once(
 
 
 def test_logs_are_trimmed_to_the_checkpoint_and_a_line_cut_by_a_kill_is_dropped(tmp_path):
-    from training.rllib_train import LOGS, _trim_logs
+    from training.rllib_train import LOGS, _row_iteration
+    from training.run_folder import RunFolder
 
+    folder = RunFolder(tmp_path, "rllib")
     for name in LOGS:
         rows = "".join(json.dumps({"iteration": i, "x": name}) + "\n" for i in range(4))
         (tmp_path / name).write_text(rows + '{"iteration": 4, "x"')  # the last line cut mid-write
-    _trim_logs(tmp_path, 2)  # resuming from the checkpoint of iteration 2
+    for name in LOGS:  # what a resume from the checkpoint of iteration 2 keeps
+        folder.keep_rows(name, lambda r: _row_iteration(r) <= 2)
     for name in LOGS:
         assert [json.loads(x)["iteration"] for x in (tmp_path / name).read_text().splitlines()] == [0, 1, 2]
-    _trim_logs(tmp_path, -1)  # a fresh start (no checkpoint): nothing of the old run stays
-    assert all((tmp_path / name).read_text() == "" for name in LOGS)
 
 
 def test_a_second_run_into_the_same_folder_and_a_corrupted_league_state_are_one_line(tmp_path):

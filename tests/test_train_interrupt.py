@@ -4,10 +4,11 @@ and no scratch file is left behind."""
 
 from __future__ import annotations
 
+import queue
 import signal
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 
@@ -46,13 +47,25 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path, stage):
             *extra]  # fmt: skip
     cfg.write_text("features: false\nnetwork: shared\n")
     cmd = [sys.executable, "-m", "meld8_app", "train", str(cfg)] + [a for s in sets for a in ("--set", s)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and not (out / "tb").exists() and not (out / "config.yaml").exists():
-        time.sleep(0.2)
-    time.sleep(4 if stage == "ppo" else 2)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # wait for the trainer's own signal that it is in its loop (a line on stderr), never a fixed sleep
+    marker = "behaviour cloning of" if stage == "cloning" else "meld8 train: PPO from step"
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True)
+    reader.start()
+    seen: list[str] = []
+    try:
+        while not any(marker in x for x in seen):
+            seen.append(lines.get(timeout=300))
+    except queue.Empty:
+        proc.kill()
+        pytest.fail(f"the trainer never said {marker!r}: {seen}")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    proc.wait(timeout=300)
+    reader.join(timeout=60)  # stderr reaches its end once the process is gone
+    while not lines.empty():
+        seen.append(lines.get())
+    err = "".join(seen)
     assert proc.returncode == 130, err
     last = err.strip().splitlines()[-1]
     assert last.startswith("meld8 train: interrupted: stopped at") and "resume=true" in last and "Traceback" not in err

@@ -37,7 +37,7 @@ def transcript(seed: int, game: int = 0) -> list[str]:
     greeting = json.dumps({"type": "hello", "protocol": 1, "name": "python_bot"}, separators=(",", ":"))
     lines = ["> " + hello(server="meld8", rules_hash=RULES.rules_hash).strip(), "< " + greeting]
     sent = [0] * RULES.num_players
-    seq = [0] * RULES.num_players  # each game id numbers its requests (agents.external does the same)
+    seq = [0] * RULES.num_players  # each game id numbers its requests (meld8_env.seat_process does the same)
     progressed = True
     while progressed:  # every bot reads what is new in its stream, one event at a time
         progressed = False

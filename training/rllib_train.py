@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import random
 import shutil
@@ -42,13 +43,26 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.rules import RuleConfig
-from training.train_ppo import check_rates, read_options
+from training.evaluation import evaluate
+from training.ray_setup import quiet_loggers, quiet_ray
+from training.run_folder import (
+    OutputLock,
+    RunFolder,
+    RunFolderError,
+    TrainingInterrupted,
+    plot_learning_curve,
+    recover,
+    say,
+    swap_in,
+)
+from training.train_options import check_common, check_eval_opponents, read_options
 
 
 @dataclasses.dataclass
 class RllibConfig:
-    iterations: int = 50
-    """PPO training iterations"""
+    total_timesteps: int = 200_000
+    """env steps to train for (all seats together): ceil(total_timesteps / train_batch_size) iterations
+    (the old option ``iterations`` N means N x train_batch_size)"""
     num_env_runners: int = 1
     """sampling workers (Ray actors); 0 samples in the driver"""
     num_cpus_per_env_runner: int = 1
@@ -57,22 +71,22 @@ class RllibConfig:
     """games each sampling worker steps in turn (RLlib's multi-agent vector env: a Python loop over games)"""
     train_batch_size: int = 4000
     """env steps per training iteration (all seats together)"""
-    minibatch_size: int = 512
-    """SGD minibatch"""
-    num_epochs: int = 4
-    """SGD passes over each batch"""
-    lr: float = 0.0003
-    """learning rate"""
+    batch_size: int = 512
+    """SGD minibatch (old name: minibatch_size)"""
+    n_epochs: int = 4
+    """SGD passes over each batch (old name: num_epochs)"""
+    learning_rate: float = 0.0003
+    """learning rate (old name: lr)"""
     gamma: float = 0.995
     """discount"""
     gae_lambda: float = 0.95
     """GAE lambda (RLlib's default is 1.0: whole-game returns, high variance over games of ~200 steps)"""
-    entropy_coeff: float = 0.01
-    """entropy bonus"""
+    ent_coef: float = 0.01
+    """entropy bonus (old name: entropy_coeff)"""
     network: str = "card_heads"
     """the learner's network: card_heads (needs features) or mlp"""
-    hidden: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
-    """hidden units of the learner's trunk MLP"""
+    net_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    """hidden units of the learner's trunk MLP (old name: hidden)"""
     features: bool = True
     """append the look-ahead features (meld8_env.features) to the observation, as the SB3 baseline does"""
     shaping: float = 0.0
@@ -106,16 +120,27 @@ class RllibConfig:
     progress: bool = True
     """show a progress bar"""
 
+    BACKEND = "rllib"
+
+    @property
+    def iterations(self) -> int:
+        """Training iterations of the run: ``total_timesteps`` in batches of ``train_batch_size``."""
+        return -(-self.total_timesteps // self.train_batch_size)
+
     @classmethod
     def load(cls, path: str | None, overrides: list[str] | None = None) -> RllibConfig:
         cfg = cls(**read_options(cls, path, overrides))
-        for name in ("iterations", "train_batch_size", "minibatch_size", "num_epochs", "snapshot_every",
+        for name in ("total_timesteps", "train_batch_size", "batch_size", "n_epochs", "snapshot_every",
                      "eval_every", "eval_boards", "num_cpus_per_env_runner", "num_envs_per_env_runner"):  # fmt: skip
             if getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be >= 1, got {getattr(cfg, name)!r}")
-        check_rates(cfg)
+        check_common(cfg)
+        for name in ("mix_self", "mix_snapshots"):
+            if not math.isfinite(getattr(cfg, name)):
+                raise ValueError(f"train option {name!r} must be a probability, got {getattr(cfg, name)!r}")
         if cfg.num_env_runners < 0 or cfg.snapshot_slots < 0:
             raise ValueError("train options num_env_runners and snapshot_slots must be >= 0")
+        check_resources(cfg)
         if not (0 <= cfg.mix_self and 0 <= cfg.mix_snapshots and cfg.mix_self + cfg.mix_snapshots <= 1):
             raise ValueError("mix_self and mix_snapshots must be probabilities adding up to at most 1")
         from agents.registry import BUILTIN
@@ -132,6 +157,31 @@ class RllibConfig:
         if cfg.mix_self + cfg.mix_snapshots < 1 and not cfg.league_bots:
             raise ValueError("league_bots is empty but the mix leaves seats to bots")
         return cfg
+
+
+#: resource options beyond these are typos (1,000 env runners would start 1,000 worker processes)
+MAX_RUNNERS_PER_CORE, MAX_ENVS_PER_RUNNER, MAX_SNAPSHOTS, MAX_TRAIN_BATCH = 4, 1024, 64, 10_000_000
+
+
+def check_resources(cfg: RllibConfig) -> None:
+    """Resource options within reason for this machine (a cluster: ``address`` / ``RAY_ADDRESS``,
+    which may hold more cores, is allowed 1,024 runners)."""
+    cores = os.cpu_count() or 1
+    cluster = bool(cfg.address or os.environ.get("RAY_ADDRESS"))
+    limit = 1024 if cluster else MAX_RUNNERS_PER_CORE * cores
+    where = "a cluster run" if cluster else f"{MAX_RUNNERS_PER_CORE} x the {cores} cores here"
+    if cfg.num_env_runners > limit:
+        raise ValueError(f"train option 'num_env_runners' must be at most {limit} ({where}), got {cfg.num_env_runners}")
+    if not cluster and cfg.num_cpus_per_env_runner > cores:
+        raise ValueError(f"train option 'num_cpus_per_env_runner' must be at most the {cores} cores here, got "
+                         f"{cfg.num_cpus_per_env_runner}")  # fmt: skip
+    for name, hi in (("num_envs_per_env_runner", MAX_ENVS_PER_RUNNER), ("snapshot_slots", MAX_SNAPSHOTS),
+                     ("train_batch_size", MAX_TRAIN_BATCH)):  # fmt: skip
+        if getattr(cfg, name) > hi:
+            raise ValueError(f"train option {name!r} must be at most {hi:,}, got {getattr(cfg, name):,}")
+    if cfg.batch_size > cfg.train_batch_size:
+        raise ValueError(f"train option 'batch_size' (the SGD minibatch, {cfg.batch_size}) must be at most "
+                         f"train_batch_size ({cfg.train_batch_size})")  # fmt: skip
 
 
 # -- the league ---------------------------------------------------------------------------------------
@@ -185,9 +235,9 @@ def build_config(cfg: RllibConfig, rules: RuleConfig):
     from meld8_env.rllib import register
 
     env_name = register()
-    learner = learner_module_spec(cfg.network, cfg.hidden, rules)
+    learner = learner_module_spec(cfg.network, cfg.net_arch, rules)
     modules = {"learner": learner}
-    modules |= {f"snap_{k}": learner_module_spec(cfg.network, cfg.hidden, rules) for k in range(cfg.snapshot_slots)}
+    modules |= {f"snap_{k}": learner_module_spec(cfg.network, cfg.net_arch, rules) for k in range(cfg.snapshot_slots)}
     modules |= {b: bot_module_spec(b, rules) for b in cfg.league_bots}
     league_cfg = {k: getattr(cfg, k) for k in ("seed", "mix_self", "mix_snapshots", "league_bots")}
     return (
@@ -208,15 +258,15 @@ def build_config(cfg: RllibConfig, rules: RuleConfig):
         )  # fmt: skip
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=modules))
         .training(
-            lr=cfg.lr,
+            lr=cfg.learning_rate,
             gamma=cfg.gamma,
             lambda_=cfg.gae_lambda,
-            entropy_coeff=cfg.entropy_coeff,
-            num_epochs=cfg.num_epochs,
+            entropy_coeff=cfg.ent_coef,
+            num_epochs=cfg.n_epochs,
             train_batch_size_per_learner=cfg.train_batch_size,
-            minibatch_size=cfg.minibatch_size,
+            minibatch_size=cfg.batch_size,
         )  # fmt: skip
-        .debugging(seed=cfg.seed)
+        .debugging(seed=cfg.seed, log_level="ERROR")  # RLlib's own notices (training.ray_setup)
     )
 
 
@@ -225,12 +275,14 @@ def _init_ray(cfg: RllibConfig) -> bool:
 
     if ray.is_initialized():
         return False
+    quiet_ray("the RLlib league")
     address = cfg.address or os.environ.get("RAY_ADDRESS")
     if address:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
     else:
         ray.init(num_cpus=max(2, cfg.num_env_runners * cfg.num_cpus_per_env_runner + 1), include_dashboard=False,
                  log_to_driver=False, configure_logging=False)  # fmt: skip
+    quiet_loggers()
     return True
 
 
@@ -246,43 +298,119 @@ def _copy_learner(algo, slot: int) -> None:
 
 
 def train(cfg: RllibConfig) -> Path:
-    """Run (or resume) the league; returns the best policy's folder. The out folder is locked for the
-    run (``OUT/.lock``, as tournaments do): a second run into it is refused with one line."""
-    from training.tournament import OutputLock
-
-    rules = RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with OutputLock(out):
-        return _train(cfg, rules, out)
-
-
-def _train(cfg: RllibConfig, rules: RuleConfig, out: Path) -> Path:
-    import yaml
-
-    from agents.rllib_policy import RllibPolicyAgent, export_policy
-    from training.train_ppo import evaluate, plot_learning_curve
-
-    saved = _latest_checkpoint(out)
-    if cfg.resume and saved is None:
-        raise ValueError(f"resume: no checkpoint in {out} (a run writes one at each evaluation)")
-    if saved is not None and not cfg.resume:
-        raise ValueError(f"{out} already holds a run (checkpoint/): continue it with --set resume=true, or choose "
-                         "another out")  # fmt: skip
-    league = {"iteration": 0, "filled": 0, "next_slot": 0, "best": None, "timesteps": 0}
-    if saved is not None:
-        try:
-            league = {**league, **json.loads((saved / LEAGUE_STATE).read_text())}
-            int(league["iteration"]), int(league["filled"]), int(league["timesteps"])
-        except (json.JSONDecodeError, TypeError, ValueError):
-            raise ValueError(f"{saved / LEAGUE_STATE} is not a league state meld8 wrote; restore the folder or "
-                             "train into another out") from None  # fmt: skip
-    # rows past the checkpoint are from iterations that will run again (a fresh start: all of them)
-    _trim_logs(out, league["iteration"] if saved is not None else -1)
-    (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg), sort_keys=False))
+    """Run (or resume) the league; returns the best policy's folder. Every option, the league state and
+    the checkpoint's network are checked before anything is written; the out folder is locked for the
+    run (``training.run_folder``): a second run into it is refused with one line."""
+    from agents.registry import load_agent
     from meld8_env.rllib import Meld8MultiAgentEnv
 
+    rules = RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
+    check_eval_opponents(cfg, rules, load_agent)
     Meld8MultiAgentEnv(env_config(cfg, rules))  # a bad option fails here in one line, not inside a Ray worker
+    folder = RunFolder(cfg.out, "rllib")
+    saved, league = _check_folder(cfg, rules, folder)  # before the folder exists: a refusal leaves nothing
+    folder.path.mkdir(parents=True, exist_ok=True)
+    with OutputLock(folder.path):
+        if _check_folder(cfg, rules, folder)[0] != saved:  # pragma: no cover - changed while we waited
+            raise RunFolderError(f"{folder.path} changed while this run started; start it again")
+        return _train(cfg, rules, folder, saved, league)
+
+
+def league_shape(cfg: RllibConfig) -> dict[str, Any]:
+    """What a checkpoint's modules are made of: a resume must ask for the same (RLlib restores by name)."""
+    return {"network": cfg.network, "net_arch": list(cfg.net_arch), "features": cfg.features,
+            "snapshot_slots": cfg.snapshot_slots, "league_bots": list(cfg.league_bots)}  # fmt: skip
+
+
+def _check_folder(cfg: RllibConfig, rules: RuleConfig, folder: RunFolder) -> tuple[Path | None, dict[str, Any]]:
+    """(the checkpoint to resume from or None, the league state); one-line errors for a folder that
+    holds another run, a league state meld8 did not write, or a checkpoint the options do not fit."""
+    folder.check(cfg.resume)
+    saved = _latest_checkpoint(folder.path)
+    if cfg.resume and saved is None:
+        raise ValueError(f"resume: no checkpoint in {folder.path} (a run writes one at each evaluation)")
+    league = {"iteration": 0, "filled": 0, "next_slot": 0, "best": None, "timesteps": 0, "evaluated": -1}
+    if saved is None:
+        return None, league
+    where = saved / LEAGUE_STATE
+    try:
+        doc = json.loads(where.read_text())
+    except (OSError, ValueError):
+        doc = None
+    err = league_error(doc, cfg, rules.num_players)
+    if err:
+        raise ValueError(f"{where} is not a league state meld8 wrote for these options ({err}); restore the folder "
+                         "or train into another out")  # fmt: skip
+    league = {**league, "evaluated": doc["iteration"], **doc}  # older states: their last evaluation was done
+    shape = league.pop("shape", None) or _old_shape(folder)
+    want = league_shape(cfg)
+    if shape is not None:
+        diff = [k for k in want if k in shape and shape[k] != want[k]]
+        if diff:
+            k = diff[0]
+            raise ValueError(f"resume: the checkpoint in {saved} was trained with {k}={shape[k]!r}, the options ask "
+                             f"for {want[k]!r}; resume with the run's own options (its config.yaml)")  # fmt: skip
+    return saved, league
+
+
+def league_error(doc: object, cfg: RllibConfig, players: int) -> str | None:
+    """Why ``doc`` is not a league state of a run with these options, or None."""
+
+    def count(v: object, lo: int = 0) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    for key in ("iteration", "filled", "next_slot", "timesteps"):
+        if not count(doc.get(key)):
+            return f"{key} is not an integer >= 0"
+    if doc["filled"] > cfg.snapshot_slots or doc["next_slot"] >= max(cfg.snapshot_slots, 1):
+        slots = cfg.snapshot_slots
+        return f"{doc['filled']} filled snapshot slots, next slot {doc['next_slot']}, with snapshot_slots={slots}"
+    best = doc.get("best")
+    if best is not None and not (isinstance(best, int | float) and not isinstance(best, bool) and 1 <= best <= players):
+        return f"best placement {best!r} is not a placement 1..{players}"
+    wall = doc.get("wall_s", 0.0)
+    if not (isinstance(wall, int | float) and not isinstance(wall, bool) and math.isfinite(wall) and wall >= 0):
+        return f"wall_s {wall!r} is not a duration"
+    if "evaluated" in doc and not (count(doc["evaluated"], -1) and doc["evaluated"] <= doc["iteration"]):
+        return f"evaluated {doc['evaluated']!r} is not an iteration -1..{doc['iteration']}"
+    if "shape" in doc and (not isinstance(doc["shape"], dict) or set(doc["shape"]) != set(league_shape(cfg))):
+        return "shape is not the description of a league"
+    return None
+
+
+def _old_shape(folder: RunFolder) -> dict[str, Any] | None:
+    """The module shape of a checkpoint written before league states recorded it: its run's config.yaml."""
+    import yaml
+
+    from training.train_options import RENAMED
+
+    try:
+        old = yaml.safe_load((folder.path / "config.yaml").read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    if not isinstance(old, dict):
+        return None
+    old = {RENAMED.get(k, k): v for k, v in old.items()}
+    return {k: old[k] for k in league_shape(RllibConfig()) if k in old}
+
+
+def _eval_point(cfg: RllibConfig, iteration: int) -> bool:
+    """Whether the learner is evaluated after ``iteration`` (0: the untrained learner, where the curve starts)."""
+    return iteration == 0 or iteration % cfg.eval_every == 0 or iteration == cfg.iterations
+
+
+def _train(cfg: RllibConfig, rules: RuleConfig, folder: RunFolder, saved: Path | None, league: dict) -> Path:
+    from agents.rllib_policy import RllibPolicyAgent, export_policy
+
+    out = folder.path
+    recover(out / "best")
+    if saved is not None:  # rows past the checkpoint are from iterations that will run again
+        for name in LOGS:
+            folder.keep_rows(name, lambda r: _row_iteration(r) <= league["iteration"])
+    folder.start(dataclasses.asdict(cfg))
+    league["shape"] = league_shape(cfg)
     started = _init_ray(cfg)
     algo = build_config(cfg, rules).build_algo()
     if saved is not None:
@@ -294,28 +422,38 @@ def _train(cfg: RllibConfig, rules: RuleConfig, out: Path) -> Path:
     clock = time.monotonic() - float(league.get("wall_s", 0.0))  # wall time counts on across resumes
 
     def evaluate_learner() -> None:
-        """Export the learner as policy_it<N>/, evaluate it into eval.jsonl, keep the best, redraw the curve."""
+        """Export the learner as policy_it<N>/, evaluate it into eval.jsonl, keep the best, redraw the curve.
+        A Ctrl-C in here leaves ``league["evaluated"]`` behind ``league["iteration"]``: resume evaluates again."""
+        it = league["iteration"]
+        bar.set_postfix_str("evaluating...", refresh=True)
+        folder.keep_rows("eval.jsonl", lambda r: _row_iteration(r) < it)  # a row of a cut-short evaluation
         league["wall_s"] = round(time.monotonic() - clock, 1)
-        meta = {"iteration": league["iteration"], "timesteps": league["timesteps"], "features": cfg.features}
-        policy = export_policy(algo.get_module("learner"), out / f"policy_it{league['iteration']}", cfg.network,
-                               cfg.hidden, rules, meta)  # fmt: skip
+        meta = {"iteration": it, "timesteps": league["timesteps"]}
+        policy = export_policy(algo.get_module("learner"), out / f"policy_it{it}", cfg.network, cfg.net_arch, rules,
+                               cfg.features, meta)  # fmt: skip
         res = evaluate(RllibPolicyAgent(policy, rules), cfg.eval_opponents, cfg.eval_boards, rules, cfg.seed)
-        row = {"iteration": league["iteration"], "timesteps": league["timesteps"], "wall_s": league["wall_s"], **res}
-        with open(out / "eval.jsonl", "a") as f:
-            f.write(json.dumps(row) + "\n")
         if league["best"] is None or res["mean_placement"] < league["best"]:
+            tmp = out / "best.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(policy, tmp)
+            swap_in(tmp, out / "best")  # renames only: best/ (or best.old/) is complete at every moment
             league["best"] = res["mean_placement"]
-            shutil.rmtree(out / "best", ignore_errors=True)
-            shutil.copytree(policy, out / "best")
+        folder.append("eval.jsonl", {"iteration": it, "timesteps": league["timesteps"], "wall_s": league["wall_s"],
+                                     **res})  # fmt: skip
+        league["evaluated"] = it
         try:
             plot_learning_curve(out, "env steps (all seats)")
         except ImportError:
             pass
-        bar.set_postfix(placement=f"{res['mean_placement']:.3f}")
+        bar.set_postfix_str(f"placement {res['mean_placement']:.3f} (best {league['best']:.3f})", refresh=True)
 
     try:
-        if league["iteration"] == 0:
-            evaluate_learner()  # the untrained learner: where the curve starts
+        if _eval_point(cfg, league["iteration"]) and league["evaluated"] < league["iteration"]:
+            evaluate_learner()  # the untrained learner, or an evaluation a Ctrl-C cut short
+            if league["iteration"]:
+                _save(algo, out, league)
+        say(f"meld8 train: RLlib league from iteration {league['iteration']} to {cfg.iterations} into {out}; "
+            "Ctrl-C saves a checkpoint")  # fmt: skip
         for it in range(league["iteration"], cfg.iterations):
             result = algo.train()
             league["iteration"] = it + 1
@@ -326,31 +464,27 @@ def _train(cfg: RllibConfig, rules: RuleConfig, out: Path) -> Path:
                 league["next_slot"] = (league["next_slot"] + 1) % cfg.snapshot_slots
                 league["filled"] = min(cfg.snapshot_slots, league["filled"] + 1)
                 _broadcast_filled(algo, league["filled"])
-            _log_metrics(out, it + 1, league["timesteps"], result, writer)
-            with open(out / "opponents.jsonl", "a") as f:
-                steps = runners.get("num_module_steps_sampled", {})
-                row = {
-                    "iteration": it + 1,
-                    "timesteps": league["timesteps"],
-                    "snapshots": league["filled"],
-                    "module_steps": {k: int(v) for k, v in steps.items() if v == v},
-                }  # NaN: a module that did not play
-                f.write(json.dumps(row) + "\n")
-            if (it + 1) % cfg.eval_every == 0 or it + 1 == cfg.iterations:
+            _log_metrics(folder, it + 1, league["timesteps"], result, writer)
+            steps = runners.get("num_module_steps_sampled", {})
+            folder.append("opponents.jsonl", {
+                "iteration": it + 1,
+                "timesteps": league["timesteps"],
+                "snapshots": league["filled"],
+                "module_steps": {k: int(v) for k, v in steps.items() if v == v},  # NaN: a module that did not play
+            })  # fmt: skip
+            if _eval_point(cfg, it + 1):
                 evaluate_learner()
                 _save(algo, out, league)
                 saved_at = league["iteration"]
             bar.update(1)
     except KeyboardInterrupt:
         bar.close()
-        if league["iteration"] > saved_at:
+        if league["iteration"] > saved_at or league["evaluated"] < league["iteration"]:
             try:
-                _save(algo, out, league)
+                _save(algo, out, league)  # an evaluation cut short stays due (league["evaluated"])
                 saved_at = league["iteration"]
             except Exception:  # Ray's workers may have taken the Ctrl-C too; the last checkpoint stands
                 pass
-        from training.train_ppo import TrainingInterrupted
-
         raise TrainingInterrupted(
             f"stopped after iteration {league['iteration']}; checkpoint of iteration {saved_at} in "
             f"{out / CHECKPOINT}; continue with --set resume=true"
@@ -367,6 +501,11 @@ def _train(cfg: RllibConfig, rules: RuleConfig, out: Path) -> Path:
     return out / "best"
 
 
+def _row_iteration(row: dict) -> int:
+    v = row.get("iteration")
+    return v if isinstance(v, int) and not isinstance(v, bool) else 1 << 62  # a row without one is dropped
+
+
 METRICS = {  # metrics.jsonl / TensorBoard name -> where RLlib's result holds it
     "learner_return": ("env_runners", "module_episode_returns_mean", "learner"),
     "episode_len": ("env_runners", "episode_len_mean"),
@@ -378,7 +517,7 @@ METRICS = {  # metrics.jsonl / TensorBoard name -> where RLlib's result holds it
 }
 
 
-def _log_metrics(out: Path, iteration: int, timesteps: int, result: dict, writer) -> None:
+def _log_metrics(folder: RunFolder, iteration: int, timesteps: int, result: dict, writer) -> None:
     """One line of ``metrics.jsonl`` per iteration (and TensorBoard scalars under ``tb/``)."""
     row: dict[str, Any] = {"iteration": iteration, "timesteps": timesteps}
     for name, path in METRICS.items():
@@ -389,8 +528,7 @@ def _log_metrics(out: Path, iteration: int, timesteps: int, result: dict, writer
             row[name] = float(v)
             if writer is not None:
                 writer.add_scalar(f"rllib/{name}", float(v), timesteps)
-    with open(out / "metrics.jsonl", "a") as f:
-        f.write(json.dumps(row) + "\n")
+    folder.append("metrics.jsonl", row)
 
 
 def _tensorboard(folder: Path, purge_after: int = 0):
@@ -410,15 +548,11 @@ LOGS = ("metrics.jsonl", "opponents.jsonl", "eval.jsonl")
 def _save(algo, out: Path, league: dict[str, Any]) -> None:
     """RLlib's checkpoint and the league state (iteration, snapshots, best) as one folder, swapped in by
     renames: a kill at any moment leaves a complete pair, the old one or the new one."""
-    tmp, old, final = out / f"{CHECKPOINT}.tmp", out / f"{CHECKPOINT}.old", out / CHECKPOINT
+    tmp = out / f"{CHECKPOINT}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     algo.save(str(tmp.resolve()))
     (tmp / LEAGUE_STATE).write_text(json.dumps(league))
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        os.replace(final, old)
-    os.replace(tmp, final)
-    shutil.rmtree(old, ignore_errors=True)
+    swap_in(tmp, out / CHECKPOINT)
 
 
 def _latest_checkpoint(out: Path) -> Path | None:
@@ -430,27 +564,7 @@ def _latest_checkpoint(out: Path) -> Path | None:
     return None
 
 
-def _trim_logs(out: Path, iteration: int) -> None:
-    """Keep only the log rows of iterations up to ``iteration`` (and drop a line cut by a kill), so a
-    resumed run logs every iteration exactly once."""
-    for name in LOGS:
-        path = out / name
-        if not path.exists():
-            continue
-        keep = []
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(row, dict) and int(row.get("iteration", 0)) <= iteration:
-                keep.append(line + "\n")
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(keep))
-        os.replace(tmp, path)
-
-
 def _progress(total: int, done: int, enabled: bool):
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=done, unit="iter", disable=not enabled, dynamic_ncols=True)
+    return tqdm(total=total, initial=done, unit="iter", desc="RLlib PPO", disable=not enabled, dynamic_ncols=True)

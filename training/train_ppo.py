@@ -3,7 +3,9 @@
 Outputs in ``out``: TensorBoard logs (``tb/``), checkpoints (``ckpt_<steps>.zip``), ``best.zip`` (best
 evaluation), ``final.zip``, ``eval.jsonl`` (one line per evaluation), ``config.yaml`` and, in self-play,
 ``opponents.jsonl`` (the opponents drawn at each redraw). With ``resume: true`` training continues
-from the newest checkpoint in ``out``.
+from the newest checkpoint in ``out``. The folder follows ``training.run_folder``: every option and the
+folder are checked before anything is written, and a folder holding a run is only continued
+(``resume: true``), never started over. One line on stderr says when PPO (or cloning) starts.
 """
 
 from __future__ import annotations
@@ -11,11 +13,25 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from meld8_env.rules import RuleConfig
+from training.evaluation import evaluate
+from training.run_folder import (
+    OutputLock,
+    RunFolder,
+    RunFolderError,
+    TrainingInterrupted,
+    plot_learning_curve,
+    recover,
+    say,
+    swap_in,
+)
+from training.train_options import check_common, check_eval_opponents, check_rates, read_options
+
+__all__ = ["TrainConfig", "TrainingInterrupted", "check_rates", "evaluate", "plot_learning_curve", "read_options",
+           "train"]  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -90,6 +106,8 @@ class TrainConfig:
     progress: bool = True
     """show progress bars"""
 
+    BACKEND = "sb3"
+
     @classmethod
     def load(cls, path: str | None, overrides: list[str] | None = None) -> TrainConfig:
         cfg = cls(**read_options(cls, path, overrides))
@@ -108,123 +126,78 @@ class TrainConfig:
             "eval_boards",
             "bc_epochs",
             "bc_batch_size",
+            "eval_every",
+            "checkpoint_every",
+            "pool_every",
         ):
             if not isinstance(getattr(cfg, name), int) or getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be an integer >= 1, got {getattr(cfg, name)!r}")
-        check_rates(cfg)
+        check_common(cfg)
         return cfg
-
-
-def check_rates(cfg: Any) -> None:
-    """Options of both backends that are fractions: ``gamma`` and ``gae_lambda`` in [0, 1], ``shaping``
-    as ``Meld8Vector`` takes it - checked at load, not in an env built later (on a Ray worker)."""
-    from meld8_env.vector import check_shaping
-
-    for name in ("gamma", "gae_lambda"):
-        if not 0 <= getattr(cfg, name) <= 1:
-            raise ValueError(f"train option {name!r} must be in [0, 1], got {getattr(cfg, name)!r}")
-    try:
-        check_shaping(cfg.shaping)
-    except ValueError as exc:
-        raise ValueError(f"train option {exc}") from None
-
-
-def read_options(cls: type, path: str | None, overrides: list[str] | None) -> dict[str, Any]:
-    """The options of a train config dataclass ``cls`` from a YAML file (or built-in name) and
-    ``--set key=value`` overrides, each checked against its default's type (ValueError otherwise)."""
-    import yaml
-
-    from meld8_env.config_io import read_yaml_mapping
-
-    data: dict[str, Any] = read_yaml_mapping(path, "train config", kind="train") if path else {}
-    for item in overrides or []:
-        if "=" not in item:
-            raise ValueError(f"--set expects key=value, got {item!r}")
-        key, value = item.split("=", 1)
-        try:
-            data[key] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            reason = str(exc).splitlines()[0]
-            raise ValueError(f"--set {item}: the value is not valid YAML ({reason})") from None
-    if "eval_deals" in data:  # the old name of eval_boards
-        data.setdefault("eval_boards", data.pop("eval_deals"))
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        raise ValueError(f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
-    for key, value in data.items():
-        _check_type(key, value, known[key])
-    return data
-
-
-def _check_type(key: str, value: Any, field: dataclasses.Field) -> None:
-    """Each option has the type of its default (ints for int options, a list of names for lists, ...)."""
-    default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
-    if value is None and (default is None or key in ("target_kl", "rules")):
-        return
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif isinstance(default, float) or key == "target_kl":
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif isinstance(default, list):
-        kind = type(default[0]) if default else str
-        ok = isinstance(value, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
-    else:
-        ok = isinstance(value, str)
-    if not ok:
-        raise ValueError(f"train option {key!r} must be like its default {default!r}, got {value!r}")
 
 
 def _rules(cfg: TrainConfig) -> RuleConfig:
     return RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
 
 
-def evaluate(policy, opponents: list[str], boards: int, rules: RuleConfig, seed: int) -> dict:
-    """Duplicate mini-tournament of ``policy`` vs two fixed agents (every seating of every board)."""
-    import itertools
-
-    from agents.registry import load_agent
-    from training.arena import play
-
-    agents = [policy] + [load_agent(n, rules, 100 + i) for i, n in enumerate(opponents)]
-    perms = np.array(list(itertools.permutations(range(len(agents)))))
-    seeds = np.repeat(np.arange(boards) + 1_000_000 + seed, len(perms))
-    recs = play(agents, np.tile(perms, (boards, 1)), seeds, rules)
-    places = [r.placements[r.seats.index(0)] for r in recs]
-    scores = [r.final_scores[r.seats.index(0)] for r in recs]
-    return {"mean_placement": float(np.mean(places)), "mean_score": float(np.mean(scores)), "games": len(recs)}
-
-
 def train(cfg: TrainConfig) -> Path:
-    import yaml
+    """Train (or, with ``resume``, continue) into ``cfg.out``; returns ``final.zip``. Every option, the
+    agents it names and the folder (``training.run_folder``) are checked before anything is written."""
+    from agents.registry import load_agent
+
+    rules = _rules(cfg)
+    opponents = [load_agent(n, rules, i + 1) for i, n in enumerate(cfg.opponents)]
+    # every agent the run will need later, so a misspelt name fails now, not an hour in
+    for name in [*(cfg.pool_bots if cfg.selfplay else []), *([cfg.bc_teacher] * (cfg.bc_decisions > 0))]:
+        load_agent(name, rules)
+    check_eval_opponents(cfg, rules, load_agent)
+    folder = RunFolder(cfg.out, "sb3")
+    resume_from = _check_folder(cfg, rules, folder)  # before the folder exists: a refusal leaves nothing
+    folder.path.mkdir(parents=True, exist_ok=True)
+    with OutputLock(folder.path):
+        if _check_folder(cfg, rules, folder) != resume_from:  # pragma: no cover - changed while we waited
+            raise RunFolderError(f"{folder.path} changed while this run started; start it again")
+        return _train(cfg, rules, folder, opponents, resume_from)
+
+
+def _checkpoints(out: Path) -> list[Path]:
+    return sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1])) if out.is_dir() else []
+
+
+def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder) -> Path | None:
+    """The checkpoint a resume continues from (None: a fresh start); RunFolderError / ValueError when
+    the folder holds a run this config must not touch, or a checkpoint its network does not fit."""
+    from agents.checkpoint import check_compatible, read_metadata
+
+    folder.check(cfg.resume)
+    if not cfg.resume:
+        return None
+    ckpts = _checkpoints(folder.path)
+    if not ckpts:
+        raise ValueError(f"resume: no checkpoint in {folder.path}")
+    last = ckpts[-1]
+    saved = read_metadata(last)
+    check_compatible(saved, rules, str(last))
+    if (saved["network"], list(saved["net_arch"]), saved["features"]) != (cfg.network, cfg.net_arch, cfg.features):
+        raise ValueError(f"resume: {last} holds a {saved['network']} {saved['net_arch']} network; the config asks "
+                         f"for {cfg.network} {cfg.net_arch} (features={cfg.features})")  # fmt: skip
+    return last
+
+
+def _train(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: list, resume_from: Path | None) -> Path:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
+    from agents.checkpoint import load_tensors, make_metadata, read_metadata, write_metadata
     from agents.networks import policy_for
     from agents.policy import PolicyAgent
     from agents.registry import load_agent
     from meld8_env.observation import obs_size
     from training.single_seat import SingleSeatVecEnv
 
-    rules = _rules(cfg)
-    opponents = [load_agent(n, rules, i + 1) for i, n in enumerate(cfg.opponents)]
-    # every agent the run will need later, so a misspelt name fails now, not an hour in
-    later = [
-        *cfg.eval_opponents,
-        *(cfg.pool_bots if cfg.selfplay else []),
-        *([cfg.bc_teacher] * (cfg.bc_decisions > 0)),
-    ]
-    for name in later:
-        load_agent(name, rules)
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(cfg)))
+    out = folder.path
+    folder.start(dataclasses.asdict(cfg))
     env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features, shaping=cfg.shaping)
-    ckpts = sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
-    if cfg.resume and not ckpts:
-        raise ValueError(f"resume: no checkpoint in {out}")
     policy, kwargs = policy_for(cfg.network, cfg.net_arch, obs_size(rules), rules.num_players)
     model = MaskablePPO(
         policy, env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
@@ -232,20 +205,15 @@ def train(cfg: TrainConfig) -> Path:
         clip_range=cfg.clip_range, target_kl=cfg.target_kl, policy_kwargs=kwargs, seed=cfg.seed,
         tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
     )  # fmt: skip
-    if cfg.resume:  # weights only: the checkpoint's tensors into the network this config builds (no unpickling)
-        from agents.checkpoint import check_compatible, load_tensors, read_metadata
-
-        last = ckpts[-1]
-        saved = read_metadata(last)
-        check_compatible(saved, rules, str(last))
-        if (saved["network"], list(saved["net_arch"]), saved["features"]) != (cfg.network, cfg.net_arch, cfg.features):
-            raise ValueError(f"resume: {last} holds a {saved['network']} {saved['net_arch']} network; the config asks "
-                             f"for {cfg.network} {cfg.net_arch} (features={cfg.features})")  # fmt: skip
-        model.policy.load_state_dict(load_tensors(last, "policy.pth"))
-        model.policy.optimizer.load_state_dict(load_tensors(last, "policy.optimizer.pth"))
-        model.num_timesteps = int(saved["num_timesteps"])
-
-    from agents.checkpoint import make_metadata, write_metadata
+    if resume_from is not None:  # weights only: the checkpoint's tensors into the network this config builds
+        model.policy.load_state_dict(load_tensors(resume_from, "policy.pth"))
+        model.policy.optimizer.load_state_dict(load_tensors(resume_from, "policy.optimizer.pth"))
+        model.num_timesteps = int(read_metadata(resume_from)["num_timesteps"])
+        start = model.num_timesteps
+        # rows a killed run logged after its last checkpoint: those steps run again
+        for name in ("eval.jsonl", "opponents.jsonl"):
+            folder.keep_rows(name, lambda r: isinstance(r.get("timesteps"), int) and r["timesteps"] <= start)
+    recover(out / "best.zip")
 
     meta = make_metadata(rules, cfg.features, cfg.network, cfg.net_arch)
 
@@ -254,6 +222,12 @@ def train(cfg: TrainConfig) -> Path:
         model.save(path)
         write_metadata(path, {**meta, "num_timesteps": int(model.num_timesteps)})
 
+    def save_best() -> None:
+        """best.zip is replaced by one rename: a kill at any moment leaves the old or the new one."""
+        tmp = out / "_best.tmp.zip"
+        save(tmp)
+        swap_in(tmp, out / "best.zip")
+
     fresh = model.num_timesteps == 0
     try:
         if fresh and cfg.bc_decisions > 0:
@@ -261,12 +235,16 @@ def train(cfg: TrainConfig) -> Path:
     except KeyboardInterrupt:
         raise _interrupted(save, out, model) from None
 
+    evaluated = folder.rows("eval.jsonl")
+
     class Periodic(BaseCallback):
         def __init__(self) -> None:
             super().__init__()
-            self.best = float("inf")
+            # the best so far counts the evaluations of earlier sessions of this run (resume)
+            self.best = min((r["mean_placement"] for r in evaluated if "mean_placement" in r), default=float("inf"))
             self.next_eval = self.next_ckpt = self.next_pool = 0
             self.bar = None
+            self.announced = False
 
         def _on_training_start(self) -> None:
             start = self.model.num_timesteps
@@ -275,16 +253,20 @@ def train(cfg: TrainConfig) -> Path:
             self.frozen = policy_side_parameters(self.model.policy) if start < cfg.vf_warmup else []
             for p in self.frozen:
                 p.requires_grad_(False)
-            self.next_eval, self.next_ckpt, self.next_pool = (
-                start + cfg.eval_every, start + cfg.checkpoint_every, start + cfg.pool_every
-            )  # fmt: skip
+            # an evaluation that a Ctrl-C cut short is due at once (it never wrote its row)
+            last_eval = max((r["timesteps"] for r in evaluated if isinstance(r.get("timesteps"), int)), default=0)
+            self.next_eval = last_eval + cfg.eval_every if evaluated else start + cfg.eval_every
+            self.next_ckpt, self.next_pool = start + cfg.checkpoint_every, start + cfg.pool_every
             if cfg.progress:
                 from tqdm import tqdm
 
-                self.bar = tqdm(total=cfg.total_timesteps, initial=start, unit="step", dynamic_ncols=True)
+                self.bar = tqdm(total=cfg.total_timesteps, initial=start, unit="step", desc="PPO", dynamic_ncols=True)
 
         def _on_step(self) -> bool:
             t = self.model.num_timesteps
+            if not self.announced:  # the signal that training runs (tests wait for it instead of sleeping)
+                say(f"meld8 train: PPO from step {t} to {cfg.total_timesteps} into {out}; Ctrl-C saves a checkpoint")
+                self.announced = True
             if self.frozen and t >= cfg.vf_warmup:
                 for p in self.frozen:
                     p.requires_grad_(True)
@@ -296,13 +278,16 @@ def train(cfg: TrainConfig) -> Path:
                 self.next_ckpt += cfg.checkpoint_every
             if t >= self.next_eval:
                 self._evaluate(t)
-                self.next_eval += cfg.eval_every
+                while self.next_eval <= t:
+                    self.next_eval += cfg.eval_every
             if cfg.selfplay and t >= self.next_pool:
                 self._redraw_opponents(t)
                 self.next_pool += cfg.pool_every
             return True
 
         def _evaluate(self, t: int) -> None:
+            if self.bar is not None:
+                self.bar.set_postfix_str("evaluating...", refresh=True)
             path = out / "_eval.zip"
             save(path)
             try:
@@ -310,13 +295,14 @@ def train(cfg: TrainConfig) -> Path:
             finally:
                 path.unlink(missing_ok=True)  # a scratch copy for the evaluation: never left behind
             res["timesteps"] = t
-            with open(out / "eval.jsonl", "a") as f:
-                f.write(json.dumps(res) + "\n")
+            if res["mean_placement"] < self.best:  # best.zip first, then the row: a row never names a lost best
+                save_best()
+                self.best = res["mean_placement"]
+            folder.append("eval.jsonl", res)
             self.logger.record("eval/mean_placement", res["mean_placement"])
             self.logger.record("eval/mean_score", res["mean_score"])
-            if res["mean_placement"] < self.best:
-                self.best = res["mean_placement"]
-                save(out / "best.zip")
+            if self.bar is not None:
+                self.bar.set_postfix_str(f"placement {res['mean_placement']:.3f} (best {self.best:.3f})")
 
         def _redraw_opponents(self, t: int) -> None:
             rng = np.random.default_rng(cfg.seed + t)
@@ -324,8 +310,7 @@ def train(cfg: TrainConfig) -> Path:
             picks = [pool[int(rng.integers(len(pool)))] for _ in env.opponents]
             for k, pick in enumerate(picks):
                 env.opponents[k] = PolicyAgent(pick, rules) if pick.endswith(".zip") else load_agent(pick, rules, k)
-            with open(out / "opponents.jsonl", "a") as f:
-                f.write(json.dumps({"timesteps": t, "opponents": picks}) + "\n")
+            folder.append("opponents.jsonl", {"timesteps": t, "opponents": picks})
 
         def _on_training_end(self) -> None:
             if self.bar is not None:
@@ -342,13 +327,9 @@ def train(cfg: TrainConfig) -> Path:
     final = out / "final.zip"
     save(final)
     if not (out / "best.zip").exists():
-        save(out / "best.zip")
+        save_best()
     plot_learning_curve(out)
     return final
-
-
-class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C during training: a checkpoint was saved; ``resume: true`` continues from it."""
 
 
 def _interrupted(save, out: Path, model) -> TrainingInterrupted:
@@ -365,6 +346,7 @@ def _clone(cfg: TrainConfig, model, rules: RuleConfig, out: Path) -> None:
     from training.imitation import collect, pretrain
 
     teacher = load_agent(cfg.bc_teacher, rules, cfg.seed + 7)
+    say(f"meld8 train: behaviour cloning of {cfg.bc_teacher} ({cfg.bc_decisions} decisions); Ctrl-C saves a checkpoint")
     data = collect(teacher, cfg.bc_decisions, rules, cfg.seed, features=cfg.features, progress=cfg.progress)
     acc = pretrain(model, data, epochs=cfg.bc_epochs, batch_size=cfg.bc_batch_size, seed=cfg.seed,
                    progress=cfg.progress)  # fmt: skip
@@ -382,35 +364,3 @@ def policy_side_parameters(policy) -> list:
     else:
         params += list(policy.pi_features_extractor.parameters())
     return params
-
-
-def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path | None:
-    """``learning_curve.png`` from ``eval.jsonl``: mean placement and score vs ``timesteps`` (named ``steps``)."""
-    out = Path(out)
-    rows = (
-        [json.loads(x) for x in (out / "eval.jsonl").read_text().splitlines()] if (out / "eval.jsonl").exists() else []
-    )
-    if not rows:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import yaml
-
-    cfg = yaml.safe_load((out / "config.yaml").read_text()) if (out / "config.yaml").exists() else {}
-    bots = " + ".join(cfg.get("eval_opponents") or ["evaluation bots"])
-    xs = [r["timesteps"] for r in rows]
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    a.plot(xs, [r["mean_placement"] for r in rows], marker="o")
-    a.set_title(f"mean placement vs {bots} (lower is better)")
-    a.set_xlabel(steps)
-    b.plot(xs, [r["mean_score"] for r in rows], marker="o")
-    b.axhline(30_000, color="grey", lw=0.8)
-    b.set_title("mean final score")
-    b.set_xlabel(steps)
-    fig.tight_layout()
-    path = out / "learning_curve.png"
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path

@@ -40,6 +40,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # ``meld8 replay ... | head``: the reader has all it wanted; end quietly
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush at exit must not raise again
+        return 0
     except (CardError, RuleConfigError, ValueError, OSError) as exc:
         print(f"meld8 {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2

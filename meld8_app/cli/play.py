@@ -12,7 +12,8 @@ from meld8_env.engine.seeding import check_seed
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play against agents in your browser (pip install 'meld8[web]')")
     p.add_argument("--agents", default=None,
-                   help="the other seats, comma separated: any agent specs, one name fills every seat "
+                   help="the other seats, comma separated: random, greedy, defensive, ppo, ppo:PATH.zip, "
+                   "rllib:FOLDER, pkg.mod:Class or cmd:COMMAND; one name fills every seat "
                    "(default ppo,defensive; greedy,defensive without the train extra)")  # fmt: skip
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument("--rules", help="rule config YAML or built-in name")
@@ -41,6 +42,21 @@ def check_server(args: argparse.Namespace) -> None:
             raise ValueError(
                 f"--host must be an IP address or localhost (default 127.0.0.1), got {args.host!r}"
             ) from None
+    check_port_free(args.host, args.port)
+
+
+def check_port_free(host: str, port: int) -> None:
+    """One meld8 line, before "the table is at ...", when another program already listens on the port."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: TIME_WAIT is no conflict
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ValueError(f"port {port} on {host} is in use ({exc.strerror}): stop the other program or choose "
+                             "another --port") from None  # fmt: skip
 
 
 def has_policies() -> bool:

@@ -12,10 +12,10 @@ from meld8_env.engine.seeding import check_seed
 def add_parser(sub: argparse._SubParsersAction) -> None:
     sim = sub.add_parser("simulate", help="random-legal self-play statistics")
     sim.add_argument("--games", type=int, default=100, help="games to play (default 100)")
-    sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--batch", type=int, default=256, help="games stepped together")
-    sim.add_argument("--rules", help="rule config YAML")
-    sim.add_argument("--json", action="store_true")
+    sim.add_argument("--seed", type=int, default=0, help="seed of the first game (default 0; same seed, same games)")
+    sim.add_argument("--batch", type=int, default=256, help="games stepped together (default 256)")
+    sim.add_argument("--rules", help="rule config YAML or built-in name (default rules when not given)")
+    sim.add_argument("--json", action="store_true", help="print the statistics as JSON instead of a report")
     sim.set_defaults(func=run)
 
 

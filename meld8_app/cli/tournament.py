@@ -13,8 +13,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--agents",
         help="one per seat, comma separated: random, greedy, defensive, ppo (the shipped baseline), "
-        "ppo:PATH.zip (a checkpoint), pkg.mod:Class, or cmd:COMMAND (a seat-protocol bot, docs/protocol.md; "
-        "quote the whole list, and keep commas out of the command)",
+        "ppo:PATH.zip (a checkpoint), rllib:FOLDER (a policy of meld8 train --backend rllib: OUT/best or OUT), "
+        "pkg.mod:Class, or cmd:COMMAND (a seat-protocol bot, docs/protocol.md; quote the whole list, and keep "
+        "commas out of the command)",
     )
     t.add_argument(
         "--boards",
@@ -23,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         help="boards: game seeds, each played under every seating (default 100; --deals is the old name)",
     )
-    t.add_argument("--seed", type=int)
+    t.add_argument("--seed", type=int, help="seed of the board seeds (default 0)")
     t.add_argument("--workers", type=int, help="worker processes (default 1)")
     t.add_argument(
         "--backend",
@@ -32,7 +33,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="local worker processes, or Ray (the cluster in RAY_ADDRESS, else a local instance)",
     )
     t.add_argument("--out", help="output folder (default results/tournament)")
-    t.add_argument("--resume", action="store_true", help="continue the log in --out")
+    t.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the log in --out (every logged game is re-created "
+        "from its seed and actions first; an edited result is refused)",
+    )
     t.add_argument("--rules", help="rule config YAML")
     t.add_argument("--config", help="tournament YAML (keys: agents, boards, seed, workers, out, rules)")
     t.add_argument(

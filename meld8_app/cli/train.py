@@ -41,11 +41,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="train a MaskablePPO agent (needs the train extra)",
         description="Train MaskablePPO in one seat of the batched engine (--backend sb3, the default), or PPO "
         "on Ray RLlib in a self-play league (--backend rllib). CONFIG is a YAML file or a built-in name "
-        "(ppo_vs_bots, selfplay; rllib_selfplay); --set overrides single options.",
+        f"({_builtin_list()}); --set overrides single options. Both backends share one run folder layout and "
+        "the same names for the options they share; a folder that holds a run is only continued "
+        "(--set resume=true).",
         epilog=option_table() + "\n\n" + option_table("training.rllib_train", "RllibConfig", "--backend rllib options"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    tr.add_argument("config", nargs="?", help="train YAML or built-in name, e.g. ppo_vs_bots")
+    tr.add_argument("config", nargs="?", help=f"train YAML or built-in name ({_builtin_list()})")
     tr.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config option")
     tr.add_argument("--backend", choices=["sb3", "rllib"], default="sb3",
                     help="sb3: MaskablePPO in one process (default); rllib: Ray RLlib, local or on a "
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         if not re.fullmatch(r"auto|(ray://)?[A-Za-z0-9.\-\[\]:]+:\d{1,5}", args.address):
             raise ValueError(f"--address must be HOST:PORT, ray://HOST:PORT or auto, got {args.address!r}")
     if not args.config:  # a real run is never started by accident
-        print("usage: meld8 train CONFIG [--set KEY=VALUE ...]  (CONFIG: a YAML file or ppo_vs_bots, selfplay; "
+        print(f"usage: meld8 train CONFIG [--set KEY=VALUE ...]  (CONFIG: a YAML file or {_builtin_list()}; "
               "meld8 train --help lists every option)", file=sys.stderr)  # fmt: skip
         return 2
     if args.backend == "rllib":
@@ -78,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as exc:
         raise ValueError(f"training needs the train extra: {HINT} (missing: {exc.name})") from None
     print(f"trained: {final} (best evaluation: {final.parent / 'best.zip'}, logs: {final.parent / 'tb'})")
+    print(best_line(final.parent, "learner steps"))
     return 0
 
 
@@ -93,4 +96,23 @@ def run_rllib(args: argparse.Namespace) -> int:
     cfg = RllibConfig.load(args.config, overrides)
     best = train(cfg)
     print(f"trained: {best} (play it: --agents rllib:{best}; curve: {best.parent / 'learning_curve.png'})")
+    print(best_line(best.parent, "env steps"))
     return 0
+
+
+def best_line(out, steps: str) -> str:
+    """The run's best evaluation in one line (from eval.jsonl), the last thing a run prints."""
+    from training.run_folder import RunFolder
+
+    rows = [r for r in RunFolder(out, "sb3").rows("eval.jsonl") if isinstance(r.get("mean_placement"), float)]
+    if not rows:
+        return "best: no evaluation yet"
+    b = min(rows, key=lambda r: r["mean_placement"])
+    return (f"best: mean placement {b['mean_placement']:.3f} (mean score {b.get('mean_score', 0):,.0f}) at "
+            f"{b.get('timesteps')} {steps}, {len(rows)} evaluations")  # fmt: skip
+
+
+def _builtin_list() -> str:
+    from meld8_env.config_io import builtin_names
+
+    return ", ".join(builtin_names("train"))

@@ -1,0 +1,152 @@
+"""Policy metadata is checked against the stored weights before anything is built (issue 22 §4), the same
+way for ``ppo:`` checkpoint zips and ``rllib:`` policy folders: metadata that is not an object, lacks a
+field, claims layers its weights do not hold (no 40 GB allocation from a claim), or weights cut short
+are one line each (CheckpointError, AgentLoadError through ``load_agent``)."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+from agents.checkpoint import FIELDS, CheckpointError, make_metadata
+from agents.registry import AgentLoadError, load_agent
+from meld8_env.rules import RuleConfig
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+RULES = RuleConfig()
+
+
+def _sb3_zip(path, meta, state=None, cut: int = 0):
+    """A checkpoint zip as meld8 train writes it (meld8.json + policy.pth); ``cut`` drops bytes of policy.pth."""
+    from agents.networks import build_policy
+
+    if state is None:
+        state = build_policy(make_metadata(RULES, True, "card_heads", [32]), RULES).state_dict()
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    blob = buf.getvalue()
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("meld8.json", json.dumps(meta))
+        z.writestr("policy.pth", blob[: len(blob) - cut] if cut else blob)
+    return path
+
+
+def _good_meta(**kw):
+    return {**make_metadata(RULES, True, "card_heads", [32]), "num_timesteps": 0, **kw}
+
+
+def test_a_well_formed_checkpoint_loads_and_plays(tmp_path):
+    agent = load_agent(f"ppo:{_sb3_zip(tmp_path / 'ok.zip', _good_meta())}", RULES)
+    assert agent.name == "ppo"
+
+
+@pytest.mark.parametrize("arch", [[16_000, 16_000], [32, 9_000], [48]])
+def test_sb3_metadata_claiming_layers_the_weights_lack_is_refused_before_building(tmp_path, arch):
+    path = _sb3_zip(tmp_path / "c.zip", _good_meta(net_arch=arch))
+    t0 = time.perf_counter()
+    with pytest.raises(AgentLoadError, match=r"stored weights hold no layer of \d+ units") as exc:
+        load_agent(f"ppo:{path}", RULES)
+    assert time.perf_counter() - t0 < 5, "the claimed network was built before the check"
+    assert "\n" not in str(exc.value)
+
+
+SB3_BAD = {
+    "a list": ([1, 2], "is not a JSON object"),
+    "a number": (7, "is not a JSON object"),
+    "absurd layers": (_good_meta(net_arch=[10**9, 10**9]), "net_arch must be a non-empty list of layer sizes"),
+    "no layers": (_good_meta(net_arch=[]), "net_arch must be a non-empty list"),
+    "a bool for an int": (_good_meta(obs_size=True), "field 'obs_size' must be int"),
+    "a string for a list": (_good_meta(net_arch="256"), "field 'net_arch' must be list"),
+}
+SB3_BAD |= {f"no {k}": ({kk: v for kk, v in _good_meta().items() if kk != k}, f"lacks the field {k!r}") for k in FIELDS}
+
+
+@pytest.mark.parametrize("case", list(SB3_BAD))
+def test_sb3_metadata_that_is_not_the_schema_is_one_line(tmp_path, case):
+    meta, says = SB3_BAD[case]
+    with pytest.raises(AgentLoadError, match=says) as exc:
+        load_agent(f"ppo:{_sb3_zip(tmp_path / 'c.zip', meta)}", RULES)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("cut", [1, 100, 5000])
+def test_sb3_weights_cut_short_are_one_line(tmp_path, cut):
+    with pytest.raises(AgentLoadError, match="policy.pth|weights") as exc:
+        load_agent(f"ppo:{_sb3_zip(tmp_path / 'c.zip', _good_meta(), cut=cut)}", RULES)
+    assert "\n" not in str(exc.value)
+
+
+def test_sb3_weights_of_another_shape_are_one_line(tmp_path):
+    from agents.networks import build_policy
+
+    state = build_policy(make_metadata(RULES, True, "card_heads", [32]), RULES).state_dict()
+    key = next(k for k, v in state.items() if v.ndim == 2 and v.shape[0] == 32)
+    state[key] = state[key][:, :5]  # the layer's rows are there, its inputs are not
+    with pytest.raises(AgentLoadError, match="do not fit the network") as exc:
+        load_agent(f"ppo:{_sb3_zip(tmp_path / 'c.zip', _good_meta(), state)}", RULES)
+    assert "\n" not in str(exc.value)
+
+
+# -- rllib: folders ----------------------------------------------------------------------------------
+def _rllib_folder(folder, meta, arrays=None, cut: int = 0):
+    from agents.rllib_policy import FORMAT
+
+    folder.mkdir(parents=True, exist_ok=True)
+    good = {**make_metadata(RULES, True, "mlp", [32], FORMAT)}
+    (folder / "meld8.json").write_text(json.dumps(meta(good) if callable(meta) else meta))
+    arrays = arrays or {"encoder.actor_encoder.net.mlp.0.weight": np.zeros((32, 40), np.float32),
+                        "pi.net.mlp.0.weight": np.zeros((64, 32), np.float32)}  # fmt: skip
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    blob = buf.getvalue()
+    (folder / "weights.npz").write_bytes(blob[: len(blob) - cut] if cut else blob)
+    return folder
+
+
+RLLIB_BAD = {
+    "a list": ([1], "is not a JSON object"),
+    "absurd layers": (lambda m: {**m, "net_arch": [10**9]}, "net_arch must be a non-empty list of layer sizes"),
+    "claimed layers": (lambda m: {**m, "net_arch": [8_000, 8_000]}, "stored weights hold no layer of 8000 units"),
+    "no net_arch": (lambda m: {k: v for k, v in m.items() if k != "net_arch"}, "lacks the field 'net_arch'"),
+    "no rules_hash": (lambda m: {k: v for k, v in m.items() if k != "rules_hash"}, "lacks the field 'rules_hash'"),
+    "a string version": (lambda m: {**m, "version": "1"}, "metadata version"),
+}
+
+
+@pytest.mark.parametrize("case", list(RLLIB_BAD))
+def test_rllib_metadata_that_is_not_the_schema_or_not_its_weights_is_one_line(tmp_path, case):
+    meta, says = RLLIB_BAD[case]
+    with pytest.raises(AgentLoadError, match=says) as exc:
+        load_agent(f"rllib:{_rllib_folder(tmp_path / 'p', meta)}", RULES)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("cut", [1, 50, 300])
+def test_rllib_weights_cut_short_are_one_line(tmp_path, cut):
+    with pytest.raises(AgentLoadError, match="unreadable weights") as exc:
+        load_agent(f"rllib:{_rllib_folder(tmp_path / 'p', lambda m: m, cut=cut)}", RULES)
+    assert "\n" not in str(exc.value)
+
+
+def test_rllib_folder_passes_the_checks_and_names_its_schema(tmp_path):
+    """A folder in the shared schema gets past every check made before building (the module is built
+    at the first decision, with Ray); folders of the first exports (hidden, players) are read too."""
+    from agents.rllib_policy import RllibPolicyAgent
+
+    agent = RllibPolicyAgent(_rllib_folder(tmp_path / "p", lambda m: m), RULES)
+    assert agent.meta["net_arch"] == [32] and agent.meta["format"] == "meld8-rllib-policy"
+    from meld8_env.observation import obs_size
+
+    old = {"format": "meld8-rllib-policy", "network": "mlp", "hidden": [32], "rules_hash": RULES.rules_hash,
+           "players": 3, "obs_size": obs_size(RULES), "features": False}  # fmt: skip
+    agent = RllibPolicyAgent(_rllib_folder(tmp_path / "old", old), RULES)
+    assert agent.meta["net_arch"] == [32] and agent.meta["num_players"] == 3
+    with pytest.raises(CheckpointError, match="expects observations of size|trained with rules"):
+        RllibPolicyAgent(tmp_path / "old", RuleConfig.two_player())

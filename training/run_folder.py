@@ -1,0 +1,242 @@
+"""One run folder for both trainers (SB3 ``training.train_ppo`` and RLlib ``training.rllib_train``).
+
+What a run folder holds and how it is written, in one place:
+
+| file | written by | meaning |
+|---|---|---|
+| ``.lock`` | :class:`OutputLock` | flock held for the whole run (tournaments use it too) |
+| ``run.json`` | :meth:`RunFolder.start` | ``{"backend": "sb3" or "rllib"}``: which trainer owns the folder |
+| ``config.yaml`` | :meth:`RunFolder.start` | every option of the run (after every check passed) |
+| ``eval.jsonl`` | :meth:`RunFolder.append` | one row per evaluation (``timesteps``, ``mean_placement``, ...) |
+| ``metrics.jsonl``, ``opponents.jsonl`` | :meth:`RunFolder.append` | per-iteration / per-redraw rows |
+| ``best.zip`` / ``best/`` | :func:`swap_in` | the best evaluated policy, replaced by renames (never delete + copy) |
+| ``learning_curve.png`` | :func:`plot_learning_curve` | mean placement and score per evaluation |
+
+The contract: a trainer checks every option and the folder (:meth:`RunFolder.check`) **before** it
+writes anything; a folder that holds a run is only continued (``resume: true``) by the backend that
+wrote it, never started over or mixed with another run. Ctrl-C ends in :class:`TrainingInterrupted`
+(a ``KeyboardInterrupt`` whose text says what was saved and how to continue).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+BACKENDS = ("sb3", "rllib")
+RUN_FILE = "run.json"
+#: files and folders whose presence means the folder holds a run (a fresh start there is refused)
+RUN_MARKERS = ("run.json", "config.yaml", "eval.jsonl", "metrics.jsonl", "opponents.jsonl", "pretrain.json",
+               "best.zip", "final.zip", "best", "checkpoint", "checkpoint.old", "tb")  # fmt: skip
+RUN_GLOBS = ("ckpt_*.zip", "policy_it*")
+
+
+class RunFolderError(ValueError):
+    """A run folder that cannot be used as asked (it holds another run, it is in use, ...)."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during training: a checkpoint was saved; ``resume: true`` continues from it."""
+
+
+class OutputLock:
+    """An exclusive lock on an output folder (``OUT/.lock``, flock) for a tournament or a training
+    run: a second run that would append to the same logs is refused, naming the holder. Released
+    when the process exits."""
+
+    def __init__(self, out: Path, error: type[Exception] = RunFolderError) -> None:
+        self.path = Path(out) / ".lock"
+        self.error = error
+        self.f = None
+
+    def __enter__(self) -> OutputLock:
+        import fcntl
+        import socket
+
+        f = open(self.path, "a+")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            f.close()
+            raise self.error(
+                f"{self.path.parent} is in use by {holder}; wait for it to finish or choose another output "
+                "folder (--out / out)"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()} on {socket.gethostname()}")
+        f.flush()
+        self.f = f
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.f is not None:
+            self.f.close()
+
+
+class RunFolder:
+    """The output folder of one training run of ``backend`` (``sb3`` or ``rllib``)."""
+
+    def __init__(self, out: str | Path, backend: str) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        self.path = Path(out)
+        self.backend = backend
+
+    def markers(self) -> list[str]:
+        """The names in the folder that show it holds a run (empty: a fresh folder)."""
+        if not self.path.is_dir():
+            return []
+        found = [m for m in RUN_MARKERS if (self.path / m).exists()]
+        for pattern in RUN_GLOBS:
+            found += sorted(p.name for p in self.path.glob(pattern))[:1]
+        return found
+
+    def owner(self) -> str | None:
+        """The backend whose run the folder holds (``run.json``; older folders: from their files)."""
+        try:
+            doc = json.loads((self.path / RUN_FILE).read_text())
+        except FileNotFoundError:
+            doc = None
+        except (OSError, ValueError):
+            raise RunFolderError(f"{self.path / RUN_FILE} is not a run file meld8 wrote; restore it or choose "
+                                 "another out") from None  # fmt: skip
+        if doc is not None:
+            if not isinstance(doc, dict) or doc.get("backend") not in BACKENDS:
+                raise RunFolderError(f"{self.path / RUN_FILE} names no backend meld8 knows ({', '.join(BACKENDS)})")
+            return doc["backend"]
+        if any(self.path.glob("ckpt_*.zip")) or (self.path / "best.zip").exists():
+            return "sb3"
+        if (self.path / "checkpoint").exists() or any(self.path.glob("policy_it*")):
+            return "rllib"
+        return None
+
+    def check(self, resume: bool) -> None:
+        """Refuse, in one line and before anything is written, a fresh start over a run, or a resume of
+        a run another backend wrote. A resume that finds no checkpoint is the trainer's to refuse."""
+        found = self.markers()
+        if not found:
+            return
+        owner = self.owner()
+        if owner is not None and owner != self.backend:
+            raise RunFolderError(
+                f"{self.path} holds a run of the {owner} backend (meld8 train --backend {owner}); the {self.backend} "
+                "trainer neither continues nor overwrites it: choose another out"
+            )
+        if not resume:
+            raise RunFolderError(
+                f"{self.path} already holds a run ({', '.join(found[:3])}): continue it with --set resume=true, or "
+                "choose another out"
+            )
+
+    def start(self, config: dict[str, Any]) -> None:
+        """Write ``run.json`` and ``config.yaml`` (call after every check passed)."""
+        import yaml
+
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.path / RUN_FILE, json.dumps({"backend": self.backend}) + "\n")
+        write_atomic(self.path / "config.yaml", yaml.safe_dump(config, sort_keys=False))
+
+    def append(self, name: str, row: dict[str, Any]) -> None:
+        """One JSON line appended to ``name`` (``eval.jsonl``, ``metrics.jsonl``, ...), flushed."""
+        with open(self.path / name, "a") as f:
+            f.write(json.dumps(row) + "\n")
+            f.flush()
+
+    def rows(self, name: str) -> list[dict[str, Any]]:
+        """The JSON rows of ``name`` (a line cut by a kill, or one that is not an object, is skipped)."""
+        path = self.path / name
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict):
+                out.append(row)
+        return out
+
+    def keep_rows(self, name: str, keep) -> None:
+        """Rewrite ``name`` with the rows for which ``keep(row)`` holds (atomically, by a rename)."""
+        path = self.path / name
+        if not path.exists():
+            return
+        text = "".join(json.dumps(r) + "\n" for r in self.rows(name) if keep(r))
+        write_atomic(path, text)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (a kill leaves old or new)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def swap_in(new: Path, final: Path) -> None:
+    """Replace ``final`` (a file or a folder) by ``new`` with renames only: at every moment either
+    ``final`` or ``final.old`` is complete (:func:`recover` puts ``final.old`` back after a kill)."""
+    old = final.with_name(final.name + ".old")
+    if new.is_file():
+        os.replace(new, final)  # one atomic rename for a file
+        return
+    if old.exists():
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+    if final.exists():
+        os.replace(final, old)
+    os.replace(new, final)
+    if old.exists():
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
+
+
+def recover(final: Path) -> None:
+    """After a kill between the two renames of :func:`swap_in`: put ``final.old`` back."""
+    old = final.with_name(final.name + ".old")
+    if old.exists() and not final.exists():
+        os.replace(old, final)
+
+
+def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path | None:
+    """``learning_curve.png`` from ``eval.jsonl``: mean placement and score vs ``timesteps`` (named ``steps``)."""
+    folder = RunFolder(out, "sb3")  # the backend does not matter for reading
+    rows = [r for r in folder.rows("eval.jsonl") if "timesteps" in r and "mean_placement" in r]
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import yaml
+
+    path = Path(out)
+    try:
+        cfg = yaml.safe_load((path / "config.yaml").read_text()) if (path / "config.yaml").exists() else {}
+    except yaml.YAMLError:
+        cfg = {}
+    bots = " + ".join((cfg or {}).get("eval_opponents") or ["evaluation bots"])
+    xs = [r["timesteps"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    a.plot(xs, [r["mean_placement"] for r in rows], marker="o")
+    a.set_title(f"mean placement vs {bots} (lower is better)")
+    a.set_xlabel(steps)
+    b.plot(xs, [r["mean_score"] for r in rows], marker="o")
+    b.axhline(30_000, color="grey", lw=0.8)
+    b.set_title("mean final score")
+    b.set_xlabel(steps)
+    fig.tight_layout()
+    target = path / "learning_curve.png"
+    fig.savefig(target, dpi=100)
+    plt.close(fig)
+    return target
+
+
+def say(text: str) -> None:
+    """A one-line status message of a trainer (stderr, so stdout stays the result)."""
+    print(text, file=sys.stderr, flush=True)

@@ -1,0 +1,235 @@
+"""The tournament log ``OUT/games.jsonl``: its schema, its reader, and the self-check on resume.
+
+Line 1 is the header (:meth:`TournamentConfig.log_header`: agents, seed, rules hash, the rules in
+full, the fallback of ``cmd:`` seats); every further line is one board::
+
+    {"type": "board", "board": K, "seed": S, "games": [game, ...]}   # one game per seating, in order
+
+and each game holds ``GAME_KEYS`` (``seats`` are indices into the header's agents) plus ``actions``
+(base64, one byte per action id) and, when a bot faulted, ``faults``. :func:`read_log` refuses, with
+one line naming the line, anything that is not this tournament's header followed by distinct boards
+of it; each board must cover each seating of the tournament exactly once, and every game is re-created
+from its seed and actions on the fast engine (:func:`check_results`): a line whose scores or
+placements differ from what its actions give is refused, so a resumed log proves its own results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from meld8_env.rules import RuleConfig
+from meld8_env.seat_process import FAULT_KINDS
+from training.tournament_config import TournamentConfig, TournamentError, board_seed, seatings
+
+LOG = "games.jsonl"
+
+GAME_KEYS = ("seed", "seats", "final_scores", "placements", "hands", "drawn_hands", "wins", "tsumo", "deal_ins",
+             "calls", "win_han")  # fmt: skip
+PER_SEAT = ("seats", "final_scores", "placements", "wins", "tsumo", "deal_ins", "calls", "win_han")
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _actions_ok(text: object) -> bool:
+    import base64
+    import binascii
+
+    if not isinstance(text, str):
+        return False
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return max(raw, default=0) < 64
+
+
+def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> str | None:
+    """Why a logged line is not a board entry of this tournament, or None."""
+    if not isinstance(obj, dict) or obj.get("type") != "board":
+        return "not a board entry"
+    board, games = obj.get("board"), obj.get("games")
+    if not _is_int(board) or board < 0:
+        return f"board id {board!r} is not an integer >= 0"
+    if obj.get("seed") != board_seed(cfg.seed, board):
+        return f"board {board} has seed {obj.get('seed')!r}, this tournament's is {board_seed(cfg.seed, board)}"
+    if not isinstance(games, list) or len(games) != n_seatings:
+        return f"board {board} should hold {n_seatings} games (one per seating)"
+    P = cfg.rules.num_players
+    order = seatings(cfg.agents)
+    for k, g in enumerate(games):
+        if not isinstance(g, dict) or any(k not in g for k in GAME_KEYS):
+            return f"board {board}: a game record lacks fields"
+        if g["seats"] != list(order[k]):  # each seating exactly once, in the order they are played
+            return (f"board {board}: game {k} has seats {g['seats']!r}; this tournament plays seating {k} as "
+                    f"{list(order[k])} (each board covers each seating exactly once)")  # fmt: skip
+        if g["seed"] != obj["seed"]:
+            return f"board {board}: game {k} has seed {g['seed']!r}, its board's is {obj['seed']}"
+        if any(not isinstance(g[k], list) or len(g[k]) != P or not all(map(_is_int, g[k])) for k in PER_SEAT):
+            return f"board {board}: a game record has malformed per-seat fields"
+        if not all(0 <= a < len(cfg.agents) for a in g["seats"]) or sorted(g["placements"]) != list(range(1, P + 1)):
+            return f"board {board}: a game record has impossible seats or placements"
+        if "actions" not in g:
+            return (f"board {board}: a game record holds no actions (a log of an older meld8), so its result cannot "
+                    "be checked; start a new --out")  # fmt: skip
+        if not _actions_ok(g["actions"]):
+            return f"board {board}: a game record has malformed actions (base64 of action ids 0..63)"
+        faults = g.get("faults", [])
+        if not isinstance(faults, list) or not all(
+            isinstance(f, dict) and _is_int(f.get("seat")) and 0 <= f["seat"] < P and f.get("kind") in FAULT_KINDS
+            for f in faults
+        ):
+            return f"board {board}: a game record has malformed faults"
+    return None
+
+
+def _other_run(logged: dict, header: dict) -> str:
+    """What differs between a log's header and this tournament's, short (never the whole header)."""
+    differ = [k for k in header if logged.get(k) != header[k]]
+    agents = logged.get("agents")
+    held = ",".join(map(str, agents)) if isinstance(agents, list) else repr(agents)
+    if "agents" in differ:
+        return f"the log belongs to another tournament: it holds --agents {held[:200]}"
+    names = {"seed": "--seed", "rules_hash": "--rules", "fallback": "--fallback"}
+    k = differ[0]
+    value = str(logged.get(k))[:40]
+    return f"the log belongs to another tournament: {held[:200]} with another {names.get(k, k)} ({value})"
+
+
+def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
+    """(logged boards, byte length of the valid part, whether that part holds the header).
+
+    A torn last line (a crash during a write: no newline, or not JSON) is reported and dropped, and so
+    is a torn header. Anything else that is not this tournament's header followed by distinct board
+    entries - a log of another run, a corrupt or foreign line, a board logged twice - is refused with a
+    TournamentError naming the line: resuming never double-counts and never guesses."""
+    raw = path.read_bytes()
+    header, n_seatings = cfg.header(), len(seatings(cfg.agents))
+    lines = raw.split(b"\n")
+    entries: list[dict] = []
+    first_line: dict[int, int] = {}
+    good_end = pos = 0
+    has_header = False
+    for i, line in enumerate(lines):
+        end = pos + len(line) + 1
+        last = i == len(lines) - 1  # the text after the final newline (empty when the file ends cleanly)
+        if last and not line:
+            break
+        try:
+            obj = json.loads(line) if not last else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            obj = None
+        if obj is None and (last or all(not rest for rest in lines[i + 1 :])):
+            print(f"{path}: line {i + 1} is incomplete (interrupted write); dropping it", file=sys.stderr)
+            break
+        where = f"{path}: line {i + 1}"
+        if obj is None:
+            raise TournamentError(f"{where} is not JSON; refusing to resume (fix or move the file)")
+        if i == 0:
+            if not isinstance(obj, dict) or obj.get("type") != "header":
+                raise TournamentError(f"{where} is not a tournament header; refusing to resume")
+            if {k: obj.get(k) for k in header} != header:
+                raise TournamentError(f"{where}: {_other_run(obj, header)}; resume with its settings, or another --out")
+            has_header = True
+        else:
+            err = board_entry_error(obj, cfg, n_seatings)
+            if err:
+                raise TournamentError(f"{where}: {err}; refusing to resume (fix or move the file)")
+            board = obj["board"]
+            if board in first_line:
+                raise TournamentError(
+                    f"{where} repeats board {board} (first logged on line {first_line[board]}); "
+                    "refusing to count it twice"
+                )
+            first_line[board] = i + 1
+            entries.append(obj)
+        pos = good_end = end
+    check_results(entries, first_line, cfg.rules, path)
+    return entries, good_end, has_header
+
+
+def append_entry(f, obj: dict) -> None:
+    f.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    f.flush()
+    os.fsync(f.fileno())
+
+
+#: games re-created at once by :func:`check_results` (memory: one engine record and the actions each)
+CHECK_BATCH = 4096
+
+
+def check_results(entries: list[dict], lines: dict[int, int], rules: RuleConfig, path: Path) -> None:
+    """Re-create every game of ``entries`` from its seed and actions on the fast engine and refuse
+    (TournamentError naming the line, board and game) one whose logged final scores or placements
+    differ, whose actions stop being legal, or that ends before or after its last action.
+    ``lines``: board id -> its line number in the log."""
+    games = [(e["board"], k, g) for e in entries for k, g in enumerate(e["games"])]
+    for start in range(0, len(games), CHECK_BATCH):
+        chunk = games[start : start + CHECK_BATCH]
+        got = resimulate(rules, [g["seed"] for _, _, g in chunk], [_actions(g["actions"]) for _, _, g in chunk])
+        for (board, k, g), res in zip(chunk, got, strict=True):
+            where = f"{path}: line {lines[board]}: board {board}, game {k}"
+            if isinstance(res, str):
+                raise TournamentError(f"{where}: {res}; refusing to resume (the log was edited or damaged)")
+            scores, places = res
+            if (g["final_scores"], g["placements"]) != (scores, places):
+                raise TournamentError(
+                    f"{where}: its actions give final scores {scores} and placements {places}, the log says "
+                    f"{g['final_scores']} and {g['placements']}; refusing to resume (the log was edited)"
+                )
+
+
+def _actions(text: str) -> np.ndarray:
+    import base64
+
+    return np.frombuffer(base64.b64decode(text), np.uint8).astype(np.int64)
+
+
+def resimulate(rules: RuleConfig, seeds: list[int], actions: list[np.ndarray]) -> list[tuple[list, list] | str]:
+    """(final scores, placements) of each game ``seeds[g]`` played with ``actions[g]`` on the fast engine,
+    all games in one batch, or a one-line reason the actions do not make one whole game."""
+    from meld8_env.engine.fast import FastBatch
+
+    n, P = len(seeds), rules.num_players
+    if n == 0:
+        return []
+    lens = np.array([len(a) for a in actions], np.int64)
+    width = int(lens.max(initial=0))
+    table = np.full((n, max(width, 1)), -1, np.int64)
+    for g, a in enumerate(actions):
+        table[g, : len(a)] = a
+    fb = FastBatch(n, rules)
+    fb.reset(np.asarray(seeds, np.uint64))
+    out = {
+        "rewards": np.zeros((n, P), np.float32),
+        "terminated": np.zeros(n, np.uint8),
+        "final_scores": np.zeros((n, P), np.int32),
+        "placements": np.zeros((n, P), np.uint8),
+        "acting": np.zeros(n, np.int8),
+        "result": np.zeros(n, np.int8),
+        "caller": np.zeros(n, np.int8),
+    }
+    results: list[tuple[list, list] | str | None] = [None] * n
+    for t in range(width):
+        live = (lens > t) & np.array([r is None for r in results])
+        if not live.any():
+            break
+        acts = np.where(live, table[:, t], -1)
+        illegal = fb.step(acts).copy()
+        fb.outputs_part(slice(None), out)
+        ended = out["terminated"].astype(bool)
+        for g in np.flatnonzero(live & illegal):
+            results[g] = f"action {t} ({int(acts[g])}) is not legal there"
+        for g in np.flatnonzero(live & ended & ~illegal):
+            if t != lens[g] - 1:
+                results[g] = f"the game ends at action {t}, before its last ({int(lens[g]) - 1})"
+            else:
+                results[g] = (out["final_scores"][g].tolist(), out["placements"][g].tolist())
+    return [r if r is not None else f"the game is not over after its {int(lens[g])} actions"
+            for g, r in enumerate(results)]  # fmt: skip

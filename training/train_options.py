@@ -1,0 +1,181 @@
+"""Train options shared by both backends: reading, old names, and the checks made at load.
+
+Both trainers (``TrainConfig`` of SB3, ``RllibConfig`` of RLlib) are dataclasses read by
+:func:`read_options` from a YAML file or built-in name plus ``--set key=value`` overrides; each
+option is checked against its default's type. Options that mean the same thing have the same name
+on both (``total_timesteps``, ``learning_rate``, ``ent_coef``, ``net_arch``, ``n_epochs``,
+``batch_size``, ``gamma``, ``gae_lambda``, ``network``, ``features``, ``shaping``, ``eval_every``,
+``eval_boards``, ``eval_opponents``, ``seed``, ``out``, ``rules``, ``resume``, ``progress``); the
+old RLlib names (``lr``, ``entropy_coeff``, ``hidden``, ``num_epochs``, ``minibatch_size``,
+``iterations``) are still read, with a one-line deprecation notice on stderr.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from typing import Any
+
+#: old name -> current name (``eval_deals``: both backends; the others: the RLlib backend's old names)
+RENAMED = {
+    "eval_deals": "eval_boards",
+    "lr": "learning_rate",
+    "entropy_coeff": "ent_coef",
+    "hidden": "net_arch",
+    "num_epochs": "n_epochs",
+    "minibatch_size": "batch_size",
+}
+#: the largest hidden layer a config may ask for (a bigger one is a typo, not a network for this game)
+MAX_HIDDEN = 16_384
+
+
+def builtin_configs() -> list[str]:
+    """The shipped train configs (``meld8 train NAME``): the one list, read from ``meld8_env/configs/train``."""
+    from meld8_env.config_io import builtin_names
+
+    return builtin_names("train")
+
+
+def read_options(cls: type, path: str | None, overrides: list[str] | None) -> dict[str, Any]:
+    """The options of a train config dataclass ``cls`` from a YAML file (or built-in name) and
+    ``--set key=value`` overrides, each checked against its default's type (ValueError otherwise)."""
+    import yaml
+
+    from meld8_env.config_io import read_yaml_mapping
+
+    data: dict[str, Any] = read_yaml_mapping(path, "train config", kind="train") if path else {}
+    for item in overrides or []:
+        if "=" not in item:
+            raise ValueError(f"--set expects key=value, got {item!r}")
+        key, value = item.split("=", 1)
+        try:
+            data[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            reason = str(exc).splitlines()[0]
+            raise ValueError(f"--set {item}: the value is not valid YAML ({reason})") from None
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    backend = getattr(cls, "BACKEND", "sb3")
+    for old, new in RENAMED.items():
+        if old in data and old not in known and new in known and (backend == "rllib" or old == "eval_deals"):
+            if new in data:
+                raise ValueError(f"train options {old!r} and {new!r} are one option: give only {new!r}")
+            data[new] = data.pop(old)
+            if old != "eval_deals":  # renamed long ago, silently
+                _deprecated(old, new)
+    if "iterations" in data and "iterations" not in known and "total_timesteps" in known and backend == "rllib":
+        if "total_timesteps" in data:
+            raise ValueError("train options 'iterations' and 'total_timesteps' are one option: give total_timesteps")
+        n = data.pop("iterations")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"train option 'iterations' must be an integer >= 1, got {n!r}")
+        batch = data.get("train_batch_size", known["train_batch_size"].default)
+        data["total_timesteps"] = n * batch if isinstance(batch, int) and not isinstance(batch, bool) else n
+        _deprecated("iterations", "total_timesteps", f" (env steps: iterations x train_batch_size = {n * batch})")
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        other = _other_backend(backend, unknown, path)
+        raise ValueError(other or f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    for key, value in data.items():
+        _check_type(key, value, known[key])
+    return data
+
+
+def _deprecated(old: str, new: str, note: str = "") -> None:
+    print(f"meld8 train: warning: option {old!r} is deprecated, use {new!r}{note}", file=sys.stderr, flush=True)
+
+
+def _other_backend(backend: str, unknown: list[str], path: str | None) -> str | None:
+    """When the unknown options are the other backend's: say which backend the config is for, in one line."""
+    other = "rllib" if backend == "sb3" else "sb3"
+    theirs = _other_fields(backend)
+    if other == "rllib":
+        theirs |= set(RENAMED) | {"iterations"}
+    if not set(unknown) <= theirs:
+        return None
+    flag = "--backend rllib" if other == "rllib" else "--backend sb3 (the default)"
+    if path:
+        return f"{path} is a config of the {other} backend (it sets {unknown[0]!r}): run meld8 train {path} {flag}"
+    return f"train option {unknown[0]!r} belongs to the {other} backend: add {flag}, or drop the option"
+
+
+def _other_fields(backend: str) -> set[str]:
+    """Option names of the other backend's config (read from its source: no heavy imports)."""
+    import ast
+    import importlib.util
+
+    other = {"sb3": ("training.rllib_train", "RllibConfig"), "rllib": ("training.train_ppo", "TrainConfig")}
+    module, name = other[backend]
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return set()
+    tree = ast.parse(open(spec.origin).read())
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+    body = cls.body if cls is not None else []
+    return {n.target.id for n in body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+
+
+def _check_type(key: str, value: Any, field: dataclasses.Field) -> None:
+    """Each option has the type of its default (ints for int options, a list of names for lists, ...)."""
+    default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+    if value is None and (default is None or key in ("target_kl", "rules")):
+        return
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float) or key == "target_kl":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif isinstance(default, list):
+        kind = type(default[0]) if default else str
+        ok = isinstance(value, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in value)
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        raise ValueError(f"train option {key!r} must be like its default {default!r}, got {value!r}")
+
+
+def check_rates(cfg: Any) -> None:
+    """Options of both backends that are fractions: ``gamma`` and ``gae_lambda`` in [0, 1], ``shaping``
+    as ``Meld8Vector`` takes it - checked at load, not in an env built later (on a Ray worker)."""
+    from meld8_env.vector import check_shaping
+
+    for name in ("gamma", "gae_lambda"):
+        if not 0 <= getattr(cfg, name) <= 1:
+            raise ValueError(f"train option {name!r} must be in [0, 1], got {getattr(cfg, name)!r}")
+    try:
+        check_shaping(cfg.shaping)
+    except ValueError as exc:
+        raise ValueError(f"train option {exc}") from None
+
+
+def check_common(cfg: Any) -> None:
+    """The checks both backends make at load: rates, finite non-negative coefficients, hidden sizes,
+    the seed's range, positive counts (each message names the option)."""
+    from meld8_env.engine.seeding import check_seed
+
+    check_rates(cfg)
+    for name in ("learning_rate", "ent_coef"):
+        v = getattr(cfg, name)
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"train option {name!r} must be a finite number >= 0, got {v!r}")
+    if cfg.learning_rate == 0:
+        raise ValueError("train option 'learning_rate' must be > 0 (0 would train nothing)")
+    if not cfg.net_arch or not all(1 <= h <= MAX_HIDDEN for h in cfg.net_arch):
+        raise ValueError(f"train option 'net_arch' must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, got "
+                         f"{cfg.net_arch!r}")  # fmt: skip
+    check_seed(cfg.seed, "train option 'seed'")
+    for name in ("total_timesteps", "batch_size", "n_epochs", "eval_every", "eval_boards"):
+        v = getattr(cfg, name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"train option {name!r} must be an integer >= 1, got {v!r}")
+
+
+def check_eval_opponents(cfg: Any, rules: Any, load_agent) -> None:
+    """``eval_opponents`` names one known agent per other seat (``load_agent`` loads each once)."""
+    want = rules.num_players - 1
+    if len(cfg.eval_opponents) != want:
+        raise ValueError(f"train option 'eval_opponents' must name {want} agents (one per other seat), got "
+                         f"{cfg.eval_opponents!r}")  # fmt: skip
+    for name in cfg.eval_opponents:
+        load_agent(name, rules)
