@@ -6,7 +6,7 @@ States: discard decisions (draw / call-discard phase) of ``greedy``/``defensive`
 (``training.bot_states``, seeds not used to fit the table). Triples: (state, opponent j, each legal discard
 c of the acting seat). Label: the engine's own answer: after discarding c in the true record, does the
 claim window offer j Ron? Estimators: the same question asked of ``--worlds`` sampled worlds per state
-(``meld8_env.belief.sample_worlds``, ``uniform`` and ``two_level``; p = (hits + 0.5) / (worlds + 1)), and
+(``meld8_env.belief.sample_worlds``, ``uniform`` and ``two_level``; p = (hits + 0.02) / (worlds + 1)), and
 ``defensive``'s danger count (live wait shapes on c; AUC only: it is not a probability). Rows: AUC,
 log-loss (base rate's log-loss beside it), and the median time of one ``sample_worlds`` call.
 """
@@ -22,8 +22,7 @@ from scipy.stats import rankdata
 
 from meld8_env.belief import LAST_STATS, sample_worlds
 from meld8_env.codes import Phase
-from meld8_env.engine import _fast
-from meld8_env.engine.records import packed
+from meld8_env.engine.records import step_records
 from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
 from training.bot_states import play_bot_states
@@ -40,9 +39,7 @@ def ron_after_discards(records: np.ndarray, cards: np.ndarray, rules: RuleConfig
     n, m = len(records), len(cards)
     rec = np.repeat(records, m)
     acts = np.tile(cards.astype(np.int64), n)
-    ill = np.zeros(len(rec), np.uint8)
-    _fast.step(rec, packed(rules), acts, ill)
-    assert not ill.any()
+    assert not step_records(rules, rec, acts).any()
     out = np.zeros((len(rec), P), bool)
     claim = rec["phase"] == Phase.CLAIM
     for k in range(2):
@@ -88,7 +85,7 @@ def main() -> None:
             worlds, w = sample_worlds(info, a.worlds, rng, method, rules)
             times.append((method, time.perf_counter() - t0))
             hits = (ron_after_discards(worlds, cards, rules) * w[:, None, None]).sum(axis=0)
-            est[method].append((hits + 0.5) / (w.sum() + 1.0))
+            est[method].append((hits + 0.02) / (w.sum() + 1.0))  # one pseudo-world at ~the base rate
         y.append(truth)
         d = np.zeros((len(cards), P))
         for j in info.opponents:

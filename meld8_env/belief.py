@@ -132,9 +132,17 @@ def _template(info: InfoSet, rules: RuleConfig) -> np.ndarray:
 
 
 def _choose(rng: np.random.Generator, pool: np.ndarray, n: int, tries: int, h: int) -> np.ndarray:
-    """Indices (n, tries, h) of h distinct cards among the U columns of ``pool`` (n, U), uniformly."""
-    keys = rng.random((n, tries, pool.shape[1]))
-    return np.argpartition(keys, h - 1, axis=2)[:, :, :h] if h < pool.shape[1] else np.argsort(keys, axis=2)
+    """Indices (n, tries, h) of h distinct cards among the U columns of ``pool`` (n, U), uniformly: the first h
+    steps of a Fisher-Yates shuffle, vectorized over the n * tries proposals (h <= 8, so h numpy passes)."""
+    U, m = pool.shape[1], n * tries
+    idx = np.broadcast_to(np.arange(U, dtype=np.int64), (m, U)).copy()
+    rows = np.arange(m)
+    for t in range(h):
+        j = t + (rng.random(m) * (U - t)).astype(np.int64)
+        a = idx[:, t].copy()
+        idx[:, t] = idx[rows, j]
+        idx[rows, j] = a
+    return idx[:, :h].reshape(n, tries, h)
 
 
 def sample_worlds(

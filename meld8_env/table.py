@@ -126,8 +126,7 @@ class Table:
             if plays_streams(agent):
                 continue
             if wants_infoset(agent):
-                records = v.engine.state
-                sets = [infoset(records[i], seat_now[i], v.rules) for i in rows.tolist()]
+                sets = [infoset(v.engine.record(i), seat_now[i], v.rules) for i in rows.tolist()]
                 actions[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows], infosets=sets)
             else:
                 actions[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows])
