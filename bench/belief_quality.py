@@ -6,7 +6,8 @@ States: discard decisions (draw / call-discard phase) of ``greedy``/``defensive`
 (``training.bot_states``, seeds not used to fit the table). Triples: (state, opponent j, each legal discard
 c of the acting seat). Label: the engine's own answer: after discarding c in the true record, does the
 claim window offer j Ron? Estimators: the same question asked of ``--worlds`` sampled worlds per state
-(``meld8_env.belief.sample_worlds``, ``uniform`` and ``two_level``; p = (hits + 0.02) / (worlds + 1)), and
+(``meld8_env.belief.sample_worlds``: ``uniform``, ``two_level``, ``two_level`` with ``no_pass``;
+p = (hits + 0.02) / (worlds + 1)), and
 ``defensive``'s danger count (live wait shapes on c; AUC only: it is not a probability). Rows: AUC,
 log-loss (base rate's log-loss beside it), and the median time of one ``sample_worlds`` call.
 """
@@ -74,7 +75,7 @@ def main() -> None:
     states = states[np.isin(states["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])]
     rng = np.random.default_rng(a.seed)
     states = np.ascontiguousarray(states[np.sort(rng.permutation(len(states))[: a.states])])
-    y, est, dang, times = [], {"uniform": [], "two_level": []}, [], []
+    y, est, dang, times = [], {"uniform": [], "two_level": [], "two_level no_pass": []}, [], []
     for r in states:
         seat = int(r["acting"])
         info = infoset(r, seat, rules)
@@ -82,7 +83,8 @@ def main() -> None:
         truth = ron_after_discards(r.reshape(1).copy(), cards, rules)[0]  # (m, P)
         for method in est:
             t0 = time.perf_counter()
-            worlds, w = sample_worlds(info, a.worlds, rng, method, rules)
+            base_method, _, opt = method.partition(" ")
+            worlds, w = sample_worlds(info, a.worlds, rng, base_method, rules, no_pass=opt == "no_pass")
             times.append((method, time.perf_counter() - t0))
             hits = (ron_after_discards(worlds, cards, rules) * w[:, None, None]).sum(axis=0)
             est[method].append((hits + 0.02) / (w.sum() + 1.0))  # one pseudo-world at ~the base rate

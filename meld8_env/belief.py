@@ -27,8 +27,12 @@ A claim window in a sampled world is rebuilt from scratch: every seat eligible i
 again, in turn order (R22 hides what earlier seats answered, so the world cannot keep it); the acting
 seat of a world may therefore be a seat asked before ``info.seat``.
 
-Not done (documented as such): the optional likelihood weight "this opponent did not Ron/Tsumo a card
-that would have completed it" (the record does not keep the global discard order it needs).
+Option ``no_pass=True`` (a modelling assumption about the opponents, off by default): an opponent never
+lets pass a discard it could Ron. The discards made after its last one (``passed_cards``, the order rebuilt
+by ``discard_order``) were all seen with its present hand, so a ready proposal whose waits contain one is
+rejected (form waits, yaku ignored: a hand without a yaku could not have Ron'd, so this over-rejects a
+little). It is applied as rejection, so weights stay 1. Not done: the same for Tsumo (the hand before the
+last discard is not known).
 
 Speed: numpy, vectorized over worlds × tries; the C core of the issue is not written (the proposal
 sort is the cost: ``bench/belief_quality.py`` prints the time per call).
@@ -51,7 +55,16 @@ from meld8_env.hands import waits_batch
 from meld8_env.infoset import InfoSet
 from meld8_env.rules import RuleConfig
 
-__all__ = ["LAST_STATS", "METHODS", "ready_prior", "sample_worlds", "status_key", "table_checksum"]
+__all__ = [
+    "LAST_STATS",
+    "METHODS",
+    "discard_order",
+    "passed_cards",
+    "ready_prior",
+    "sample_worlds",
+    "status_key",
+    "table_checksum",
+]
 
 METHODS = ("uniform", "two_level")
 WALL_BUCKETS, DISCARD_BUCKETS = 8, 4
@@ -89,6 +102,37 @@ def _tables() -> dict[str, np.ndarray]:
 def ready_prior(info: InfoSet, j: int) -> float:
     """P(opponent ``j`` is ready | its public features), from the fitted table."""
     return float(_tables()[f"{info.num_players}p"][status_key(info, j)])
+
+
+def discard_order(info: InfoSet) -> list[tuple[int, int]]:
+    """The deal's discards in the order they were made, as (seat, card): rebuilt from the per-seat lists,
+    since the turn order is fixed by the calls (R11: the next seat draws; R19: a caller discards at once and
+    its shimocha draws next). A called discard is found in the caller's meld."""
+    P = info.num_players
+    left = [list(d) for d in info.discards]
+    called_by = {c: p for p in range(P) for c in range(N_CARDS) if info.melds[p] >> c & 1}
+    order: list[tuple[int, int]] = []
+    seat, pos = info.dealer, [0] * P
+    while pos[seat] < len(left[seat]):
+        i = pos[seat]
+        card = left[seat][i]
+        pos[seat] += 1
+        order.append((seat, card))
+        caller = called_by.get(card) if info.called[seat] >> i & 1 else None
+        seat = caller if caller is not None else (seat + 1) % P
+    return order
+
+
+def passed_cards(info: InfoSet, j: int) -> int:
+    """Mask of the cards other seats discarded after ``j``'s last discard: ``j`` saw each of them holding the
+    hand it holds now and did not Ron it (a called one included: Ron beats a call, R21)."""
+    order = discard_order(info)
+    last = max((k for k, (p, _) in enumerate(order) if p == j), default=-1)
+    m = 0
+    for p, c in order[last + 1 :]:
+        if p != j:
+            m |= 1 << c
+    return m
 
 
 def _default_rules(P: int) -> RuleConfig:
@@ -152,6 +196,7 @@ def sample_worlds(
     method: str = "two_level",
     rules: RuleConfig | None = None,
     tries: int = 96,
+    no_pass: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n`` engine records consistent with ``info`` and their weights (module docstring)."""
     if method not in METHODS:
@@ -185,6 +230,8 @@ def sample_worlds(
             waits = waits_batch(masks.ravel(), melds).reshape(n, tries)
             ready = (waits != 0) & ((waits & np.uint64(info.uncalled_discards(j))) == 0)
             match = ready == want[:, None]
+            if no_pass:  # a ready hand that could have Ron'd a card it let pass is one this opponent lacks
+                match &= ~(ready & ((waits & np.uint64(passed_cards(info, j))) != 0))
             first = np.where(match.any(axis=1), match.argmax(axis=1), 0)
             missed += int((~match.any(axis=1)).sum())
             idx = idx_all[np.arange(n), first]

@@ -71,6 +71,25 @@ def test_two_level_ready_opponents_are_not_furiten_and_more_often_ready(states):
     assert ready["two_level"] > 0.3 * total
 
 
+def test_no_pass_worlds_rarely_wait_on_cards_the_opponent_let_pass(states):
+    from meld8_env.belief import passed_cards
+
+    rules, recs = states
+    rng = np.random.default_rng(8)
+    bad = {False: 0, True: 0}
+    for r in recs:
+        info = infoset(r, int(r["acting"]), rules)
+        for no_pass in bad:
+            worlds, _ = sample_worlds(info, 16, rng, "two_level", rules, no_pass=no_pass)
+            for j in info.opponents:
+                w = waits_batch(worlds["hands"][:, j].copy(), worlds["melds"][:, j].copy())
+                ok = (w != 0) & ((w & np.uint64(info.uncalled_discards(j))) == 0)
+                bad[no_pass] += int((ok & ((w & np.uint64(passed_cards(info, j))) != 0)).sum())
+    assert bad[True] * 3 <= bad[False], bad
+    # 3p: between an opponent's discard and our decision the third seat discarded (2p: only we did, so far)
+    assert bad[False] > 0 or rules.num_players == 2, bad
+
+
 @pytest.mark.parametrize("name", list(RULES))
 def test_same_rng_same_worlds_whatever_the_hidden_truth(name):
     """Leak test: records that differ only by hidden cards and seed give the same samples for the same rng,
@@ -120,6 +139,40 @@ def test_sampled_locations_do_not_depend_on_the_truth():
         sub = sub[:, sub.sum(axis=0) > 0]
         if sub.shape[1] > 1:
             assert chi2_contingency(sub).pvalue > 1e-3, (cards[k], sub)
+
+
+def test_discard_order_is_the_order_play_made_them():
+    """R11/R19: the global discard order rebuilt from the per-seat lists equals the order of the actions."""
+    from meld8_env.belief import discard_order, passed_cards
+    from meld8_env.engine.records import start_records
+
+    for rules in RULES.values():
+        recs = start_records(rules, np.arange(6, dtype=np.uint64) + 17)
+        rs = np.arange(6, dtype=np.uint64) + 3
+        acts = np.zeros(6, np.int64)
+        made: list[list[tuple[int, int]]] = [[] for _ in range(6)]
+        checked = 0
+        for _ in range(600):
+            live = recs["phase"] != Phase.OVER
+            if not live.any():
+                break
+            _fast.random_legal(recs, rs, acts)
+            a = np.where(live, acts, -1)
+            before = recs.copy()
+            step_records(rules, recs, a)
+            for g in np.flatnonzero(live).tolist():
+                if before["phase"][g] != Phase.CLAIM and a[g] < 52:
+                    made[g].append((int(before["acting"][g]), int(a[g])))
+                if recs["deals"][g] != before["deals"][g]:
+                    made[g] = []
+                elif recs["phase"][g] != Phase.OVER:
+                    info = infoset(recs[g], 0, rules)
+                    assert discard_order(info) == made[g]
+                    checked += 1
+                    j = info.opponents[0]
+                    last = max((k for k, (p, _) in enumerate(made[g]) if p == j), default=-1)
+                    assert passed_cards(info, j) == sum(1 << c for p, c in made[g][last + 1 :] if p != j)
+        assert checked > 500
 
 
 def test_bad_input_one_line():
