@@ -112,7 +112,8 @@ static inline u64 call_cards(int action, int card) {
     return (1ULL << card_of(a, s)) | (1ULL << card_of(b, s));
 }
 
-static u64 claim_options(const game_t *g, const rules_t *R, int seat, int card, int discarder, int final,
+/* always inlined: discard() is the hot caller (a second caller, eng_claim_window, made GCC stop inlining it: -25% steps) */
+static inline __attribute__((always_inline)) u64 claim_options(const game_t *g, const rules_t *R, int seat, int card, int discarder, int final,
                          int dealer_first) {
     if (g->dead[seat]) return 0;
     u64 opts = 0, hand = g->hands[seat];
@@ -130,7 +131,7 @@ static u64 claim_options(const game_t *g, const rules_t *R, int seat, int card, 
     return opts;
 }
 
-static void compute_mask(game_t *g, const rules_t *R) {
+static inline __attribute__((always_inline)) void compute_mask(game_t *g, const rules_t *R) {
     if (g->phase == PH_OVER) {
         g->mask = 0;
         g->acting = -1;
@@ -241,7 +242,7 @@ static void chombo(game_t *g, const rules_t *R, int seat) {
 }
 
 /* ---------------------------------------------------------------- claims */
-static void no_claim(game_t *g, const rules_t *R, int discarder, int final) {
+static inline __attribute__((always_inline)) void no_claim(game_t *g, const rules_t *R, int discarder, int final) {
     if (final) {
         int deltas[MAXP] = {0};
         g->win_seat = g->lose_seat = -1;
