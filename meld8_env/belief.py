@@ -17,8 +17,9 @@ Methods:
   is in its own discards, so it can Ron) or not, drawn from the fitted table ``P(ready | cards left in
   the live wall, has called, discards made)`` (``belief_table.json``, fitted on engine self-play between
   the bots with oracle labels by ``training/fit_belief.py``; its checksum is verified on load); then, per
-  opponent in seat order, a hand of the right size with that status, by rejection among ``tries`` uniform
-  proposals from the cards still in the pool (waits by the C evaluator ``meld8_env.hands.waits_batch``).
+  opponent in seat order, a hand of the right size with that status, by rejection among 8 and then, for
+  the worlds still without one, ``tries`` uniform proposals from the cards still in the pool (waits by
+  the C evaluator ``meld8_env.hands.waits_batch``).
   If no proposal has the status, the first proposal is kept (the world then misses its drawn status;
   :data:`LAST_STATS` counts these). Weights are 1: the sequential rejection draws each later opponent
   from what earlier ones left, a small bias we accept rather than estimate.
@@ -223,18 +224,29 @@ def sample_worlds(
             idx = _choose(rng, pool, n, 1, h)[:, 0, :]
         else:
             want = rng.random(n) < ready_prior(info, j)
-            idx_all = _choose(rng, pool, n, tries, h)  # (n, tries, h)
-            cards = np.take_along_axis(pool[:, None, :], idx_all.reshape(n, -1)[:, None, :], axis=2)
-            masks = np.bitwise_or.reduce(BITS[cards.reshape(n, tries, h).astype(np.int64)], axis=2)
-            melds = np.full(masks.size, info.melds[j], np.uint64)
-            waits = waits_batch(masks.ravel(), melds).reshape(n, tries)
-            ready = (waits != 0) & ((waits & np.uint64(info.uncalled_discards(j))) == 0)
-            match = ready == want[:, None]
-            if no_pass:  # a ready hand that could have Ron'd a card it let pass is one this opponent lacks
-                match &= ~(ready & ((waits & np.uint64(passed_cards(info, j))) != 0))
-            first = np.where(match.any(axis=1), match.argmax(axis=1), 0)
-            missed += int((~match.any(axis=1)).sum())
-            idx = idx_all[np.arange(n), first]
+            furiten = np.uint64(info.uncalled_discards(j))
+            passed = np.uint64(passed_cards(info, j)) if no_pass else np.uint64(0)
+            idx = np.zeros((n, h), np.int64)
+            todo = np.arange(n)
+            # a few proposals first (most "not ready" worlds match at once), then ``tries`` for the rest
+            for stage, k in enumerate((min(8, tries), tries)):
+                if todo.size == 0:
+                    break
+                cand = _choose(rng, pool[todo], todo.size, k, h)  # (m, k, h)
+                cards = np.take_along_axis(pool[todo][:, None, :], cand.reshape(todo.size, -1)[:, None, :], axis=2)
+                masks = np.bitwise_or.reduce(BITS[cards.reshape(todo.size, k, h).astype(np.int64)], axis=2)
+                waits = waits_batch(masks.ravel(), np.full(masks.size, info.melds[j], np.uint64)).reshape(masks.shape)
+                ready = (waits != 0) & ((waits & furiten) == 0)
+                match = ready == want[todo, None]
+                if no_pass:  # a ready hand that could have Ron'd a card it let pass is one this opponent lacks
+                    match &= ~(ready & ((waits & passed) != 0))
+                got = match.any(axis=1)
+                first = match.argmax(axis=1)
+                idx[todo[got]] = cand[got, first[got]]
+                if stage == 1:  # nothing had the status: keep the first proposal
+                    idx[todo[~got]] = cand[~got, 0]
+                    missed += int((~got).sum())
+                todo = todo[~got]
         chosen = np.take_along_axis(pool, idx, axis=1)
         hands[:, j] = np.bitwise_or.reduce(BITS[chosen.astype(np.int64)], axis=1)
         keep = np.ones(pool.shape, bool)
