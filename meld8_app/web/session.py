@@ -72,6 +72,7 @@ class GuardedAgent:
         self.inner, self.seat, self.label, self.fallback, self.notices = agent, seat, label, fallback, notices
         self.name = getattr(agent, "name", label)
         self.plays_streams = bool(getattr(agent, "plays_streams", False))
+        self.wants_infoset = bool(getattr(agent, "wants_infoset", False))  # a search agent sees its infoset here too
         self.failed = False
         self._key: int | None = None
 
@@ -90,8 +91,11 @@ class GuardedAgent:
             self._fail(f"{type(exc).__name__}: {exc}"[:300])
             return None
 
-    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        got = self._guard(self.inner.act_batch, obs, masks)
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray, infosets: list | None = None) -> np.ndarray:
+        if infosets is not None:
+            got = self._guard(lambda: self.inner.act_batch(obs, masks, infosets=infosets))
+        else:
+            got = self._guard(self.inner.act_batch, obs, masks)
         return got if got is not None else self.fallback.act_batch(obs, masks)
 
     # stream agents: the same, around the seat protocol's calls
