@@ -94,8 +94,9 @@ class Agent:
 
 
 class AdaptedAgent(Agent):
-    """An object with ``name`` / ``act`` / ``act_batch`` but no ``setup`` / ``close``, given the full
-    contract: ``setup`` records the rules, ``close`` does nothing; every other attribute is the object's."""
+    """An object with ``name`` / ``act`` / ``act_batch`` lacking ``setup`` or ``close``, given the full
+    contract: ``setup`` records the rules (and calls the object's own, if any), ``close`` calls the
+    object's own or does nothing; every other attribute is the object's."""
 
     def __init__(self, inner: Any) -> None:
         super().__init__()
@@ -103,6 +104,15 @@ class AdaptedAgent(Agent):
         self.name = str(getattr(inner, "name", type(inner).__name__))
         self.wants_infoset = bool(getattr(inner, "wants_infoset", False))
         self.plays_streams = bool(getattr(inner, "plays_streams", False))  # its stream methods are the inner's
+
+    def setup(self, rules: RuleConfig) -> None:
+        super().setup(rules)
+        if callable(getattr(self.inner, "setup", None)):  # it may have one of the two
+            self.inner.setup(rules)
+
+    def close(self) -> None:
+        if callable(getattr(self.inner, "close", None)):
+            self.inner.close()
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         return int(self.inner.act(obs, mask))

@@ -1,0 +1,101 @@
+"""The agent contract and spec resolution of the env layer (meld8_env.agent, meld8_env.agent_spec):
+built-ins are module:Class strings resolved at run time, objects lacking setup / close get the whole
+contract once, a cmd: bot is handed its fallback, a bad spec is one line."""
+
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import meld8_env.agent_spec as agent_spec
+from agents.defensive import DefensiveAgent
+from agents.greedy import GreedyAgent
+from agents.random_agent import RandomAgent
+from meld8_env.agent import BUILTIN, AdaptedAgent, Agent, as_agent
+from meld8_env.agent_spec import AgentLoadError, load_agent, resolve
+from meld8_env.rules import RuleConfig
+from meld8_env.seat_process import BotOptions
+from meld8_env.vector import Meld8Vector
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class OldStyle:
+    """User code written against the older protocol: name / act / act_batch only (the first legal id)."""
+
+    name = "old-style"
+
+    def act(self, obs, mask):
+        return int(np.flatnonzero(mask)[0])
+
+    def act_batch(self, obs, masks):
+        return np.asarray(masks).astype(bool).argmax(axis=1)
+
+
+class HalfContract(OldStyle):
+    """Has setup but no close."""
+
+    def setup(self, rules):
+        self.seen = rules
+
+
+def test_builtins_are_module_class_strings_resolved_at_run_time():
+    assert all(isinstance(t, str) and ":" in t for t in BUILTIN.values())
+    assert resolve(BUILTIN["greedy"]) is GreedyAgent and resolve(BUILTIN["defensive"]) is DefensiveAgent
+    rules = RuleConfig(max_replays=2)
+    a = load_agent("random", rules, seed=5)
+    assert isinstance(a, RandomAgent) and a.rules is rules and a.seed == 5
+    assert isinstance(a, Agent) and a.wants_infoset is False and a.plays_streams is False
+
+
+def test_objects_lacking_setup_or_close_get_the_contract_once():
+    v = Meld8Vector(4, seed=3)
+    v.reset()
+    old = OldStyle()
+    assert as_agent(GreedyAgent()) is not None and isinstance(as_agent(GreedyAgent()), GreedyAgent)
+    wrapped = as_agent(old)
+    assert isinstance(wrapped, AdaptedAgent) and wrapped.name == "old-style" and wrapped.inner is old
+    wrapped.setup(RuleConfig())
+    wrapped.close()
+    assert np.array_equal(wrapped.act_batch(v.observation, v.action_mask), old.act_batch(v.observation, v.action_mask))
+    half = HalfContract()
+    as_agent(half).setup(rules := RuleConfig(max_replays=1))
+    assert half.seen is rules  # its own setup still runs
+    via_spec = load_agent("test_agent_contract:OldStyle")
+    assert isinstance(via_spec, AdaptedAgent) and isinstance(via_spec.inner, OldStyle)
+
+
+def test_a_non_agent_is_a_one_line_error():
+    with pytest.raises(TypeError, match="is not an agent") as exc:
+        as_agent(object())
+    assert "\n" not in str(exc.value)
+    for spec, message in [
+        ("nonsense", "unknown agent 'nonsense'"),
+        ("no_such_module_xyz:Bot", "cannot import module 'no_such_module_xyz'"),
+        ("meld8_env.rules:Nope", "has no 'Nope'"),
+        ("", "non-empty string"),
+    ]:
+        with pytest.raises(AgentLoadError, match=message) as exc:
+            load_agent(spec)
+        assert "\n" not in str(exc.value)
+
+
+def test_installed_plugins_are_found_by_entry_point(monkeypatch):
+    ep = EntryPoint(name="first-legal", value="test_agent_contract:HalfContract", group=agent_spec.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(agent_spec, "entry_points", lambda group: [ep] if group == ep.group else [])
+    agent = load_agent("first-legal")
+    assert isinstance(agent.inner, HalfContract)
+    with pytest.raises(AgentLoadError, match="unknown agent 'second'"):
+        load_agent("second")
+
+
+def test_a_cmd_bot_is_handed_its_fallback():
+    bot = f"cmd:{sys.executable} {ROOT / 'examples' / 'bots' / 'python_bot.py'}"
+    agent = load_agent(bot, RuleConfig(), seed=2, bots=BotOptions(fallback="defensive"))
+    try:
+        assert isinstance(agent.fallback, DefensiveAgent) and agent.fallback.seed == 2
+        assert agent.plays_streams and as_agent(agent) is agent
+    finally:
+        agent.close()
