@@ -565,7 +565,9 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
 }
 
 /* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
-static int special_overlap(const dist_t *d) {
+/* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
+ * ones (crown pairs, royal and pure straights), 3 all */
+static int special_overlap_parts(const dist_t *d, int parts) {
     u64 H = d->H, av = d->av;
     int jkh = d->jk_held, jku = d->jk_unseen;
     int best = -1;
@@ -577,9 +579,10 @@ static int special_overlap(const dist_t *d) {
     if (!jkh) {
         /* four pairs: the four best ranks that can still make a pair */
         int g[13], n = 0;
+        if (parts & 1)
         for (int r = 0; r < 13; r++)
             if (can[r] >= 2) g[n++] = held[r] < 2 ? held[r] : 2;
-        if (n >= 4) {
+        if ((parts & 1) && n >= 4) {
             for (int i = 0; i < 4; i++)
                 for (int j = i + 1; j < n; j++)
                     if (g[j] > g[i]) { int x = g[i]; g[i] = g[j]; g[j] = x; }
@@ -587,18 +590,18 @@ static int special_overlap(const dist_t *d) {
             if (s > best) best = s;
         }
         /* crown pairs and royal straights: fixed card sets */
-        for (int k = 0; k < 16; k++) {
+        for (int k = 0; k < 16 && (parts & 2); k++) {
             u64 w = 0;
             for (int i = 0; i < 4; i++) w |= (k >> i & 1) ? CROWN_RED[i] : CROWN_BLACK[i];
             if (!(w & ~H & ~av) && pc64(w & H) > best) best = pc64(w & H);
         }
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < 4 && (parts & 2); s++) {
             u64 w = 0x1FC1ULL << (13 * s);
             if (!(w & ~H & ~av) && pc64(w & H) > best) best = pc64(w & H);
         }
     }
     /* two quads: ranks a < b; with a Joker one of them may be 3 real cards */
-    for (int a = 0; a < 13; a++)
+    for (int a = 0; a < 13 && (parts & 1); a++)
         for (int b = a + 1; b < 13; b++) {
             int full_a = can[a] == 4, full_b = can[b] == 4;
             if (!jkh && full_a && full_b && held[a] + held[b] > best) best = held[a] + held[b];
@@ -612,7 +615,7 @@ static int special_overlap(const dist_t *d) {
             }
         }
     /* pure straights */
-    for (int s = 0; s < 4; s++)
+    for (int s = 0; s < 4 && (parts & 2); s++)
         for (int st = 0; st <= 5; st++) {
             u64 run = 0xFFULL << (13 * s + st);
             u64 missing_unavail = run & ~H & ~av;
@@ -625,6 +628,8 @@ static int special_overlap(const dist_t *d) {
         }
     return best;
 }
+
+static int special_overlap(const dist_t *d) { return special_overlap_parts(d, 3); }
 
 /* The search behind eval_distance: best overlap found above floor (floor when none), stopping
  * early once it reaches goal. */
@@ -701,13 +706,21 @@ int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
     if (!meld && special_overlap(&d) >= d.best) {
         /* a special form of best overlap: x counts when the form with x held reaches best + 1 */
         dist_t e = d;
+        int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
+        for (int r = 0; r < 13; r++) by_rank[r] = -2;
         for (u64 t = pool; t; t &= t - 1) {
             u64 x = t & -t;
             e.H = d.H | (x & REAL);
             e.av = d.av & ~x;
             e.jk_held = d.jk_held || x == JK_BIT;
             e.jk_unseen = d.jk_unseen && x != JK_BIT;
-            if (special_overlap(&e) > d.best) sp_acc |= x;
+            if (x == JK_BIT) {
+                if (special_overlap(&e) > d.best) sp_acc |= x;
+                continue;
+            }
+            int r = ctz64(x) % 13;
+            if (by_rank[r] == -2) by_rank[r] = special_overlap_parts(&e, 1);
+            if (by_rank[r] > d.best || special_overlap_parts(&e, 2) > d.best) sp_acc |= x;
         }
     }
     dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
