@@ -97,9 +97,12 @@ def main() -> None:
         n_py = min(len(o), 500)
         row(
             f"{name} decisions, Python twin",
-            n_py / median_time(lambda: agent.act_batch_python(o[:n_py], m[:n_py]), a.repeats),
-        )  # noqa: B023
-        row(f"{name} decisions, C (1 thread)", len(o) / median_time(lambda: act_obs(rules, name, o, m), a.repeats))  # noqa: B023
+            n_py / median_time(lambda agent=agent, n=n_py: agent.act_batch_python(o[:n], m[:n]), a.repeats),
+        )
+        row(
+            f"{name} decisions, C (1 thread)",
+            len(o) / median_time(lambda name=name: act_obs(rules, name, o, m), a.repeats),
+        )
     pol = np.array([1, 2, 1], np.int8)
     start = rec[: a.records]
     for until in ("hand", "game"):
@@ -121,7 +124,9 @@ def main() -> None:
             agents.greedy.c_bots_enabled = agents.random_agent.c_bots_enabled = lambda: False
         try:
             lineup = [load_agent(n, rules, i) for i, n in enumerate(["greedy", "defensive", "random"])]
-            t = median_time(lambda: play(lineup, seats, seeds, rules, batch=512), 1 if not c else a.repeats)  # noqa: B023
+            t = median_time(
+                lambda lineup=lineup: play(lineup, seats, seeds, rules, batch=512), 1 if not c else a.repeats
+            )
         finally:
             agents.greedy.c_bots_enabled, agents.random_agent.c_bots_enabled = saved
         row(f"bots-only tournament games, {label}", len(seeds) / t)
@@ -144,8 +149,8 @@ def main() -> None:
     for label, fn in (("per-card search", _native.acceptance_batch), ("one search", _native.acceptance_onepass_batch)):
         row(
             f"acceptance of game discards, {label}",
-            len(after) / median_time(lambda: fn(after, meld, un, pool, dist, out), a.repeats),
-        )  # noqa: B023
+            len(after) / median_time(lambda fn=fn: fn(after, meld, un, pool, dist, out), a.repeats),
+        )
 
 
 if __name__ == "__main__":
