@@ -397,6 +397,12 @@ static int check_codes(const int8_t *codes, Py_ssize_t n, const char *what) {
     return 1;
 }
 
+/* what a bot evaluates: 7 or 8 cards counting the meld, the meld empty or 3 cards (R23), no overlap */
+static int hand_size_ok(u64 hand, u64 meld) {
+    int h = pc64(hand), m = pc64(meld);
+    return !(hand & meld) && (m == 0 || m == 3) && (h + m == 7 || h + m == 8) && !(meld & JK_BIT);
+}
+
 /* records that the engine can index safely: the fields a bot or a step reads as indices */
 static int check_states(const game_t *g, Py_ssize_t n, const rules_t *R) {
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -413,6 +419,12 @@ static int check_states(const game_t *g, Py_ssize_t n, const rules_t *R) {
             PyErr_Format(PyExc_ValueError, "record %zd has fields out of range (not a state of this engine)", i);
             return 0;
         }
+        for (int p = 0; p < R->P && x->phase != PH_OVER; p++)
+            if (!hand_size_ok(x->hands[p], x->melds[p])) {
+                PyErr_Format(PyExc_ValueError, "record %zd: seat %d holds %d cards and a meld of %d (expected 7 or 8 "
+                             "with the meld, the meld 0 or 3)", i, p, pc64(x->hands[p]), pc64(x->melds[p]));
+                return 0;
+            }
     }
     return 1;
 }
@@ -487,6 +499,17 @@ static PyObject *py_act_obs(PyObject *self, PyObject *args) {
     const uint8_t *obs = bob.buf, *masks = bm.buf;
     const uint64_t *w = have_w ? bw.buf : NULL;
     int64_t *out = bo.buf;
+    for (Py_ssize_t i = 0; code != BOT_RANDOM && i < n; i++) {
+        bot_view_t v;
+        bot_view_obs(obs + (size_t)i * (size_t)D, masks + (size_t)i * 64, &R, &v);
+        if (v.mask && !hand_size_ok(v.hand, v.meld)) {
+            PyErr_Format(PyExc_ValueError, "obs row %zd: a hand of %d cards and a meld of %d (expected 7 or 8 with "
+                         "the meld, the meld 0 or 3)", i, pc64(v.hand), pc64(v.meld));
+            PyBuffer_Release(&bm); PyBuffer_Release(&bob); PyBuffer_Release(&bo);
+            if (have_w) PyBuffer_Release(&bw);
+            return NULL;
+        }
+    }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         const uint8_t *ob = obs + (size_t)i * (size_t)D, *mk = masks + (size_t)i * 64;
