@@ -18,10 +18,16 @@ import functools
 
 import numpy as np
 
-from meld8_env.engine import _fast
-from meld8_env.engine.fast import STATE_DTYPE, pack_rules
 from meld8_env.engine.seeding import GOLDEN, MASK64, mix64
 from meld8_env.rules import RuleConfig
+
+try:  # without the C build the agents still import and run their Python code
+    from meld8_env.engine.bots import act_obs_raw, policy_act_raw
+    from meld8_env.engine.fast import STATE_DTYPE, pack_rules
+
+    HAVE_C = True
+except ImportError:  # pragma: no cover - exercised only without a C compiler
+    HAVE_C = False
 
 POLICY: dict[str, int] = {"random": 0, "greedy": 1, "defensive": 2}
 """Policy name -> the code the C side knows."""
@@ -31,7 +37,7 @@ def c_bots_enabled() -> bool:
     """True when the built-in agents decide in C (the default); ``MELD8_BACKEND=python`` turns it off."""
     from meld8_env import hands
 
-    return hands.BACKEND == "c"
+    return hands.BACKEND == "c" and HAVE_C
 
 
 @functools.cache
@@ -77,7 +83,7 @@ def policy_act(rules: RuleConfig, records: np.ndarray, policy_codes_: object, rn
     if not isinstance(rng_states, np.ndarray) or rng_states.dtype != np.uint64 or rng_states.shape != (n,):
         raise ValueError(f"rng_states must be a uint64 array of shape ({n},)")
     out = np.empty(n, np.int64)
-    _fast.policy_act(records, packed(rules), codes, rng_states, out)
+    policy_act_raw(records, packed(rules), codes, rng_states, out)
     return out
 
 
@@ -93,7 +99,7 @@ def act_obs(
     if weights is not None:
         weights = np.ascontiguousarray(weights, dtype=np.uint64)
     out = np.empty(obs.shape[0], np.int64)
-    _fast.act_obs(packed(rules), POLICY[policy], obs, masks, weights, int(seed) & MASK64, out)
+    act_obs_raw(packed(rules), POLICY[policy], obs, masks, weights, int(seed) & MASK64, out)
     return out
 
 

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from meld8_env.codes import Phase
-from meld8_env.engine import _fast
+from meld8_env.engine.bots import rollout_raw
 from meld8_env.policies import check_record_array, packed, policy_codes
 from meld8_env.rules import RuleConfig
 
@@ -70,7 +70,7 @@ def rollout(
     rules_bytes = packed(rules)
 
     def part(a: int, b: int) -> int:
-        return _fast.rollout(records[a:b], rules_bytes, pol[a:b], rng[a:b], UNTIL[until], MAX_STEPS, steps[a:b],
+        return rollout_raw(records[a:b], rules_bytes, pol[a:b], rng[a:b], UNTIL[until], MAX_STEPS, steps[a:b],
                              deltas[a:b])  # fmt: skip
 
     bounds = np.linspace(0, n, min(threads, max(n, 1)) + 1).astype(int)
