@@ -10,7 +10,9 @@
 
 Everything is batched: one ``distance_batch`` call scores every candidate of every game. The kernels
 (``discard_table``, ``best_discards``, ``call_table``, ...) are game knowledge shared with the look-ahead
-features and live in ``meld8_env.features``; this module is the policy over them.
+features and live in ``meld8_env.features``; this module is the policy over them. This class is
+the readable reference; by default ``act_batch`` runs its exact C twin (``meld8_env/engine/_bots.c``,
+``meld8_env.policies``) and ``MELD8_BACKEND=python`` runs the code below.
 """
 
 from __future__ import annotations
@@ -22,12 +24,23 @@ from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
 from meld8_env.features import best_discards, call_table, first_per_row
 from meld8_env.observation import decode
+from meld8_env.policies import act_obs, c_bots_enabled
 
 
 class GreedyAgent(Agent):
     name = "greedy"
+    c_twin = "greedy"  # the C policy that decides exactly like this class (subclasses run their Python)
+
+    def runs_in_c(self) -> bool:
+        return type(self).__dict__.get("c_twin") is not None and c_bots_enabled()
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.runs_in_c():
+            return act_obs(self.rules, self.c_twin, obs, masks)
+        return self.act_batch_python(obs, masks)
+
+    def act_batch_python(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The reference decision (what the C twin must equal)."""
         masks = np.asarray(masks).astype(bool)
         d = decode(np.asarray(obs), self.rules)
         n = len(masks)

@@ -24,14 +24,10 @@ from scipy.stats import rankdata
 from meld8_env.belief import LAST_STATS, sample_worlds
 from meld8_env.codes import Phase
 from meld8_env.engine.records import step_records
+from meld8_env.features import danger
 from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
 from training.bot_states import play_bot_states
-
-try:  # the bot kernel moves to the env layer (issue 19 item 1); either home works
-    from meld8_env.features import danger  # type: ignore[attr-defined]
-except ImportError:
-    from agents.defensive import danger
 
 
 def ron_after_discards(records: np.ndarray, cards: np.ndarray, rules: RuleConfig) -> np.ndarray:

@@ -193,3 +193,44 @@ def test_fuzz_long(monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "FUZZ_CASES", FUZZ_CASES * 30)
     test_fuzz_public_batched_functions()
     test_fuzz_engine_steps_observations_and_restores()
+
+
+def test_fuzz_c_bots_and_rollout_entry_points():
+    """Issue 20 entry points (policy_act, act_obs, rollout): garbage observations, masks and edited records
+    either decide legal-looking actions or are refused with a ValueError, never a crash (sanitizer job)."""
+    from meld8_env.policies import POLICY, act_obs, policy_act
+    from meld8_env.rollout import rollout
+
+    rng = np.random.default_rng(2020)
+    for rules in (RuleConfig(), RuleConfig.two_player(penalty_mode=True)):
+        P = rules.num_players
+        fb = FastBatch(8, rules)
+        fb.reset(rng.integers(0, 2**62, 8).astype(np.uint64))
+        for _ in range(max(10, FUZZ_CASES // 100)):
+            obs, masks = fb.observe()
+            garbage = obs.copy()
+            hit = rng.random(garbage.shape) < 0.02
+            garbage[hit] = rng.integers(0, 256, hit.sum())
+            bad_masks = masks | (rng.random(masks.shape) < 0.05)
+            for name in POLICY:
+                w = rng.integers(1, 2**63, obs.shape[1], dtype=np.uint64)
+                try:
+                    out = act_obs(rules, name, garbage, bad_masks, w, 7)
+                    assert ((out >= -1) & (out < 64)).all()
+                except ValueError as exc:
+                    assert "obs row" in str(exc)
+            recs = fb.snapshot(slice(None))
+            if rng.random() < 0.5:
+                field = rng.choice(["hands", "melds", "ndisc", "wall_pos", "acting", "claim_n", "claim_card", "phase"])
+                recs[field] = rng.integers(0, 2**62 if field in ("hands", "melds") else 127, recs[field].shape)
+            codes = rng.integers(0, 3, 8).astype(np.int8)
+            try:
+                acts = policy_act(rules, recs, codes, np.zeros(8, np.uint64))
+                assert ((acts >= -1) & (acts < 64)).all()
+                rollout(rules, recs, rng.integers(0, 3, (8, P)).astype(np.int8), np.arange(8, dtype=np.uint64))
+            except (ValueError, RuntimeError):
+                pass
+            legal = np.array([(fb.legal_actions(i) or [0])[0] for i in range(8)])
+            fb.step(np.where(fb.over, -1, legal))
+            if fb.over.all():
+                fb.reset(rng.integers(0, 2**62, 8).astype(np.uint64))

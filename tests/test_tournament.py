@@ -145,3 +145,37 @@ def test_ray_backend_equals_local_backend(tmp_path):
     local = run(TournamentConfig(out=str(tmp_path / "local"), backend="local", **common))
     remote = run(TournamentConfig(out=str(tmp_path / "ray"), backend="ray", **common))
     assert local == remote
+
+
+def _force_python_bots(monkeypatch):
+    """The Python twins of the built-in bots (the evaluator stays C, so this runs in seconds)."""
+    import agents.greedy
+    import agents.random_agent
+
+    monkeypatch.setattr(agents.greedy, "c_bots_enabled", lambda: False)
+    monkeypatch.setattr(agents.random_agent, "c_bots_enabled", lambda: False)
+
+
+def test_c_bots_and_python_twins_give_identical_results_json(tmp_path, monkeypatch):
+    """Issue 20: a tournament of greedy/defensive/random gives the same results.json with either bot
+    backend (the C bots are exact twins of agents/)."""
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rounds: 2\nmin_yaku_han: [1, 1]\nmax_replays: 1\n")
+    base = ["--agents", "greedy,defensive,random", "--boards", "3", "--seed", "5", "--rules", str(rules)]
+    assert main(["tournament", *base, "--out", str(tmp_path / "c")]) == 0
+    _force_python_bots(monkeypatch)
+    assert main(["tournament", *base, "--out", str(tmp_path / "py")]) == 0
+    assert (tmp_path / "c" / "results.json").read_bytes() == (tmp_path / "py" / "results.json").read_bytes()
+
+
+@pytest.mark.slow
+def test_meld8_backend_python_tournament_equals_c(tmp_path):
+    """The whole command under MELD8_BACKEND=python (Python evaluator and bots) gives the same results.json."""
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rounds: 1\nmin_yaku_han: [1]\nmax_replays: 0\n")
+    base = ["tournament", "--agents", "greedy,defensive,random", "--boards", "1", "--seed", "2", "--rules", str(rules)]
+    for backend in ("c", "python"):
+        env = {**os.environ, "MELD8_BACKEND": backend}
+        subprocess.run([sys.executable, "-m", "meld8_app.cli", *base, "--out", str(tmp_path / backend)], env=env,
+                       check=True, capture_output=True)  # fmt: skip
+    assert (tmp_path / "c" / "results.json").read_bytes() == (tmp_path / "python" / "results.json").read_bytes()

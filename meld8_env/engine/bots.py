@@ -1,0 +1,27 @@
+"""The C bots' and rollout's calls into the engine extension (``_bots.c`` through ``_fast``), unchecked:
+``meld8_env.policies`` and ``meld8_env.rollout`` check every argument first (their docstrings give the
+contracts and shapes); only the engine package touches ``_fast``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meld8_env.engine import _fast
+
+
+def policy_act_raw(records: np.ndarray, rules: bytes, codes: np.ndarray, rng: np.ndarray, out: np.ndarray) -> None:
+    _fast.policy_act(records, rules, codes, rng, out)
+
+
+def act_obs_raw(
+    rules: bytes, code: int, obs: np.ndarray, masks: np.ndarray, weights: np.ndarray | None, seed: int, out: np.ndarray
+) -> None:
+    _fast.act_obs(rules, code, obs, masks, weights, seed, out)
+
+
+def rollout_raw(
+    records: np.ndarray, rules: bytes, policies: np.ndarray, rng: np.ndarray, until: int, max_steps: int,
+    steps: np.ndarray, deltas: np.ndarray,
+) -> int:  # fmt: skip
+    """Returns how many records did not reach their stop (max_steps or a refused action)."""
+    return _fast.rollout(records, rules, policies, rng, until, max_steps, steps, deltas)
