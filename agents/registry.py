@@ -38,6 +38,13 @@ def load_agent(
             return ExternalAgent(spec[len(PREFIX) :], rules, seed, bots)
         except BotStartError as exc:
             raise AgentLoadError(str(exc)) from None
+    if spec == "search" or spec.startswith("search:"):  # agents.search, options in the spec
+        from agents.search import load_search
+
+        try:
+            return load_search(spec.removeprefix("search").removeprefix(":"), rules, seed)
+        except ValueError as exc:
+            raise AgentLoadError(str(exc)) from None
     if spec == "ppo":  # the trained baseline shipped in the package
         return _load_checkpoint(str(shipped_baseline()), rules, seed, trust)
     if spec.startswith("ppo:") or spec.endswith(".zip"):
@@ -48,7 +55,7 @@ def load_agent(
         module, cls_name = spec.split(":", 1)
     else:
         raise AgentLoadError(
-            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, ppo (the shipped baseline), "
+            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, search (search:worlds=32,...), ppo (the shipped baseline), "
             "ppo:PATH.zip (a checkpoint), rllib:FOLDER (an RLlib policy), 'package.module:ClassName' or "
             "'cmd:COMMAND' (a seat-protocol bot)"
         )
