@@ -34,6 +34,7 @@ setup(
             sources=[
                 "meld8_env/engine/_fast.c",
                 "meld8_env/engine/_engine.c",
+                "meld8_env/engine/_state.c",
                 "meld8_env/hands/_eval.c",
                 "meld8_env/hands/_score.c",
             ],

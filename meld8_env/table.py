@@ -8,7 +8,9 @@ play through a :class:`Table`; none of them steps agents or derives events on it
   outside, e.g. the learner). Agents stay bound to a game until it ends, so replacing an opponent
   takes effect from each slot's next game.
 - ``act(actions)`` fills ``actions[i]`` (int64, shape (B,)) for every game whose acting seat has an
-  agent: one ``act_batch(obs (n, D), masks (n, 64))`` call per agent over all its rows.
+  agent: one ``act_batch(obs (n, D), masks (n, 64))`` call per agent over all its rows. An agent whose
+  class sets ``wants_infoset = True`` (a search agent) gets ``act_batch(obs, masks, infosets=[...])``:
+  the acting seat's :class:`~meld8_env.infoset.InfoSet` of each row, never the true record.
 - ``step(actions)`` steps the vector. Agents that play through the seat protocol (``plays_streams``:
   ``agents.external.ExternalAgent``) get their seats' event streams (``meld8_env.protocol``) derived
   from the engine records around the step; ``flush()`` sends them before in-process agents act (so
@@ -23,9 +25,15 @@ from typing import Any
 
 import numpy as np
 
+from meld8_env.infoset import infoset
 from meld8_env.outcomes import game_outcomes, hand_outcomes
 from meld8_env.protocol import EventDeriver, Routed
 from meld8_env.vector import Meld8Vector
+
+
+def wants_infoset(agent: object) -> bool:
+    """Whether ``agent`` asks for its seats' information sets (class attribute ``wants_infoset = True``)."""
+    return getattr(agent, "wants_infoset", False) is True
 
 
 def plays_streams(agent: object) -> bool:
@@ -115,7 +123,13 @@ class Table:
         for agent, _ in streams:
             agent.flush()
         for _, agent, rows in acting:
-            if not plays_streams(agent):
+            if plays_streams(agent):
+                continue
+            if wants_infoset(agent):
+                records = v.engine.state
+                sets = [infoset(records[i], seat_now[i], v.rules) for i in rows.tolist()]
+                actions[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows], infosets=sets)
+            else:
                 actions[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows])
         for agent, rows in streams:
             keys = self.stream_key[rows, seat_now[rows]]

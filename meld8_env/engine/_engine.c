@@ -339,6 +339,54 @@ void eng_reset(game_t *g, const rules_t *R, uint64_t seed) {
     compute_mask(g, R);
 }
 
+/* ---------------------------------------------------------------- state as a value (records.py) */
+/* The claim window a discard of claim_card by claim_discarder opens with the hands as they are now
+ * (discard() builds the same one): the asked seats in turn order and their options, PASS included. */
+int eng_claim_window(const game_t *g, const rules_t *R, int8_t *asked, u64 *opts) {
+    int card = g->claim_card, seat = g->claim_discarder, final = g->wall_end == g->wall_pos, n = 0;
+    int dealer_first = seat == dealer_of(g, R) && g->ndisc[seat] == 1; /* the dealer's first discard (R18) */
+    for (int k = 1; k < R->P; k++) {
+        int s = (seat + k) % R->P;
+        u64 o = claim_options(g, R, s, card, seat, final, dealer_first);
+        if (o) {
+            asked[n] = (int8_t)s;
+            opts[n] = o | (1ULL << PASS_A);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* the legal-action mask and acting seat compute_mask would set now */
+u64 eng_mask_now(const game_t *g, const rules_t *R, int *acting) {
+    game_t t = *g;
+    compute_mask(&t, R);
+    *acting = t.acting;
+    return t.mask;
+}
+
+/* Recompute everything the engine caches from the hands (the claim window, the legal mask) after a record
+ * was edited: a claim window is rebuilt as the discard would open it now (every eligible seat asked again,
+ * answers forgotten); when nobody is eligible any more the game goes on as discard() would (next draw,
+ * or the drawn round after the final discard). */
+void eng_refresh(game_t *g, const rules_t *R) {
+    if (g->phase == PH_CLAIM) {
+        int8_t asked[MAXP - 1] = {0};
+        u64 opts[MAXP - 1] = {0};
+        int n = eng_claim_window(g, R, asked, opts);
+        g->claim_final = (int8_t)(g->wall_end == g->wall_pos);
+        for (int i = 0; i < MAXP - 1; i++) {
+            g->claim_asked[i] = i < n ? asked[i] : 0;
+            g->claim_opts[i] = i < n ? opts[i] : 0;
+            g->claim_resp[i] = 0;
+        }
+        g->claim_idx = 0;
+        g->claim_n = (int8_t)n;
+        if (!n) no_claim(g, R, g->claim_discarder, g->claim_final);
+    }
+    compute_mask(g, R);
+}
+
 /* exported for _fast.call_tables (the test that C and meld8_env/calls.py agree) */
 u64 eng_call_cards(int action, int card) { return call_cards(action, card); }
 u64 eng_kuikae_after(const rules_t *R, int action, int card) { return kuikae_after(R, action, card); }

@@ -82,5 +82,13 @@ int eng_obs_size(const rules_t *R, int oracle);
  * the caller may not discard right after it (R20) */
 u64 eng_call_cards(int action, int card);
 u64 eng_kuikae_after(const rules_t *R, int action, int card);
+/* state as a value (meld8_env/engine/records.py) */
+int eng_claim_window(const game_t *g, const rules_t *R, int8_t *asked, u64 *opts);
+u64 eng_mask_now(const game_t *g, const rules_t *R, int *acting);
+void eng_refresh(game_t *g, const rules_t *R);
+/* 0 when every field the engine indexes with is in range and, for a live game, every card is in exactly one place and the cached claim window and mask match the hands;
+ * otherwise 1 with a one-line reason (R4 card names) in msg */
+int eng_check_cards(const game_t *g, const rules_t *R, char *msg, int len);
+int eng_check_ranges(const game_t *g, const rules_t *R, char *msg, int len);
 void eng_encode(const game_t *g, const rules_t *R, int seat, int oracle, uint8_t *out);
 #endif

@@ -293,6 +293,44 @@ static PyObject *py_outputs(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* check_cards(states, rules, full=True) -> None, or (index, reason) of the first record whose cards or caches are wrong
+ * (eng_check_cards: field ranges first, as fast.check_records, then cards and caches; full=False: ranges only) */
+static PyObject *py_check_cards(PyObject *self, PyObject *args) {
+    PyObject *so, *ro;
+    rules_t R;
+    Py_buffer bs;
+    int full = 1;
+    if (!PyArg_ParseTuple(args, "OO|p", &so, &ro, &full) || !parse_rules(ro, &R)) return NULL;
+    if (!get_buf(so, &bs, 0, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t), bad = -1;
+    const game_t *g = bs.buf;
+    char msg[200] = {0};
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((full ? eng_check_cards : eng_check_ranges)(&g[i], &R, msg, (int)sizeof msg)) { bad = i; break; }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&bs);
+    if (bad < 0) Py_RETURN_NONE;
+    return Py_BuildValue("(ns)", bad, msg);
+}
+
+/* refresh(states, rules): recompute the claim window and legal mask of every live record from its hands */
+static PyObject *py_refresh(PyObject *self, PyObject *args) {
+    PyObject *so, *ro;
+    rules_t R;
+    Py_buffer bs;
+    if (!PyArg_ParseTuple(args, "OO", &so, &ro) || !parse_rules(ro, &R)) return NULL;
+    if (!get_buf(so, &bs, 1, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
+    game_t *g = bs.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (g[i].phase != PH_OVER) eng_refresh(&g[i], &R);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&bs);
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_obs_size(PyObject *self, PyObject *args) {
     PyObject *ro;
     int oracle;
@@ -397,6 +435,8 @@ static PyMethodDef methods[] = {
     {"check", py_check, METH_VARARGS, "check(states, actions) -> first illegal index or -1"},
     {"outputs", py_outputs, METH_VARARGS, "outputs(states, P, rewards, terminated, final_scores, placements, acting, result, caller)"},
     {"random_legal", py_random_legal, METH_VARARGS, "random_legal(states, rng, out)"},
+    {"check_cards", py_check_cards, METH_VARARGS, "check_cards(states, rules, full=True) -> None or (index, reason)"},
+    {"refresh", py_refresh, METH_VARARGS, "refresh(states, rules)"},
     {"obs_size", py_obs_size, METH_VARARGS, "obs_size(rules, oracle) -> int"},
     {"layout", py_layout, METH_NOARGS, "layout() -> ([(field, offset, format, shape)], itemsize)"},
     {NULL, NULL, 0, NULL},

@@ -167,12 +167,17 @@ class FastBatch:
 
     def restore(self, index: np.ndarray | slice, records: np.ndarray) -> None:
         """Put back records taken by :meth:`snapshot` (save/restore for search); fields that would take
-        the C engine out of bounds are refused (ValueError naming the field)."""
+        the C engine out of bounds are refused (ValueError naming the field), and so is a record whose cards
+        are not each in exactly one place or whose claim window / mask is stale
+        (:func:`meld8_env.engine.records.check_conservation`; an edited record needs ``refresh`` first)."""
         records = np.asarray(records)
         if records.dtype != STATE_DTYPE:
             raise TypeError("restore takes records made by FastBatch.snapshot (dtype STATE_DTYPE)")
-        check_records(records, self.P)
-        self._raw[index] = np.ascontiguousarray(records).view(self._raw.dtype)
+        records = np.ascontiguousarray(records)
+        bad = _fast.check_cards(records, self.packed_rules)  # card conservation and stale caches (records.py)
+        if bad is not None:
+            raise ValueError(f"engine record {bad[0]}: {bad[1]}")
+        self._raw[index] = records.view(self._raw.dtype)
 
     @property
     def acting(self) -> np.ndarray:

@@ -1,0 +1,167 @@
+"""Information sets: everything one seat may know about a game, and nothing else (issue 19 item 3).
+
+``infoset(record, seat, rules) -> InfoSet`` reads one engine record (dtype ``STATE_DTYPE``) and keeps
+
+- the seat's own concealed hand (and the card it just drew, when it is the seat that drew);
+- everything public: melds, calls used, each seat's discards in order with the called marks, dead
+  hands (R42), draws taken, scores, round, replays, deals played, first dealer (chiicha) and dealer, the
+  dora indicator once it is shown (R35), the kuikae cards of the seat that just called (R20), whose turn
+  it is (``current``), the phase, the card under claim and its discarder in a claim window, cards left
+  in the live wall and in the dead part, the last step's public outcome, and final scores at the end;
+- its own legal actions (``legal``, 0 when it is not asked);
+- the hidden cards as one **unordered pool** (``pool``, a 53-bit mask: the other seats' concealed
+  cards and the undrawn wall) with the known size of each part (``hidden`` per seat, ``wall_left``,
+  ``dead_wall``): ``popcount(pool) == sum(hidden) + wall_left + dead_wall``.
+
+Not in it, on purpose: the seed (it fixes every future deal), the wall order, other seats' hands, which
+other seats a claim window asks and what they answered (R22; a seat sees only whether it is asked
+itself), and the acting seat when that is not this seat. One thing a claim window does show every seat
+is that it is open (``phase`` is claim while someone decides), as the table's pause shows it in play.
+
+``InfoSet.to_bytes()`` is canonical (sorted-key JSON of the fields), so two records that differ only
+by hidden cards (a permutation among the other hands and the wall) and the seed give equal bytes; the
+leak test (``tests/test_infoset_leak.py``) checks that on thousands of states from bot games.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+
+from meld8_env.codes import N_CARDS, Phase
+from meld8_env.rules import RuleConfig
+
+ALL_CARDS = (1 << N_CARDS) - 1
+
+__all__ = ["ALL_CARDS", "InfoSet", "infoset"]
+
+
+@dataclasses.dataclass(frozen=True)
+class InfoSet:
+    """One seat's view of one game (module docstring). Card sets are 53-bit int masks; per-seat tuples
+    are indexed by absolute seat (0..P-1)."""
+
+    num_players: int
+    seat: int
+    phase: int  # meld8_env.codes.Phase
+    my_turn: bool  # this seat is the one asked to act now
+    current: int  # whose turn it is (the discarder during a claim window); -1 when over
+    hand: int  # own concealed cards (the drawn card included)
+    drawn: int  # the card this seat just drew (-1: none, or not this seat's draw)
+    legal: int  # this seat's legal actions (bit = action id); 0 when not asked
+    melds: tuple[int, ...]
+    calls_used: tuple[int, ...]
+    discards: tuple[tuple[int, ...], ...]  # in order, called ones included
+    called: tuple[int, ...]  # bit i: discard i of that seat was called
+    dead: tuple[int, ...]
+    draws_taken: tuple[int, ...]
+    scores: tuple[int, ...]
+    round: int
+    replays: int
+    deals: int
+    chiicha: int
+    dealer: int
+    dora_ind: int  # -1 until the dealer's first discard (R35)
+    kuikae: int  # cards the current caller may not discard now (R20)
+    any_call: bool
+    first_draw: bool
+    last_card: bool
+    claim_card: int  # -1 outside a claim window
+    claim_discarder: int
+    claim_final: bool
+    pool: int  # hidden cards: the other seats' concealed cards and the undrawn wall, unordered
+    hidden: tuple[int, ...]  # concealed cards of each seat hidden from this one (0 for itself)
+    wall_left: int  # cards still to draw from the live wall
+    dead_wall: int  # undrawn cards that are never drawn (wall_limit)
+    result: int  # public outcome of the last step (meld8_env.codes.Result)
+    win_seat: int
+    lose_seat: int
+    deltas: tuple[int, ...]
+    final_scores: tuple[int, ...]  # zeros until the game is over
+    placements: tuple[int, ...]
+
+    def to_bytes(self) -> bytes:
+        """Canonical bytes: equal infosets, equal bytes (the leak test compares these)."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":")).encode()
+
+    @property
+    def opponents(self) -> tuple[int, ...]:
+        return tuple(s for s in range(self.num_players) if s != self.seat)
+
+    def uncalled_discards(self, seat: int) -> int:
+        """Mask of ``seat``'s discards that stayed in its discard history (its furiten set, R33)."""
+        m = 0
+        for i, c in enumerate(self.discards[seat]):
+            if not self.called[seat] >> i & 1:
+                m |= 1 << c
+        return m
+
+
+def infoset(record: np.void | np.ndarray, seat: int, rules: RuleConfig) -> InfoSet:
+    """The information set of ``seat`` in one engine record (a ``STATE_DTYPE`` row)."""
+    P = rules.num_players
+    if not 0 <= int(seat) < P:
+        raise ValueError(f"seat must be 0..{P - 1}, got {seat!r}")
+    seat = int(seat)
+    r = record
+    phase = int(r["phase"])
+    over = phase == Phase.OVER
+    acting = int(r["acting"])
+    current = int(r["current"])
+    hands = [int(h) for h in r["hands"][:P]]
+    melds = tuple(int(m) for m in r["melds"][:P])
+    ndisc = [int(n) for n in r["ndisc"][:P]]
+    discards = tuple(tuple(int(c) for c in r["discards"][p][: ndisc[p]]) for p in range(P))
+    called = tuple(int(r["called"][p]) & ((1 << ndisc[p]) - 1) for p in range(P))
+    seen = hands[seat]
+    for p in range(P):
+        seen |= melds[p]
+        for i, c in enumerate(discards[p]):
+            if not called[p] >> i & 1:
+                seen |= 1 << c
+    wall_pos, wall_end, wall_len = int(r["wall_pos"]), int(r["wall_end"]), int(r["wall_len"])
+    claim = phase == Phase.CLAIM
+    my_turn = acting == seat and not over
+    chiicha, rnd = int(r["chiicha"]), int(r["round"])
+    return InfoSet(
+        num_players=P,
+        seat=seat,
+        phase=phase,
+        my_turn=my_turn,
+        current=current,
+        hand=hands[seat],
+        drawn=int(r["drawn"]) if phase == Phase.DRAW and current == seat else -1,
+        legal=int(r["mask"]) if my_turn else 0,
+        melds=melds,
+        calls_used=tuple(int(x) for x in r["calls_used"][:P]),
+        discards=discards,
+        called=called,
+        dead=tuple(int(x) for x in r["dead"][:P]),
+        draws_taken=tuple(int(x) for x in r["draws_taken"][:P]),
+        scores=tuple(int(x) for x in r["scores"][:P]),
+        round=rnd,
+        replays=int(r["replays"]),
+        deals=int(r["deals"]),
+        chiicha=chiicha,
+        dealer=(chiicha + rnd) % P,
+        dora_ind=int(r["dora_ind"]),
+        kuikae=int(r["kuikae"]) if phase == Phase.CALL_DISCARD else 0,
+        any_call=bool(r["any_call"]),
+        first_draw=bool(r["first_draw"]) and phase == Phase.DRAW,
+        last_card=bool(r["last_card"]) and phase == Phase.DRAW,
+        claim_card=int(r["claim_card"]) if claim else -1,
+        claim_discarder=int(r["claim_discarder"]) if claim else -1,
+        claim_final=bool(r["claim_final"]) if claim else False,
+        pool=0 if over else ALL_CARDS & ~seen,
+        hidden=tuple(0 if (p == seat or over) else hands[p].bit_count() for p in range(P)),
+        wall_left=0 if over else max(wall_end - wall_pos, 0),
+        dead_wall=0 if over else wall_len - max(wall_end, wall_pos),
+        result=int(r["result"]),
+        win_seat=int(r["win_seat"]),
+        lose_seat=int(r["lose_seat"]),
+        deltas=tuple(int(x) for x in r["deltas"][:P]),
+        final_scores=tuple(int(x) for x in r["final_scores"][:P]) if over else (0,) * P,
+        placements=tuple(int(x) for x in r["placements"][:P]) if over else (0,) * P,
+    )
