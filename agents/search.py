@@ -170,19 +170,13 @@ class SearchAgent(Agent):
         cands: list[list[int]] = [[] for _ in range(n)]
         nlegal = masks.sum(axis=1)
         claim = masks[:, PASS]
-        greedy = None
-        if claim.any() and not sb.can_search_claims() and not self.opts["cheat"]:
-            greedy = self._greedy.act_batch(obs, masks)
         for i in range(n):
             if nlegal[i] == 1:
                 out[i] = int(np.flatnonzero(masks[i])[0])
             elif (masks[i, TSUMO] or masks[i, RON]) and not late[i]:
                 out[i] = TSUMO if masks[i, TSUMO] else RON
             elif claim[i]:
-                if greedy is not None:  # TEMPORARY: the fallback world sampler cannot re-ask a claim window
-                    out[i] = int(greedy[i])
-                else:
-                    cands[i] = [a for a in np.flatnonzero(masks[i]).tolist()]
+                cands[i] = np.flatnonzero(masks[i]).tolist()
         disc = np.flatnonzero((out < 0) & ~claim)
         if disc.size:
             rows, cards, dist, accept, _ = discard_table(
@@ -226,7 +220,7 @@ class SearchAgent(Agent):
                 out[k]["seed"] = int(rng.integers(0, 2**63))
             return out, np.ones(K)
         method = "uniform" if self.opts["belief"] == "uniform" else "two_level"
-        return sb.sample_worlds(info, K, rng, method=method)
+        return sb.sample_worlds(info, K, rng, self.rules, method=method)
 
     def _policies(self, seat: int, K: int, rng: np.random.Generator) -> np.ndarray:
         P = self.rules.num_players
@@ -249,9 +243,11 @@ class SearchAgent(Agent):
             info = infosets[i]
             rng = self._rng(info)
             worlds, weights = self._worlds(info, None if records is None else records[i], rng)
-            seat = int(worlds[0]["acting"])
+            seat = int(info.seat)
             seeds = rng.integers(0, 2**63, K, dtype=np.uint64)
-            prep.append((worlds, np.asarray(weights, np.float64), seat, seeds, self._policies(seat, K, rng)))
+            pol = self._policies(seat, K, rng)
+            sb.advance_to_seat(self.rules, worlds, seat, pol)  # claim windows: earlier-asked seats answer first
+            prep.append((worlds, np.asarray(weights, np.float64), seat, seeds, pol))
         alive = [list(cl) for cl in cands]
         sums = [dict.fromkeys(cl, 0.0) for cl in cands]
         wsum = [dict.fromkeys(cl, 0.0) for cl in cands]

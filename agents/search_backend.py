@@ -21,7 +21,6 @@ claim options depend on their hidden hands), so with the fallback the search doe
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 
 import numpy as np
@@ -36,111 +35,90 @@ try:  # the real pieces (lanes state and cbots)
     from meld8_env.belief import sample_worlds as _real_sample_worlds
 except ImportError:  # pragma: no cover - depends on what has landed
     _real_sample_worlds = None
-try:
-    from meld8_env.infoset import infoset as _real_infoset
-except ImportError:  # pragma: no cover
-    _real_infoset = None
-try:
-    from meld8_env.engine.fast import step_records as _real_step_records
-except ImportError:  # pragma: no cover
-    _real_step_records = None
+from meld8_env.engine.records import step_records
+from meld8_env.infoset import infoset as _real_infoset
 try:
     from meld8_env.rollout import rollout as _real_rollout
 except ImportError:  # pragma: no cover
     _real_rollout = None
+try:
+    from meld8_env.policies import policy_act as _real_policy_act
+except ImportError:  # pragma: no cover
+    _real_policy_act = None
 
 
 def backend_names() -> dict[str, str]:
     """Which implementation each call uses (bench output and the agent's description say it)."""
     return {
-        "infoset": "meld8_env.infoset" if _real_infoset else "fallback shim",
         "belief": "meld8_env.belief" if _real_sample_worlds else "fallback uniform",
-        "step": "step_records" if _real_step_records else "fallback FastBatch",
         "rollout": "meld8_env.rollout (C bots)" if _real_rollout else "fallback Python bots",
     }
 
 
-def can_search_claims() -> bool:
-    """Whether sampled worlds re-ask a claim window (only the real belief sampler does)."""
-    return _real_sample_worlds is not None and _real_infoset is not None
-
-
 # -- information sets and worlds ---------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class ShimInfoSet:
-    """TEMPORARY stand-in for ``meld8_env.infoset.InfoSet``: the seat's record with the hidden cards
-    removed (opponents' concealed hands, the wall, the seed) and what is known about them."""
-
-    seat: int
-    public: bytes  # one STATE_DTYPE record, hidden fields zeroed
-    pool: int  # 53-bit mask of the cards the seat has not seen
-    sizes: tuple[int, ...]  # concealed cards of each seat (the seat's own included)
-    wall_left: int  # cards still to draw, and in the undrawable tail (R14 / wall_limit)
-
-    def to_bytes(self) -> bytes:
-        return self.seat.to_bytes(1, "little") + self.public + self.pool.to_bytes(8, "little") + bytes(self.sizes)
-
-
-def _popcount(x: int) -> int:
-    return int(x).bit_count()
-
-
-def _fallback_infoset(record: np.void, seat: int, rules: RuleConfig) -> ShimInfoSet:
-    P = rules.num_players
-    rec = np.array(record, dtype=STATE_DTYPE).reshape(1).copy()
-    r = rec[0]
-    pool = 0
-    sizes = []
-    for p in range(P):
-        h = int(r["hands"][p])
-        sizes.append(_popcount(h))
-        if p != seat:
-            pool |= h
-            r["hands"][p] = 0
-    pos, length = int(r["wall_pos"]), int(r["wall_len"])
-    for c in r["wall"][pos:length].tolist():
-        pool |= 1 << int(c)
-    r["wall"][:] = 0
-    r["seed"] = 0
-    r["claim_opts"][:] = 0  # other seats' options depend on their hands: the fallback does not search claims
-    r["claim_resp"][:] = 0
-    return ShimInfoSet(seat, rec.tobytes(), pool, tuple(sizes), length - pos)
-
-
 def infoset_of(record: np.void, seat: int, rules: RuleConfig):
-    """The seat's information set of ``record`` (never the record itself)."""
-    if _real_infoset is not None:
-        return _real_infoset(record, seat, rules)
-    return _fallback_infoset(record, seat, rules)
+    """The seat's information set of ``record`` (``meld8_env.infoset.infoset``; never the record itself)."""
+    return _real_infoset(record, seat, rules)
 
 
-def _fallback_sample(info: ShimInfoSet, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Uniform worlds: the hidden pool dealt at random into the opponents' hands and the wall."""
-    base = np.frombuffer(info.public, dtype=STATE_DTYPE)
+def _fallback_base(info, rules: RuleConfig) -> np.ndarray:
+    """TEMPORARY: one record holding everything public of ``info`` (hidden hands empty, wall unset)."""
+    P = info.num_players
+    rec = np.zeros(1, STATE_DTYPE)
+    r = rec[0]
+    wall_len = 53 - 7 * P  # R10 / R44: what the deal leaves after 7 cards each
+    wall_pos = wall_len - info.dead_wall - info.wall_left
+    r["wall_len"], r["wall_pos"], r["wall_end"] = wall_len, wall_pos, wall_pos + info.wall_left
+    for p in range(P):
+        r["melds"][p] = info.melds[p]
+        r["calls_used"][p] = info.calls_used[p]
+        r["dead"][p] = info.dead[p]
+        r["draws_taken"][p] = info.draws_taken[p]
+        r["scores"][p] = info.scores[p]
+        r["ndisc"][p] = len(info.discards[p])
+        r["discards"][p][:] = -1
+        r["discards"][p][: len(info.discards[p])] = info.discards[p]
+        r["called"][p] = info.called[p]
+    r["hands"][info.seat] = info.hand
+    r["round"], r["replays"], r["deals"], r["chiicha"] = info.round, info.replays, info.deals, info.chiicha
+    r["phase"], r["current"], r["drawn"], r["dora_ind"] = info.phase, info.current, info.drawn, info.dora_ind
+    r["kuikae"], r["any_call"] = info.kuikae, int(info.any_call)
+    r["dealer_discarded"] = int(info.dora_ind >= 0)
+    r["first_draw"], r["last_card"] = int(info.first_draw), int(info.last_card)
+    r["claim_card"], r["claim_discarder"], r["claim_final"] = info.claim_card, info.claim_discarder, info.claim_final
+    r["result"], r["win_seat"], r["lose_seat"], r["caller"] = 0, -1, -1, -1
+    r["win_card"], r["hand_round"] = -1, info.round
+    return rec
+
+
+def _fallback_sample(info, n: int, rng: np.random.Generator, rules: RuleConfig) -> tuple[np.ndarray, np.ndarray]:
+    """TEMPORARY uniform worlds: the hidden pool dealt at random into the hidden hands and the wall."""
+    from meld8_env.engine.records import refresh
+
+    base = _fallback_base(info, rules)
     out = np.repeat(base, n).copy()
     pool = np.array([c for c in range(53) if info.pool >> c & 1], np.int8)
-    P = len(info.sizes)
     pos = int(base[0]["wall_pos"])
     for k in range(n):
         cards = rng.permutation(pool)
         at = 0
-        for p in range(P):
-            if p == info.seat:
+        for p, size in enumerate(info.hidden):
+            if p == info.seat or size == 0:
                 continue
-            m = 0
-            for c in cards[at : at + info.sizes[p]].tolist():
-                m |= 1 << c
-            out[k]["hands"][p] = m
-            at += info.sizes[p]
-        out[k]["wall"][pos : pos + info.wall_left] = cards[at:]
+            out[k]["hands"][p] = int(np.bitwise_or.reduce(np.left_shift(np.uint64(1), cards[at : at + size].astype(np.uint64))))
+            at += size
+        out[k]["wall"][pos : pos + len(cards) - at] = cards[at:]
         out[k]["seed"] = int(rng.integers(0, 2**63))
+    refresh(out, rules)
     return out, np.ones(n)
 
 
-def sample_worlds(info, n: int, rng: np.random.Generator, method: str = "two_level") -> tuple[np.ndarray, np.ndarray]:
+def sample_worlds(
+    info, n: int, rng: np.random.Generator, rules: RuleConfig, method: str = "two_level"
+) -> tuple[np.ndarray, np.ndarray]:
     """n records consistent with ``info`` and their weights (the real sampler when it is in the tree)."""
-    if isinstance(info, ShimInfoSet):
-        return _fallback_sample(info, n, rng)
+    if _real_sample_worlds is None:
+        return _fallback_sample(info, n, rng, rules)
     return _real_sample_worlds(info, n, rng, method=method)
 
 
@@ -163,16 +141,7 @@ def _scratch(rules: RuleConfig, n: int) -> FastBatch:
 
 def step_copies(rules: RuleConfig, records: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Step caller-owned ``records`` in place by ``actions`` (int64, -1 holds); returns where refused."""
-    if _real_step_records is not None:
-        return _real_step_records(rules, records, actions)
-    n = len(records)
-    fb = _scratch(rules, n)
-    fb.restore(slice(0, n), records)
-    acts = np.full(fb.B, -1, np.int64)
-    acts[:n] = actions
-    illegal = fb.step(acts)[:n].copy()
-    records[:] = fb.snapshot(slice(0, n))
-    return illegal
+    return step_records(rules, records, actions)
 
 
 def rollout_hand(
@@ -183,6 +152,34 @@ def rollout_hand(
         res = _real_rollout(rules, records, seat_policies, seeds, until="hand", threads=threads)
         return np.asarray(res.deltas, np.int64)
     return _fallback_rollout(rules, records, seat_policies, seeds)
+
+
+def advance_to_seat(rules: RuleConfig, records: np.ndarray, seat: int, seat_policies: np.ndarray) -> None:
+    """In sampled claim windows, let the seats asked before ``seat`` answer (by their rollout policy), so
+    every record has ``seat`` to act; records are stepped in place."""
+    for _ in range(rules.num_players):
+        wait = (records["phase"] == int(Phase.CLAIM)) & (records["acting"] != seat)
+        if not wait.any():
+            return
+        idx = np.flatnonzero(wait)
+        sub = records[idx]
+        acting = sub["acting"].astype(np.int64)
+        acts = _policy_act(rules, sub, seat_policies[idx, acting])
+        step_records(rules, sub, acts)
+        records[idx] = sub
+
+
+def _policy_act(rules: RuleConfig, records: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    if _real_policy_act is not None:
+        return _real_policy_act(rules, records, codes.astype(np.int8), np.zeros(len(records), np.uint64))
+    from meld8_env.engine.records import observe_records
+
+    obs, masks = observe_records(rules, records)
+    out = np.full(len(records), -1, np.int64)
+    for code in np.unique(codes).tolist():
+        idx = np.flatnonzero(codes == code)
+        out[idx] = _bot(rules, int(code)).act_batch(obs[idx], masks[idx])
+    return out
 
 
 _BOTS: dict[tuple[str, int], object] = {}
