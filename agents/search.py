@@ -260,7 +260,7 @@ class SearchAgent(Agent):
                     seeds.append(sd[chunk])
                     pols.append(pol[chunk])
                     owner.append((j, a, chunk))
-            batch = _cat_records(recs)
+            batch = sb.cat_records(recs)
             before = batch["scores"][:, :P].astype(np.int64).copy()
             illegal = sb.step_copies(self.rules, batch, np.concatenate(acts))
             if illegal.any():  # a sampled world where the seat's own legal action is refused: a sampler bug
@@ -300,16 +300,6 @@ class SearchAgent(Agent):
         if self.table is None:
             return (scores - before) / 1000.0
         return -self.table.expected(scores, batch["round"].astype(np.int64), batch["chiicha"].astype(np.int64))
-
-
-def _cat_records(parts: list[np.ndarray]) -> np.ndarray:
-    """Concatenate engine records keeping STATE_DTYPE (np.concatenate would repack its padding)."""
-    out = np.empty(sum(len(p) for p in parts), STATE_DTYPE)
-    at = 0
-    for p in parts:
-        out[at : at + len(p)] = p
-        at += len(p)
-    return out
 
 
 def _mean(sums: dict, wsum: dict, a: int) -> float:

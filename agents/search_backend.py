@@ -122,6 +122,16 @@ def sample_worlds(
     return _real_sample_worlds(info, n, rng, method=method)
 
 
+def cat_records(parts: list[np.ndarray]) -> np.ndarray:
+    """Concatenate engine records keeping STATE_DTYPE (np.concatenate would repack its padding)."""
+    out = np.empty(sum(len(p) for p in parts), STATE_DTYPE)
+    at = 0
+    for p in parts:
+        out[at : at + len(p)] = p
+        at += len(p)
+    return out
+
+
 def info_digest(info) -> bytes:
     """16 bytes that identify an information set (the per-decision random stream is derived from them)."""
     return hashlib.blake2b(info.to_bytes(), digest_size=16).digest()

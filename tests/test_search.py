@@ -1,0 +1,121 @@
+"""The search agent (agents/search.py): spec parsing, determinism, no leak of hidden cards, strength."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import search_backend as sb
+from agents.registry import AgentLoadError, load_agent
+from meld8_env.codes import Phase
+from meld8_env.engine.records import refresh, start_records, step_records
+from meld8_env.rules import RuleConfig
+
+RULES = RuleConfig()
+SMALL = "search:worlds=6,cands=3,stages=2"
+
+
+def bot_states(n_games: int, seed: int, every: int = 3) -> np.ndarray:
+    """Records where some seat is to act (draw, discard after a call, claim), from games of the bots."""
+    from meld8_env.engine.records import observe_records
+
+    bots = [load_agent("greedy", RULES), load_agent("defensive", RULES)]
+    recs = start_records(RULES, np.arange(seed, seed + n_games, dtype=np.uint64))
+    out, step = [], 0
+    while (recs["phase"] != Phase.OVER).any():
+        live = recs["phase"] != Phase.OVER
+        obs, masks = observe_records(RULES, recs)
+        acts = np.full(len(recs), -1, np.int64)
+        for k, bot in enumerate(bots):
+            rows = np.flatnonzero(live & (recs["acting"] % 2 == k))
+            if rows.size:
+                acts[rows] = bot.act_batch(obs[rows], masks[rows])
+        if step % every == 0:
+            pick = np.flatnonzero(live & (masks.sum(axis=1) > 1))
+            out.append(recs[pick].copy())
+        step_records(RULES, recs, acts)
+        step += 1
+    return sb.cat_records(out) if out else recs[:0]
+
+
+def decide(agent, recs: np.ndarray) -> tuple[np.ndarray, list]:
+    from meld8_env.engine.records import observe_records
+
+    obs, masks = observe_records(RULES, recs)
+    infos = [sb.infoset_of(r, int(r["acting"]), RULES) for r in recs]
+    acts = agent.act_batch(obs, masks, infosets=infos)
+    return acts, agent.last_values
+
+
+def test_spec_options_and_bad_options_are_one_line():
+    a = load_agent("search:worlds=8,leaf=points,opp=greedy", RULES)
+    assert a.opts["worlds"] == 8 and a.opts["leaf"] == "points" and a.wants_infoset
+    assert load_agent("search", RULES).opts["worlds"] == 24
+    for bad, why in [("search:wrlds=3", "key one of"), ("search:worlds=x", "integer"),
+                     ("search:worlds=0", "1..4096"), ("search:leaf=gold", "placement, points")]:  # fmt: skip
+        with pytest.raises(AgentLoadError, match=why):
+            load_agent(bad, RULES)
+
+
+def test_decisions_are_deterministic_under_the_seed_and_legal():
+    recs = bot_states(2, 40, every=7)[:16]
+    a1, v1 = decide(load_agent(SMALL, RULES, seed=5), recs)
+    a2, v2 = decide(load_agent(SMALL, RULES, seed=5), recs)
+    assert a1.tolist() == a2.tolist() and v1 == v2
+    masks = np.array([[int(r["mask"]) >> b & 1 for b in range(64)] for r in recs], bool)
+    assert masks[np.arange(len(recs)), a1].all()
+    # one batch or one decision at a time: the same choices (each decision has its own random stream)
+    agent = load_agent(SMALL, RULES, seed=5)
+    single = [int(decide(agent, recs[i : i + 1])[0][0]) for i in range(len(recs))]
+    assert single == a1.tolist()
+
+
+def _permute_hidden(rec: np.ndarray, seat: int, rng: np.random.Generator) -> np.ndarray:
+    """A record that differs only by where the seat's hidden cards lie (other hands, wall) and the seed."""
+    out = rec.copy()
+    r = out[0]
+    P = RULES.num_players
+    others = [p for p in range(P) if p != seat]
+    pos, length = int(r["wall_pos"]), int(r["wall_len"])
+    cards = [c for p in others for c in range(53) if int(r["hands"][p]) >> c & 1] + r["wall"][pos:length].tolist()
+    sizes = [int(r["hands"][p]).bit_count() for p in others]
+    perm = rng.permutation(cards)
+    at = 0
+    for p, k in zip(others, sizes, strict=True):
+        r["hands"][p] = sum(1 << int(c) for c in perm[at : at + k])
+        at += k
+    r["wall"][pos:length] = perm[at:]
+    r["seed"] = int(rng.integers(0, 2**62))
+    refresh(out, RULES)
+    return out
+
+
+def test_no_leak_decisions_ignore_hidden_cards_and_seed():
+    """Records that differ only in the hidden cards and the seed give the same decisions and values."""
+    rng = np.random.default_rng(2)
+    recs = bot_states(2, 70, every=5)[:24]
+    twins, kept = [], []
+    for i in range(len(recs)):
+        seat = int(recs[i]["acting"])
+        t = _permute_hidden(recs[i : i + 1], seat, rng)
+        # a permuted claim window can ask other seats (or none): only states that stay this seat's decision
+        if int(t[0]["acting"]) == seat and int(t[0]["mask"]) == int(recs[i]["mask"]):
+            twins.append(t)
+            kept.append(i)
+    assert len(kept) >= 12
+    a = load_agent(SMALL, RULES, seed=9)
+    acts1, vals1 = decide(a, recs[kept])
+    acts2, vals2 = decide(a, sb.cat_records(twins))
+    assert acts1.tolist() == acts2.tolist()
+    assert vals1 == vals2
+
+
+def test_without_infosets_it_plays_as_defensive_and_counts_it():
+    recs = bot_states(1, 5, every=9)[:6]
+    from meld8_env.engine.records import observe_records
+
+    obs, masks = observe_records(RULES, recs)
+    a = load_agent(SMALL, RULES)
+    got = a.act_batch(obs, masks)
+    assert got.tolist() == load_agent("defensive", RULES).act_batch(obs, masks).tolist()
+    assert a.fallback_decisions == len(recs)
