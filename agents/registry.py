@@ -55,7 +55,8 @@ def load_agent(
         module, cls_name = spec.split(":", 1)
     else:
         raise AgentLoadError(
-            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, search (search:worlds=32,...), ppo (the shipped baseline), "
+            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, search (search:worlds=32,...), "
+            "ppo (the shipped baseline), "
             "ppo:PATH.zip (a checkpoint), rllib:FOLDER (an RLlib policy), 'package.module:ClassName' or "
             "'cmd:COMMAND' (a seat-protocol bot)"
         )

@@ -239,7 +239,7 @@ class SearchAgent(Agent):
         S = max(1, min(int(self.opts["stages"]), K))
         chunks = np.array_split(np.arange(K), S)
         prep = []
-        for i, cl in zip(rows, cands, strict=True):
+        for i in rows:
             info = infosets[i]
             rng = self._rng(info)
             worlds, weights = self._worlds(info, None if records is None else records[i], rng)

@@ -27,6 +27,8 @@ import numpy as np
 
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import STATE_DTYPE, FastBatch
+from meld8_env.engine.records import step_records
+from meld8_env.infoset import infoset as _real_infoset
 from meld8_env.rules import RuleConfig
 
 POLICY = {"random": 0, "greedy": 1, "defensive": 2}
@@ -35,8 +37,7 @@ try:  # the real pieces (lanes state and cbots)
     from meld8_env.belief import sample_worlds as _real_sample_worlds
 except ImportError:  # pragma: no cover - depends on what has landed
     _real_sample_worlds = None
-from meld8_env.engine.records import step_records
-from meld8_env.infoset import infoset as _real_infoset
+
 try:
     from meld8_env.rollout import rollout as _real_rollout
 except ImportError:  # pragma: no cover
@@ -105,7 +106,9 @@ def _fallback_sample(info, n: int, rng: np.random.Generator, rules: RuleConfig) 
         for p, size in enumerate(info.hidden):
             if p == info.seat or size == 0:
                 continue
-            out[k]["hands"][p] = int(np.bitwise_or.reduce(np.left_shift(np.uint64(1), cards[at : at + size].astype(np.uint64))))
+            out[k]["hands"][p] = int(
+                np.bitwise_or.reduce(np.left_shift(np.uint64(1), cards[at : at + size].astype(np.uint64)))
+            )
             at += size
         out[k]["wall"][pos : pos + len(cards) - at] = cards[at:]
         out[k]["seed"] = int(rng.integers(0, 2**63))
@@ -207,7 +210,9 @@ def _bot(rules: RuleConfig, code: int):
     return _BOTS[key]
 
 
-def _fallback_rollout(rules: RuleConfig, records: np.ndarray, seat_policies: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+def _fallback_rollout(
+    rules: RuleConfig, records: np.ndarray, seat_policies: np.ndarray, seeds: np.ndarray
+) -> np.ndarray:
     """TEMPORARY: step one action at a time with the Python bots (about 100x slower than the C rollout)."""
     n, P = len(records), rules.num_players
     fb = _scratch(rules, n)

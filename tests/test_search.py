@@ -119,3 +119,24 @@ def test_without_infosets_it_plays_as_defensive_and_counts_it():
     got = a.act_batch(obs, masks)
     assert got.tolist() == load_agent("defensive", RULES).act_batch(obs, masks).tolist()
     assert a.fallback_decisions == len(recs)
+
+
+def test_review_shows_the_search_values_as_the_hint():
+    import base64
+
+    from meld8_app.web.review import format_review, review
+    from training.arena import play
+
+    bots = [load_agent("greedy", RULES), load_agent("defensive", RULES)]
+    rec = play(bots, np.array([[0, 1, 0]]), [17], RULES)[0]
+    actions = list(base64.b64decode(rec.actions))[:40]
+    doc = review(RULES, 17, actions, 0, "search:worlds=4,cands=2,stages=1")
+    searched = [d for d in doc["decisions"] if any("value" in o for o in d["options"])]
+    assert searched, "no decision of seat 0 was searched in 40 actions"
+    for d in searched:
+        vals = [o["value"] for o in d["options"]]
+        assert vals == sorted(vals, reverse=True) and all(-3.0 <= v <= -1.0 for v in vals)
+        assert d["reference"]["id"] == d["options"][0]["id"] or vals[0] == next(
+            o["value"] for o in d["options"] if o["id"] == d["reference"]["id"]
+        )
+    assert "search" in format_review(doc)

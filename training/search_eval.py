@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> None:
         pl = agent_placements(res, k)
         mean, half = float(pl.mean()), 1.96 * float(pl.std(ddof=1)) / np.sqrt(len(pl))
         ms = 1000 * res["seconds"][k] / max(1, res["decisions"][k])
-        print(f"| {spec} | {mean:.3f} | [{mean - half:.3f}, {mean + half:.3f}] | {len(pl)} | {res['decisions'][k]} | {ms:.2f} |")
+        ci = f"[{mean - half:.3f}, {mean + half:.3f}]"
+        print(f"| {spec} | {mean:.3f} | {ci} | {len(pl)} | {res['decisions'][k]} | {ms:.2f} |")
         summary["rows"].append({"agent": spec, "mean": mean, "ci95": [mean - half, mean + half], "games": len(pl),
                                 "decisions": int(res["decisions"][k]), "ms_per_decision": ms})  # fmt: skip
     if args.out:
