@@ -35,11 +35,13 @@ setup(
                 "meld8_env/engine/_fast.c",
                 "meld8_env/engine/_engine.c",
                 "meld8_env/engine/_state.c",
+                "meld8_env/engine/_bots.c",
                 "meld8_env/hands/_eval.c",
                 "meld8_env/hands/_score.c",
             ],
             depends=[
                 "meld8_env/engine/_engine.h",
+                "meld8_env/engine/_bots.h",
                 "meld8_env/engine/_splitmix.h",
                 "meld8_env/hands/_eval.h",
                 "meld8_env/hands/_score.h",

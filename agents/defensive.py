@@ -49,8 +49,12 @@ def danger(cards: np.ndarray, unseen: np.ndarray, their_discards: np.ndarray) ->
 
 class DefensiveAgent(GreedyAgent):
     name = "defensive"
+    c_twin = "defensive"
     late_wall = 8  # from here on every opponent is a threat
     fold_distance = 3  # fold against threats only when at least this far from winning
+
+    def runs_in_c(self) -> bool:  # the C twin knows only the default thresholds
+        return (self.late_wall, self.fold_distance) == (8, 3) and super().runs_in_c()
 
     def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
         P = self.rules.num_players

@@ -8,7 +8,9 @@
   keeps a yaku possible (heuristic: a crown-rank Pon, a one-colour hand, a Pon with another pair or
   triplet in hand for Toitoi, or a crown meld with only terminal-side cards for Chanta); else pass.
 
-Everything is batched: one ``distance_batch`` call scores every candidate of every game.
+Everything is batched: one ``distance_batch`` call scores every candidate of every game. This class is
+the readable reference; by default ``act_batch`` runs its exact C twin (``meld8_env/engine/_bots.c``,
+``meld8_env.policies``) and ``MELD8_BACKEND=python`` runs the code below.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from meld8_env.calls import call_cards, kuikae_after
 from meld8_env.cardmask import BITS, BLACK, CROWN, JK, NOT_K, NOT_QK, RANK_MASKS, REAL, RED, bits_of, discard_masks
 from meld8_env.hands import acceptance_batch, distance_batch
 from meld8_env.observation import decode
+from meld8_env.policies import act_obs, c_bots_enabled
 
 TERMINAL_SIDE = CROWN | RANK_MASKS[1] | RANK_MASKS[2] | RANK_MASKS[8] | RANK_MASKS[9]  # A 2 3 9 T J Q K
 
@@ -100,8 +103,18 @@ def yaku_possible(hand: np.ndarray, meld: np.ndarray, action: np.ndarray) -> np.
 
 class GreedyAgent(Agent):
     name = "greedy"
+    c_twin = "greedy"  # the C policy that decides exactly like this class (subclasses run their Python)
+
+    def runs_in_c(self) -> bool:
+        return type(self).__dict__.get("c_twin") is not None and c_bots_enabled()
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.runs_in_c():
+            return act_obs(self.rules, self.c_twin, obs, masks)
+        return self.act_batch_python(obs, masks)
+
+    def act_batch_python(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The reference decision (what the C twin must equal)."""
         masks = np.asarray(masks).astype(bool)
         d = decode(np.asarray(obs), self.rules)
         n = len(masks)

@@ -3,6 +3,7 @@
 The draw is a deterministic function of (observation, seed): a seeded hash of the observation
 picks among the legal actions. So a tournament gives the same games however they are batched,
 spread over workers or resumed after a crash, while different seeds give independent players.
+By default the same hash runs in C (``meld8_env.policies.act_obs``); ``MELD8_BACKEND=python`` runs it here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 
 from agents.base import Agent
 from meld8_env.engine.seeding import GOLDEN, mix64_array
+from meld8_env.policies import act_obs, c_bots_enabled
 
 _GOLDEN = np.uint64(GOLDEN)
 
@@ -23,11 +25,17 @@ class RandomAgent(Agent):
         self._weights: np.ndarray | None = None
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.act_batch_python(obs, masks, c_twin=type(self) is RandomAgent and c_bots_enabled())
+
+    def act_batch_python(self, obs: np.ndarray, masks: np.ndarray, c_twin: bool = False) -> np.ndarray:
+        """The reference decision (``c_twin=True``: the same hash computed in C)."""
         obs = np.atleast_2d(np.asarray(obs))
         masks = np.atleast_2d(np.asarray(masks)).astype(bool)
         if self._weights is None or self._weights.shape[0] != obs.shape[1]:
             rng = np.random.default_rng(self.seed)
             self._weights = rng.integers(1, 2**63, obs.shape[1], dtype=np.uint64) | np.uint64(1)
+        if c_twin:
+            return act_obs(self.rules, "random", obs, masks, self._weights, self.seed)
         with np.errstate(over="ignore"):
             h = (obs.astype(np.uint64) * self._weights).sum(axis=1, dtype=np.uint64)
             h = mix64_array(h + _GOLDEN * np.uint64(self.seed + 1))

@@ -4,6 +4,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include "_bots.h"
 #include "_engine.h"
 #include "_splitmix.h"
 
@@ -423,7 +424,192 @@ static PyObject *py_call_tables(PyObject *self, PyObject *args) {
                          (Py_ssize_t)sizeof kk);
 }
 
+/* ---------------------------------------------------------------- bots and rollouts (_bots.c) */
+static int check_codes(const int8_t *codes, Py_ssize_t n, const char *what) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (codes[i] < 0 || codes[i] >= BOT_N) {
+            PyErr_Format(PyExc_ValueError, "%s: item %zd is %d, expected a policy code 0..%d", what, i, codes[i],
+                         BOT_N - 1);
+            return 0;
+        }
+    return 1;
+}
+
+/* records that the engine can index safely: the fields a bot or a step reads as indices */
+static int check_states(const game_t *g, Py_ssize_t n, const rules_t *R) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const game_t *x = &g[i];
+        int bad = x->phase < PH_DRAW || x->phase > PH_OVER || x->acting < -1 || x->acting >= R->P ||
+                  x->current < -1 || x->current >= R->P || x->wall_len > N_CARDS || x->wall_pos > x->wall_len ||
+                  x->wall_end > x->wall_len || x->round < 0 || x->round >= 16 || x->claim_n < 0 || x->claim_n > 2 ||
+                  x->claim_idx < 0 || x->claim_idx > 2 || x->claim_card < -1 || x->claim_card >= N_CARDS ||
+                  x->drawn < -1 || x->drawn >= N_CARDS || x->claim_discarder < -1 || x->claim_discarder >= R->P;
+        for (int p = 0; p < MAXP && !bad; p++) bad = x->ndisc[p] > MAXD;
+        for (int k = 0; k < MAXP - 1 && !bad; k++) bad = x->claim_asked[k] < -1 || x->claim_asked[k] >= R->P;
+        for (int k = 0; k < x->wall_len && !bad; k++) bad = x->wall[k] < 0 || x->wall[k] >= N_CARDS;
+        if (bad) {
+            PyErr_Format(PyExc_ValueError, "record %zd has fields out of range (not a state of this engine)", i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* policy_act(states, rules, codes int8[N], rng uint64[N] (advanced), out int64[N]): each record's acting
+ * seat decides with its policy (-1 for a finished game) */
+static PyObject *py_policy_act(PyObject *self, PyObject *args) {
+    PyObject *so, *ro, *co, *rgo, *oo;
+    rules_t R;
+    Py_buffer bs, bc, br, bo;
+    if (!PyArg_ParseTuple(args, "OOOOO", &so, &ro, &co, &rgo, &oo) || !parse_rules(ro, &R)) return NULL;
+    if (!get_buf(so, &bs, 0, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
+    if (!get_buf(co, &bc, 0, 1, n, "codes")) { PyBuffer_Release(&bs); return NULL; }
+    if (!get_buf(rgo, &br, 1, 8, n, "rng")) { PyBuffer_Release(&bs); PyBuffer_Release(&bc); return NULL; }
+    if (!get_buf(oo, &bo, 1, 8, n, "out")) {
+        PyBuffer_Release(&bs); PyBuffer_Release(&bc); PyBuffer_Release(&br);
+        return NULL;
+    }
+    const game_t *g = bs.buf;
+    const int8_t *codes = bc.buf;
+    uint64_t *rng = br.buf;
+    int64_t *out = bo.buf;
+    int ok = check_codes(codes, n, "codes") && check_states(g, n, &R);
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) out[i] = bot_act_record(&g[i], &R, codes[i], &rng[i]);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&bs); PyBuffer_Release(&bc); PyBuffer_Release(&br); PyBuffer_Release(&bo);
+    if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* act_obs(rules, code, obs uint8[B, D], masks uint8[B, 64], weights uint64[D] or None, seed, out int64[B]):
+ * the agents' path: decisions from observation vectors (random needs the weights of RandomAgent) */
+static PyObject *py_act_obs(PyObject *self, PyObject *args) {
+    PyObject *ro, *obo, *mo, *wo, *oo;
+    int code;
+    unsigned long long seed;
+    rules_t R;
+    Py_buffer bob, bm, bw = {0}, bo;
+    if (!PyArg_ParseTuple(args, "OiOOOKO", &ro, &code, &obo, &mo, &wo, &seed, &oo) || !parse_rules(ro, &R))
+        return NULL;
+    if (code < 0 || code >= BOT_N) {
+        PyErr_Format(PyExc_ValueError, "code: %d is not a policy code 0..%d", code, BOT_N - 1);
+        return NULL;
+    }
+    if (!get_buf(mo, &bm, 0, 64, -1, "masks")) return NULL;
+    Py_ssize_t n = bm.len / 64;
+    int D0 = eng_obs_size(&R, 0);
+    if (PyObject_GetBuffer(obo, &bob, PyBUF_SIMPLE) < 0) { PyBuffer_Release(&bm); return NULL; }
+    Py_ssize_t D = n ? bob.len / n : D0;
+    if (n && (bob.len % n || D < D0)) {
+        PyErr_Format(PyExc_ValueError, "obs: %zd bytes do not hold %zd observations of at least %d bytes", bob.len,
+                     n, D0);
+        PyBuffer_Release(&bm); PyBuffer_Release(&bob);
+        return NULL;
+    }
+    int have_w = wo != Py_None;
+    if (have_w && !get_buf(wo, &bw, 0, 8, D, "weights")) { PyBuffer_Release(&bm); PyBuffer_Release(&bob); return NULL; }
+    if (code == BOT_RANDOM && !have_w) {
+        PyErr_SetString(PyExc_ValueError, "weights: the random policy needs one uint64 weight per observation byte");
+        PyBuffer_Release(&bm); PyBuffer_Release(&bob);
+        return NULL;
+    }
+    if (!get_buf(oo, &bo, 1, 8, n, "out")) {
+        PyBuffer_Release(&bm); PyBuffer_Release(&bob);
+        if (have_w) PyBuffer_Release(&bw);
+        return NULL;
+    }
+    const uint8_t *obs = bob.buf, *masks = bm.buf;
+    const uint64_t *w = have_w ? bw.buf : NULL;
+    int64_t *out = bo.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *ob = obs + (size_t)i * (size_t)D, *mk = masks + (size_t)i * 64;
+        if (code == BOT_RANDOM) {
+            u64 m = 0;
+            for (int a = 0; a < 64; a++)
+                if (mk[a]) m |= 1ULL << a;
+            out[i] = bot_random_obs(ob, (int)D, m, w, (u64)seed);
+            continue;
+        }
+        bot_view_t v;
+        bot_view_obs(ob, mk, &R, &v);
+        out[i] = code == BOT_DEFENSIVE ? bot_defensive(&v, &R) : bot_greedy(&v, &R);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&bm); PyBuffer_Release(&bob); PyBuffer_Release(&bo);
+    if (have_w) PyBuffer_Release(&bw);
+    Py_RETURN_NONE;
+}
+
+/* rollout(states, rules, policies int8[N, P], rng uint64[N] (advanced), until 0 hand / 1 game, max_steps,
+ *         steps int32[N], deltas int32[N, P]) -> number of records stopped by max_steps or a refused action.
+ * Each record's seats play their policies until the current hand (or the game) ends; records advance in
+ * place. deltas: score change over the rollout. */
+static PyObject *py_rollout(PyObject *self, PyObject *args) {
+    PyObject *so, *ro, *po, *rgo, *sto, *deo;
+    int until, max_steps;
+    rules_t R;
+    Py_buffer bs, bp, br, bst, bde;
+    if (!PyArg_ParseTuple(args, "OOOOiiOO", &so, &ro, &po, &rgo, &until, &max_steps, &sto, &deo) ||
+        !parse_rules(ro, &R))
+        return NULL;
+    if (until != 0 && until != 1) {
+        PyErr_SetString(PyExc_ValueError, "until: 0 (end of hand) or 1 (end of game)");
+        return NULL;
+    }
+    int P = R.P;
+    if (!get_buf(so, &bs, 1, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
+    if (!get_buf(po, &bp, 0, P, n, "policies")) { PyBuffer_Release(&bs); return NULL; }
+    if (!get_buf(rgo, &br, 1, 8, n, "rng")) { PyBuffer_Release(&bs); PyBuffer_Release(&bp); return NULL; }
+    if (!get_buf(sto, &bst, 1, 4, n, "steps")) {
+        PyBuffer_Release(&bs); PyBuffer_Release(&bp); PyBuffer_Release(&br);
+        return NULL;
+    }
+    if (!get_buf(deo, &bde, 1, 4 * P, n, "deltas")) {
+        PyBuffer_Release(&bs); PyBuffer_Release(&bp); PyBuffer_Release(&br); PyBuffer_Release(&bst);
+        return NULL;
+    }
+    game_t *g = bs.buf;
+    const int8_t *pol = bp.buf;
+    uint64_t *rng = br.buf;
+    int32_t *steps = bst.buf, *deltas = bde.buf;
+    long stuck = 0;
+    int ok = check_codes(pol, n * P, "policies") && check_states(g, n, &R);
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            game_t *x = &g[i];
+            int32_t start[MAXP];
+            for (int p = 0; p < P; p++) start[p] = x->scores[p];
+            int k = 0, done = x->phase == PH_OVER;
+            while (!done && k < max_steps) {
+                if (x->acting < 0) break; /* not a live state: reported as stuck */
+                int a = bot_act_record(x, &R, pol[i * P + x->acting], &rng[i]);
+                if (eng_step(x, &R, a) < 0) break;
+                k++;
+                done = x->phase == PH_OVER || (!until && x->result != RES_NONE);
+            }
+            stuck += !done;
+            steps[i] = k;
+            for (int p = 0; p < P; p++) deltas[i * P + p] = x->scores[p] - start[p];
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&bs); PyBuffer_Release(&bp); PyBuffer_Release(&br); PyBuffer_Release(&bst);
+    PyBuffer_Release(&bde);
+    if (!ok) return NULL;
+    return PyLong_FromLong(stuck);
+}
+
 static PyMethodDef methods[] = {
+    {"policy_act", py_policy_act, METH_VARARGS, "policy_act(states, rules, codes, rng, out)"},
+    {"act_obs", py_act_obs, METH_VARARGS, "act_obs(rules, code, obs, masks, weights, seed, out)"},
+    {"rollout", py_rollout, METH_VARARGS, "rollout(states, rules, policies, rng, until, max_steps, steps, deltas)"},
     {"reset", py_reset, METH_VARARGS, "reset(states, rules, seeds)"},
     {"step", py_step, METH_VARARGS, "step(states, rules, actions, illegal) -> n_illegal"},
     {"observe", py_observe, METH_VARARGS, "observe(states, rules, seats, oracle, obs, masks)"},

@@ -1,0 +1,232 @@
+/* Meld8 built-in bots in C: agents/greedy.py, agents/defensive.py and agents/random_agent.py decision for
+ * decision. See _bots.h. Comments name the Python lines each block mirrors. */
+#include "_bots.h"
+#include "_splitmix.h"
+
+#define ALL53 ((1ULL << 53) - 1)
+#define CROWN_M (RANKM[0] | RANKM[10] | RANKM[11] | RANKM[12])
+#define TERMINAL_SIDE_M (CROWN_M | RANKM[1] | RANKM[2] | RANKM[8] | RANKM[9])
+#define RED_M (0x1FFFULL << 13 | 0x1FFFULL << 26)
+#define BLACK_M (0x1FFFULL | 0x1FFFULL << 39)
+#define LATE_WALL 8      /* defensive.late_wall: from here on every opponent is a threat */
+#define FOLD_DISTANCE 3  /* defensive.fold_distance */
+
+/* ---------------------------------------------------------------- views */
+void bot_view_record(const game_t *g, const rules_t *R, bot_view_t *v) {
+    int P = R->P, s = g->acting;
+    memset(v, 0, sizeof *v);
+    v->P = P;
+    v->claim_card = -1;
+    if (s < 0 || s >= P || g->phase == PH_OVER) return;
+    v->mask = g->mask;
+    v->hand = g->hands[s];
+    v->meld = g->melds[s];
+    u64 visible = v->hand;
+    for (int k = 0; k < P; k++) {
+        int p = (s + k) % P;
+        u64 d = 0;
+        int nd = g->ndisc[p] < MAXD ? g->ndisc[p] : MAXD;
+        for (int i = 0; i < nd; i++)
+            if (g->discards[p][i] >= 0 && g->discards[p][i] < N_CARDS) d |= 1ULL << g->discards[p][i];
+        v->discarded[k] = d;
+        v->calls_used[k] = g->calls_used[p] != 0;
+        visible |= d | g->melds[p];
+    }
+    v->unseen = ALL53 & ~visible;
+    if (g->phase == PH_CLAIM) v->claim_card = g->claim_card;
+    int left = g->wall_end - g->wall_pos;
+    v->wall_left = left > 0 ? left : 0;
+}
+
+static u64 plane_mask(const uint8_t *p, int n) {
+    u64 m = 0;
+    for (int c = 0; c < n; c++)
+        if (p[c]) m |= 1ULL << c;
+    return m;
+}
+
+void bot_view_obs(const uint8_t *obs, const uint8_t *mask64, const rules_t *R, bot_view_t *v) {
+    const obs_layout_t *L = &R->obs[0];
+    int P = R->P;
+    memset(v, 0, sizeof *v);
+    v->P = P;
+    v->mask = plane_mask(mask64, 64);
+    v->hand = plane_mask(obs + L->off[OBS_HAND], N_CARDS);
+    u64 visible = v->hand;
+    for (int k = 0; k < P; k++) {
+        u64 m = plane_mask(obs + L->off[OBS_MELDS] + N_CARDS * k, N_CARDS);
+        u64 d = plane_mask(obs + L->off[OBS_DISCARDED] + N_CARDS * k, N_CARDS);
+        if (k == 0) v->meld = m;
+        v->discarded[k] = d;
+        v->calls_used[k] = obs[L->off[OBS_CALLS_USED] + k] != 0;
+        visible |= m | d;
+    }
+    v->unseen = ALL53 & ~visible;
+    v->claim_card = -1;
+    for (int c = 0; c < N_CARDS; c++)
+        if (obs[L->off[OBS_CLAIM_CARD] + c]) { v->claim_card = c; break; }
+    v->wall_left = obs[L->off[OBS_WALL_LEFT]];
+}
+
+/* ---------------------------------------------------------------- greedy discards (greedy.discard_table) */
+typedef struct {
+    int n, best;
+    int card[N_CARDS], dist[N_CARDS], acc[N_CARDS];
+} table_t;
+
+/* Every allowed discard: distance after it, and the acceptance count where it breaks a tie for the
+ * smallest distance (0 elsewhere), exactly as discard_table computes them. */
+static void discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
+    allowed &= REAL;
+    T->n = 0;
+    T->best = 127;
+    for (u64 t = allowed; t; t &= t - 1) {
+        int c = ctz64(t), i = T->n++;
+        T->card[i] = c;
+        T->dist[i] = eval_distance(hand & ~(1ULL << c), meld, unseen);
+        T->acc[i] = 0;
+        if (T->dist[i] < T->best) T->best = T->dist[i];
+    }
+    int tied = 0;
+    for (int i = 0; i < T->n; i++) tied += T->dist[i] == T->best;
+    if (tied < 2) return;
+    for (int i = 0; i < T->n; i++) {
+        if (T->dist[i] != T->best) continue;
+        u64 after = hand & ~(1ULL << T->card[i]);
+        u64 pool = (neighbours(after) | JK_BIT) & unseen;
+        T->acc[i] = eval_acceptance(after, meld, unseen, pool, T->dist[i]);
+    }
+}
+
+int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out) {
+    table_t T;
+    discard_table(hand, meld, unseen, allowed, &T);
+    int bi = -1;
+    for (int i = 0; i < T.n; i++) { /* lexsort((cards, -accept, dist)): cards ascend, so the first wins ties */
+        if (bi < 0 || T.dist[i] < T.dist[bi] || (T.dist[i] == T.dist[bi] && T.acc[i] > T.acc[bi])) bi = i;
+    }
+    if (dist_out) *dist_out = bi < 0 ? 127 : T.dist[bi];
+    return bi < 0 ? -1 : T.card[bi];
+}
+
+/* ---------------------------------------------------------------- greedy claims (greedy.call_table) */
+static int yaku_possible(u64 hand, u64 meld, int action) {
+    u64 allc = (hand | meld) & REAL;
+    int pon = action < CHII_LOW_A;
+    if (pon && (meld & CROWN_M) == meld) return 1;                          /* crown Pon */
+    if (!(allc & RED_M) || !(allc & BLACK_M)) return 1;                     /* one colour */
+    if (pon)                                                                 /* Toitoi */
+        for (int r = 0; r < 13; r++)
+            if (pc64(hand & RANKM[r]) >= 2) return 1;
+    if ((meld & CROWN_M) && !(hand & REAL & ~TERMINAL_SIDE_M)) return 1;    /* Chanta */
+    return 0;
+}
+
+static int greedy_claim(const bot_view_t *v, const rules_t *R) {
+    int card = v->claim_card, best_a = PASS_A, best_d = 0;
+    if (card < 0 || card >= 52) return PASS_A;
+    int now = -1;
+    for (int a = PON_A; a < PASS_A; a++) {
+        if (!(v->mask >> a & 1)) continue;
+        if (now < 0) now = eval_distance(v->hand, v->meld, v->unseen);
+        u64 pair = eng_call_cards(a, card);
+        u64 meld = pair | (1ULL << card);
+        u64 after = v->hand & ~pair;
+        u64 allowed = after & ~eng_kuikae_after(R, a, card) & REAL;
+        int dist;
+        bot_best_discard(after, meld, v->unseen, allowed, &dist);
+        if (dist < now && yaku_possible(after, meld, a) && (best_a == PASS_A || dist < best_d)) {
+            best_a = a; /* actions ascend: the first of equal distance is the lowest id */
+            best_d = dist;
+        }
+    }
+    return best_a;
+}
+
+int bot_greedy(const bot_view_t *v, const rules_t *R) {
+    if (v->mask >> RON_A & 1) return RON_A;
+    if (v->mask >> TSUMO_A & 1) return TSUMO_A;
+    if (v->mask >> PASS_A & 1) return greedy_claim(v, R);
+    return bot_best_discard(v->hand, v->meld, v->unseen, v->mask & REAL, NULL);
+}
+
+/* ---------------------------------------------------------------- defensive (defensive.py) */
+static inline u64 card_bit(int r, int s) { return (r >= 0 && r <= 12) ? 1ULL << (13 * s + r) : 0; }
+static inline int live(u64 m, u64 unseen) { return m && (unseen & m) == m; }
+
+/* live, non-furiten wait shapes on card c for one opponent (defensive.danger) */
+static int danger(int c, u64 unseen, u64 theirs) {
+    int r = c % 13, s = c / 13;
+    u64 me = 1ULL << c;
+    u64 p1 = card_bit(r + 1, s), p2 = card_bit(r + 2, s), p3 = card_bit(r + 3, s);
+    u64 m1 = card_bit(r - 1, s), m2 = card_bit(r - 2, s), m3 = card_bit(r - 3, s);
+    int pair = (unseen & RANKM[r] & ~me) && !(theirs & RANKM[r]);
+    int up = live(p1 | p2, unseen) && p1 && p2 && !(theirs & p3);
+    int down = live(m1 | m2, unseen) && m1 && m2 && !(theirs & m3);
+    int mid = live(m1 | p1, unseen) && m1 && p1;
+    return pair + up + down + mid;
+}
+
+static int defensive_discard(const bot_view_t *v) {
+    table_t T;
+    discard_table(v->hand, v->meld, v->unseen, v->mask & REAL, &T);
+    int P = v->P, threat[MAXP] = {0}, any = 0;
+    for (int k = 1; k < P; k++) {
+        threat[k] = v->calls_used[k] || v->wall_left <= LATE_WALL;
+        any |= threat[k];
+    }
+    int fold = any && T.best >= FOLD_DISTANCE;
+    int bi = -1, bkey = 0, btot = 0;
+    for (int i = 0; i < T.n; i++) {
+        int total = 0, to_threats = 0;
+        for (int k = 1; k < P; k++) {
+            int dk = danger(T.card[i], v->unseen, v->discarded[k]);
+            total += dk;
+            if (threat[k]) to_threats += dk;
+        }
+        int key = fold ? to_threats : 0;
+        /* lexsort((cards, total, -accept, dist, key_fold)): cards ascend, so strict improvements only */
+        int better = bi < 0 || key < bkey ||
+                     (key == bkey && (T.dist[i] < T.dist[bi] ||
+                                      (T.dist[i] == T.dist[bi] && (T.acc[i] > T.acc[bi] ||
+                                                                   (T.acc[i] == T.acc[bi] && total < btot)))));
+        if (better) { bi = i; bkey = key; btot = total; }
+    }
+    return bi < 0 ? -1 : T.card[bi];
+}
+
+int bot_defensive(const bot_view_t *v, const rules_t *R) {
+    if (v->mask >> RON_A & 1) return RON_A;
+    if (v->mask >> TSUMO_A & 1) return TSUMO_A;
+    if (v->mask >> PASS_A & 1) return greedy_claim(v, R);
+    return defensive_discard(v);
+}
+
+/* ---------------------------------------------------------------- random */
+static int nth_bit(u64 m, int k) {
+    while (k--) m &= m - 1;
+    return ctz64(m);
+}
+
+int bot_random_rng(u64 mask, u64 *rng) {
+    int k = pc64(mask);
+    if (!k) return 0;
+    return nth_bit(mask, (int)(splitmix_next(rng) % (u64)k));
+}
+
+int bot_random_obs(const uint8_t *obs, int D, u64 mask, const u64 *weights, u64 seed) {
+    u64 h = 0;
+    for (int i = 0; i < D; i++) h += (u64)obs[i] * weights[i];
+    h = mix64(h + GOLDEN * (seed + 1));
+    int k = pc64(mask);
+    if (!k) return 0;
+    return nth_bit(mask, (int)(h % (u64)k));
+}
+
+int bot_act_record(const game_t *g, const rules_t *R, int code, u64 *rng) {
+    if (g->phase == PH_OVER || g->acting < 0) return -1;
+    if (code == BOT_RANDOM) return bot_random_rng(g->mask, rng);
+    bot_view_t v;
+    bot_view_record(g, R, &v);
+    return code == BOT_DEFENSIVE ? bot_defensive(&v, R) : bot_greedy(&v, R);
+}

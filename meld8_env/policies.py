@@ -1,0 +1,107 @@
+"""The built-in bots as C policies over engine records and observations (issue 20).
+
+``POLICY`` names the codes: ``random`` 0, ``greedy`` 1, ``defensive`` 2. The C decisions live in
+``meld8_env/engine/_bots.c``; the readable reference twins are the agents in ``agents/`` (greedy.py,
+defensive.py, random_agent.py), which call :func:`act_obs` unless ``MELD8_BACKEND=python`` (the
+hand evaluator's switch, :data:`meld8_env.hands.BACKEND`) selects them.
+
+- :func:`policy_act` (records (N,) ``STATE_DTYPE``, codes (N,) int8, rng (N,) uint64) -> actions (N,)
+  int64 for each record's acting seat. ``random`` draws from the record's splitmix64 state (advanced in
+  place, as :func:`random_rng_action`); greedy and defensive are deterministic.
+- :func:`act_obs` (observations (B, D) uint8, masks (B, 64)) -> actions (B,) int64: the agents' path,
+  deciding from exactly what the observation shows (random hashes the observation like RandomAgent).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from meld8_env.engine import _fast
+from meld8_env.engine.fast import STATE_DTYPE, pack_rules
+from meld8_env.engine.seeding import GOLDEN, MASK64, mix64
+from meld8_env.rules import RuleConfig
+
+POLICY: dict[str, int] = {"random": 0, "greedy": 1, "defensive": 2}
+"""Policy name -> the code the C side knows."""
+
+
+def c_bots_enabled() -> bool:
+    """True when the built-in agents decide in C (the default); ``MELD8_BACKEND=python`` turns it off."""
+    from meld8_env import hands
+
+    return hands.BACKEND == "c"
+
+
+@functools.cache
+def packed(rules: RuleConfig) -> bytes:
+    """The rules as the C engine reads them (cached per rule set)."""
+    return pack_rules(rules)
+
+
+def policy_codes(policies: object, shape: tuple[int, ...]) -> np.ndarray:
+    """Policy names or codes as a C-contiguous int8 array broadcast to ``shape``; one line naming the bad
+    value otherwise."""
+    arr = np.asarray(policies)
+    if arr.dtype.kind in "US":
+        bad = [str(x) for x in np.unique(arr) if str(x) not in POLICY]
+        if bad:
+            raise ValueError(f"unknown policy {bad[0]!r}: use one of {', '.join(POLICY)} (or codes 0..2)")
+        arr = np.vectorize(POLICY.__getitem__, otypes=[np.int8])(arr)
+    elif arr.dtype.kind not in "iu":
+        raise ValueError(f"policies must be names ({', '.join(POLICY)}) or integer codes, got dtype {arr.dtype}")
+    if arr.size and (arr.min() < 0 or arr.max() >= len(POLICY)):
+        raise ValueError(f"policy codes must be 0..{len(POLICY) - 1}, got {int(arr.min())}..{int(arr.max())}")
+    try:
+        return np.ascontiguousarray(np.broadcast_to(arr.astype(np.int8), shape))
+    except ValueError:
+        raise ValueError(f"policies of shape {arr.shape} do not fit {shape}") from None
+
+
+def check_record_array(records: np.ndarray, writable: bool = False) -> np.ndarray:
+    """``records`` as the C side takes them: a C-contiguous (N,) array of ``STATE_DTYPE``."""
+    if not isinstance(records, np.ndarray) or records.dtype != STATE_DTYPE or records.ndim != 1:
+        raise TypeError("records must be a (N,) numpy array of meld8_env.engine.fast.STATE_DTYPE")
+    if not records.flags.c_contiguous or (writable and not records.flags.writeable):
+        raise ValueError("records must be C-contiguous" + (" and writable (they advance in place)" if writable else ""))
+    return records
+
+
+def policy_act(rules: RuleConfig, records: np.ndarray, policy_codes_: object, rng_states: np.ndarray) -> np.ndarray:
+    """One decision per record for its acting seat (-1 where the game is over); ``rng_states`` (N,) uint64
+    are advanced in place where a random policy drew."""
+    records = check_record_array(records)
+    n = len(records)
+    codes = policy_codes(policy_codes_, (n,))
+    if not isinstance(rng_states, np.ndarray) or rng_states.dtype != np.uint64 or rng_states.shape != (n,):
+        raise ValueError(f"rng_states must be a uint64 array of shape ({n},)")
+    out = np.empty(n, np.int64)
+    _fast.policy_act(records, packed(rules), codes, rng_states, out)
+    return out
+
+
+def act_obs(
+    rules: RuleConfig, policy: str, obs: np.ndarray, masks: np.ndarray, weights: np.ndarray | None = None, seed: int = 0
+) -> np.ndarray:
+    """Decisions of ``policy`` from observations (B, D) and legal masks (B, 64); ``random`` needs
+    RandomAgent's ``weights`` (D,) uint64 and ``seed``."""
+    obs = np.ascontiguousarray(np.atleast_2d(obs), dtype=np.uint8)
+    masks = np.ascontiguousarray(np.atleast_2d(masks)).astype(np.uint8, copy=False)
+    if masks.shape != (obs.shape[0], 64):
+        raise ValueError(f"masks must have shape ({obs.shape[0]}, 64), got {masks.shape}")
+    if weights is not None:
+        weights = np.ascontiguousarray(weights, dtype=np.uint64)
+    out = np.empty(obs.shape[0], np.int64)
+    _fast.act_obs(packed(rules), POLICY[policy], obs, masks, weights, int(seed) & MASK64, out)
+    return out
+
+
+def random_rng_action(mask: int, state: int) -> tuple[int, int]:
+    """The ``random`` policy's draw in Python (the C twin is ``bot_random_rng``): a legal action of the
+    64-bit ``mask`` picked by splitmix64 ``state``; returns (action, next state). 0 when nothing is legal."""
+    legal = [a for a in range(64) if mask >> a & 1]
+    if not legal:
+        return 0, state
+    state = (state + GOLDEN) & MASK64
+    return legal[mix64(state) % len(legal)], state

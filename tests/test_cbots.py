@@ -1,0 +1,225 @@
+"""C bots (meld8_env/engine/_bots.c) against their Python twins (agents/), and the rollout call.
+
+Decision states come from real games: 3-player default rules and 2-player rules, both in penalty mode,
+where a small share of steps play an illegal action on purpose so dead seats and chombos occur. Every
+phase is covered (draw, call discard, claim). For each state the C decision from the observation
+(``act_obs``, what the agents run) and from the engine record (``policy_act``, what rollouts run) must
+equal the Python twin's ``act_batch_python``, ties included. A mismatch prints the state in R4 notation.
+CI runs a few thousand states; ``-m slow`` runs >= 100k.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.defensive import DefensiveAgent
+from agents.greedy import GreedyAgent
+from agents.random_agent import RandomAgent
+from meld8_env.actions import legal_ids
+from meld8_env.cards import mask_str
+from meld8_env.codes import Phase
+from meld8_env.engine.fast import STATE_DTYPE, FastBatch
+from meld8_env.observation import decode
+from meld8_env.policies import POLICY, act_obs, policy_act, random_rng_action
+from meld8_env.rollout import rollout
+from meld8_env.rules import RuleConfig
+
+RULES = {
+    "3p": RuleConfig(penalty_mode=True),
+    "2p": RuleConfig.two_player(penalty_mode=True),
+}
+BOTS = ("greedy", "defensive")
+
+
+def collect_states(rules: RuleConfig, n_states: int, seed: int, batch: int = 64, illegal_rate: float = 0.01):
+    """(records, obs, masks) of decision states from games the C bots play (seats mixed), with a few
+    deliberately illegal actions in penalty mode. Stops once ``n_states`` decisions are collected."""
+    rng = np.random.default_rng(seed)
+    fb = FastBatch(batch, rules)
+    fb.reset(rng.integers(0, 2**62, batch, dtype=np.uint64))
+    seat_pol = rng.integers(0, 3, (batch, rules.num_players)).astype(np.int8)
+    bot_rng = rng.integers(0, 2**63, batch, dtype=np.uint64)
+    recs, obs_l, mask_l, total = [], [], [], 0
+    while total < n_states:
+        obs, masks = fb.observe()
+        recs.append(fb.snapshot(slice(None)))
+        obs_l.append(obs.copy())
+        mask_l.append(masks.copy())
+        total += batch
+        acting = fb.state["acting"].astype(np.int64)
+        codes = seat_pol[np.arange(batch), np.maximum(acting, 0)]
+        actions = policy_act(rules, fb.snapshot(slice(None)), codes, bot_rng)
+        wild = rng.random(batch) < illegal_rate
+        actions = np.where(wild, rng.integers(0, 64, batch), actions)
+        fb.step(np.where(fb.over, -1, actions))
+        done = np.flatnonzero(fb.over)
+        if done.size:
+            fb.start(done, rng.integers(0, 2**62, done.size, dtype=np.uint64))
+    raw = np.dtype((np.void, STATE_DTYPE.itemsize))  # concatenate would repack the structured dtype
+    recs_a = np.concatenate([r.view(raw) for r in recs]).view(STATE_DTYPE)
+    obs_a, masks_a = np.concatenate(obs_l), np.concatenate(mask_l)
+    live = recs_a["phase"] != int(Phase.OVER)
+    return np.ascontiguousarray(recs_a[live]), obs_a[live], masks_a[live]
+
+
+def describe(rules: RuleConfig, obs: np.ndarray, mask: np.ndarray) -> str:
+    """One decision state in R4 notation (what the deciding seat sees)."""
+    d = decode(obs[None, :], rules)
+    P = rules.num_players
+    parts = [
+        f"phase {Phase(int(d['phase'][0])).label}",
+        f"hand {mask_str(int(d['hand'][0]))}",
+        f"meld {mask_str(int(d['melds'][0, 0])) or '-'}",
+        f"claim card {d['claim_card'][0]}",
+        f"wall left {d['wall_left'][0]}",
+        f"legal {legal_ids(int(np.packbits(mask[::-1].astype(np.uint8)).view('>u8')[0]))}",
+    ]
+    for k in range(P):
+        parts.append(f"seat+{k}: discards {mask_str(int(d['discarded'][0, k])) or '-'} calls {d['calls_used'][0, k]}")
+    return "; ".join(parts)
+
+
+def check_twins(rules: RuleConfig, n_states: int, seed: int) -> int:
+    recs, obs, masks = collect_states(rules, n_states, seed)
+    phases = np.bincount(recs["phase"], minlength=3)[:3]
+    assert (phases > 0).all(), f"every phase must be covered, got counts {phases}"
+    for name, cls in (("greedy", GreedyAgent), ("defensive", DefensiveAgent)):
+        want = cls(rules).act_batch_python(obs, masks)
+        got_obs = act_obs(rules, name, obs, masks)
+        rng = np.zeros(len(recs), np.uint64)
+        got_rec = policy_act(rules, recs, np.full(len(recs), POLICY[name], np.int8), rng)
+        for got, path in ((got_obs, "observation"), (got_rec, "record")):
+            bad = np.flatnonzero(got != want)
+            if bad.size:
+                lines = [f"{name} C ({path}) differs from Python on {bad.size} of {len(want)} states, first ones:"]
+                lines += [f"  C={got[i]} python={want[i]}: {describe(rules, obs[i], masks[i])}" for i in bad[:5]]
+                pytest.fail("\n".join(lines))
+    agent = RandomAgent(rules, seed=seed)
+    want = agent.act_batch_python(obs, masks)
+    got = agent.act_batch_python(obs, masks, c_twin=True)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"random C differs at {bad[:5]}: {describe(rules, obs[bad[0]], masks[bad[0]])}"
+    return len(recs)
+
+
+@pytest.mark.parametrize("key", sorted(RULES))
+def test_c_bots_equal_python_twins(key):
+    assert check_twins(RULES[key], 3000, seed=11) >= 2000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(RULES))
+def test_c_bots_equal_python_twins_100k(key):
+    assert check_twins(RULES[key], 110_000, seed=12) >= 100_000
+
+
+def test_agents_dispatch_to_c_unless_python_backend():
+    """act_batch runs the C twin by default and the Python code under MELD8_BACKEND=python (set_backend)."""
+    import meld8_env.hands as hands
+
+    rules = RULES["3p"]
+    recs, obs, masks = collect_states(rules, 64, seed=3)
+    obs, masks = obs[:2], masks[:2]  # the Python evaluator is slow
+    for cls in (GreedyAgent, DefensiveAgent, RandomAgent):
+        a = cls(rules)
+        c = a.act_batch(obs, masks)
+        previous = hands.BACKEND
+        hands.set_backend("python")
+        try:
+            assert not getattr(a, "runs_in_c", lambda: False)()
+            py = a.act_batch(obs, masks)
+        finally:
+            hands.set_backend(previous)
+        np.testing.assert_array_equal(c, py)
+
+
+# ---------------------------------------------------------------------------------------------- rollout
+def step_by_step(rules: RuleConfig, records: np.ndarray, policies: np.ndarray, seeds: np.ndarray, until: str):
+    """The rollout's Python twin: every unfinished record steps one action at a time, greedy/defensive by
+    the Python agents (batched over the records that use them), random by ``random_rng_action``.
+    Returns each record as it was when it stopped, the score changes and the steps."""
+    P, n = rules.num_players, len(records)
+    fb = FastBatch(n, rules)
+    fb.restore(slice(None), records)
+    agents = {POLICY["greedy"]: GreedyAgent(rules), POLICY["defensive"]: DefensiveAgent(rules)}
+    start = fb.state["scores"][:, :P].copy()
+    rng = [int(s) for s in seeds]
+    steps = np.zeros(n, np.int32)
+    final = fb.snapshot(slice(None))
+    active = fb.state["phase"] != int(Phase.OVER)
+    while active.any():
+        obs, masks = fb.observe()
+        code = policies[np.arange(n), np.maximum(fb.state["acting"], 0)]
+        actions = np.full(n, -1, np.int64)
+        for c, agent in agents.items():
+            idx = np.flatnonzero(active & (code == c))
+            if idx.size:
+                actions[idx] = agent.act_batch_python(obs[idx], masks[idx])
+        for i in np.flatnonzero(active & (code == POLICY["random"])):
+            actions[i], rng[i] = random_rng_action(int(fb.state["mask"][i]), rng[i])
+        assert not fb.step(actions)[active].any()
+        steps += active
+        stopped = (fb.state["phase"] == int(Phase.OVER)) | ((fb.state["result"] != 0) & (until == "hand"))
+        newly = np.flatnonzero(active & stopped)
+        final[newly] = fb.snapshot(newly)  # before a held step clears its outcome fields
+        active &= ~stopped
+    return final, fb.state["scores"][:, :P] - start, steps
+
+
+@pytest.mark.parametrize("key", sorted(RULES))
+@pytest.mark.parametrize("until", ["hand", "game"])
+def test_rollout_equals_step_by_step_python(key, until):
+    rules = RULES[key]
+    recs, _, _ = collect_states(rules, 400, seed=21)
+    rng = np.random.default_rng(5)
+    pick = rng.choice(len(recs), 24 if until == "hand" else 4, replace=False)
+    start = recs[pick].copy()
+    pol = rng.integers(0, 3, (len(pick), rules.num_players)).astype(np.int8)
+    seeds = rng.integers(0, 2**63, len(pick), dtype=np.uint64)
+    mine = start.copy()
+    res = rollout(rules, mine, pol, seeds, until=until)
+    want_recs, want_deltas, want_steps = step_by_step(rules, start, pol, seeds, until)
+    np.testing.assert_array_equal(res.steps, want_steps)
+    np.testing.assert_array_equal(res.deltas, want_deltas)
+    differ = [f for f in STATE_DTYPE.names if not np.array_equal(mine[f], want_recs[f])]
+    assert not differ, f"the advanced records differ from step-by-step play in fields {differ}"
+    if until == "game":
+        assert res.over.all() and (res.placements > 0).all()
+        np.testing.assert_array_equal(res.final_scores, mine["final_scores"][:, : rules.num_players])
+    else:
+        assert ((mine["result"] != 0) | res.over).all(), "a hand rollout stops where the hand ended"
+
+
+def test_rollout_deterministic_and_thread_independent():
+    rules = RULES["3p"]
+    recs, _, _ = collect_states(rules, 64, seed=8)
+    seeds = np.arange(len(recs), dtype=np.uint64)
+    pol = np.array(["random", "greedy", "defensive"])
+    a, b, c = recs.copy(), recs.copy(), recs.copy()
+    ra = rollout(rules, a, pol, seeds, until="game", threads=1)
+    rb = rollout(rules, b, pol, seeds, until="game", threads=2)
+    rollout(rules, c, pol, seeds + np.uint64(1), until="game", threads=2)
+    assert all(np.array_equal(a[f], b[f]) for f in STATE_DTYPE.names)
+    np.testing.assert_array_equal(ra.final_scores, rb.final_scores)
+    assert not np.array_equal(a["scores"], c["scores"]), "other seeds must change the random seats' play"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"until": "round"}, "until must be 'hand' or 'game'"),
+        ({"threads": 0}, "threads must be an integer"),
+        ({"seat_policies": ["greedy", "nope", "random"]}, "unknown policy 'nope'"),
+        ({"seat_policies": [1, 2, 7]}, "policy codes must be 0..2"),
+        ({"seeds": np.zeros(3, np.uint64)}, "seeds must be"),
+    ],
+)
+def test_rollout_refuses_bad_input_in_one_line(kwargs, message):
+    rules = RULES["3p"]
+    recs, _, _ = collect_states(rules, 64, seed=1)
+    args = {"seat_policies": ["greedy"] * 3, "seeds": np.zeros(len(recs), np.uint64)} | kwargs
+    before = recs.tobytes()
+    with pytest.raises(ValueError, match=message):
+        rollout(rules, recs, **args)
+    assert recs.tobytes() == before, "nothing is stepped before every check passed"
