@@ -49,6 +49,7 @@ from meld8_env.codes import Phase
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.observation import decode
 from meld8_env.placement import shipped_table
+from meld8_env.policies import POLICY
 from meld8_env.rules import RuleConfig
 
 OPTIONS: dict[str, tuple[type, object, str]] = {
@@ -227,10 +228,10 @@ class SearchAgent(Agent):
         pol = np.empty((K, P), np.int8)
         opp = self.opts["opp"]
         if opp == "mix":
-            pol[:] = np.where(rng.random((K, P)) < 0.5, sb.POLICY["greedy"], sb.POLICY["defensive"])
+            pol[:] = np.where(rng.random((K, P)) < 0.5, POLICY["greedy"], POLICY["defensive"])
         else:
-            pol[:] = sb.POLICY[opp]
-        pol[:, seat] = sb.POLICY[self.opts["me"]]
+            pol[:] = POLICY[opp]
+        pol[:, seat] = POLICY[self.opts["me"]]
         return pol
 
     def _search(self, rows: list[int], cands: list[list[int]], infosets: list, records) -> list:

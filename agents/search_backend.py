@@ -9,14 +9,13 @@ Four calls, named as in the lanes' agreed interfaces (docs: ``/work/briefs/inter
 - ``step_copies(rules, records, actions)``: step caller-owned records in place (``step_records``);
 - ``rollout_hand(rules, records, seat_policies (N, P) int8, seeds (N,) uint64)``: play every record to the
   end of its hand with the C bots (``meld8_env.rollout.rollout(..., until="hand")``), records advanced in
-  place; returns the records' ``over`` flags and the rollout's per-seat point ``deltas``.
+  place; returns the rollout's per-seat point ``deltas``.
 
-TEMPORARY fallbacks (used only while those modules are not in the tree; each is named ``_fallback_*``
-and goes away when the real piece lands): a "shim" information set that keeps the seat's record with
-every hidden card removed (opponents' concealed hands, the whole wall, the seed), a uniform sampler that
-deals the hidden pool back at random, stepping on a scratch ``FastBatch`` and rollouts stepped one
-action at a time with the Python bots. The shim cannot re-ask a claim window (the other seats' cached
-claim options depend on their hidden hands), so with the fallback the search does not search claims.
+TEMPORARY fallback (used only while ``meld8_env.belief`` is not in the tree; named ``_fallback_*``, it goes
+away when the real sampler lands): a uniform sampler that rebuilds a record from the information set's
+public fields and deals the hidden pool back at random (``refresh`` then re-asks any claim window).
+Claim windows: the seats asked before this one answer first by their rollout policy
+(:func:`advance_to_seat`), so every world has this seat to act.
 """
 
 from __future__ import annotations
@@ -26,33 +25,24 @@ import hashlib
 import numpy as np
 
 from meld8_env.codes import Phase
-from meld8_env.engine.fast import STATE_DTYPE, FastBatch
+from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import step_records
 from meld8_env.infoset import infoset as _real_infoset
+from meld8_env.policies import policy_act
+from meld8_env.rollout import rollout
 from meld8_env.rules import RuleConfig
-
-POLICY = {"random": 0, "greedy": 1, "defensive": 2}
 
 try:  # the real pieces (lanes state and cbots)
     from meld8_env.belief import sample_worlds as _real_sample_worlds
 except ImportError:  # pragma: no cover - depends on what has landed
     _real_sample_worlds = None
 
-try:
-    from meld8_env.rollout import rollout as _real_rollout
-except ImportError:  # pragma: no cover
-    _real_rollout = None
-try:
-    from meld8_env.policies import policy_act as _real_policy_act
-except ImportError:  # pragma: no cover
-    _real_policy_act = None
-
 
 def backend_names() -> dict[str, str]:
     """Which implementation each call uses (bench output and the agent's description say it)."""
     return {
         "belief": "meld8_env.belief" if _real_sample_worlds else "fallback uniform",
-        "rollout": "meld8_env.rollout (C bots)" if _real_rollout else "fallback Python bots",
+        "rollout": "meld8_env.rollout (C bots)",
     }
 
 
@@ -141,17 +131,6 @@ def info_digest(info) -> bytes:
 
 
 # -- stepping and rollouts --------------------------------------------------------------------------
-_SCRATCH: dict[tuple[str, int], FastBatch] = {}
-
-
-def _scratch(rules: RuleConfig, n: int) -> FastBatch:
-    size = 1 << max(4, (n - 1).bit_length())
-    key = (rules.rules_hash, size)
-    if key not in _SCRATCH:
-        _SCRATCH[key] = FastBatch(size, rules)
-    return _SCRATCH[key]
-
-
 def step_copies(rules: RuleConfig, records: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Step caller-owned ``records`` in place by ``actions`` (int64, -1 holds); returns where refused."""
     return step_records(rules, records, actions)
@@ -160,11 +139,10 @@ def step_copies(rules: RuleConfig, records: np.ndarray, actions: np.ndarray) -> 
 def rollout_hand(
     rules: RuleConfig, records: np.ndarray, seat_policies: np.ndarray, seeds: np.ndarray, threads: int = 2
 ) -> np.ndarray:
-    """Play ``records`` (advanced in place) to the end of the current hand; returns deltas (N, P) int64."""
-    if _real_rollout is not None:
-        res = _real_rollout(rules, records, seat_policies, seeds, until="hand", threads=threads)
-        return np.asarray(res.deltas, np.int64)
-    return _fallback_rollout(rules, records, seat_policies, seeds)
+    """Play ``records`` (advanced in place) to the end of the current hand with the C bots; returns the
+    hand's point change of every seat (N, P) int64."""
+    res = rollout(rules, records, seat_policies, seeds, until="hand", threads=threads)
+    return np.asarray(res.deltas, np.int64)
 
 
 def advance_to_seat(rules: RuleConfig, records: np.ndarray, seat: int, seat_policies: np.ndarray) -> None:
@@ -176,62 +154,7 @@ def advance_to_seat(rules: RuleConfig, records: np.ndarray, seat: int, seat_poli
             return
         idx = np.flatnonzero(wait)
         sub = records[idx]
-        acting = sub["acting"].astype(np.int64)
-        acts = _policy_act(rules, sub, seat_policies[idx, acting])
+        codes = seat_policies[idx, sub["acting"].astype(np.int64)].astype(np.int8)
+        acts = policy_act(rules, sub, codes, np.zeros(len(sub), np.uint64))
         step_records(rules, sub, acts)
         records[idx] = sub
-
-
-def _policy_act(rules: RuleConfig, records: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    if _real_policy_act is not None:
-        return _real_policy_act(rules, records, codes.astype(np.int8), np.zeros(len(records), np.uint64))
-    from meld8_env.engine.records import observe_records
-
-    obs, masks = observe_records(rules, records)
-    out = np.full(len(records), -1, np.int64)
-    for code in np.unique(codes).tolist():
-        idx = np.flatnonzero(codes == code)
-        out[idx] = _bot(rules, int(code)).act_batch(obs[idx], masks[idx])
-    return out
-
-
-_BOTS: dict[tuple[str, int], object] = {}
-
-
-def _bot(rules: RuleConfig, code: int):
-    key = (rules.rules_hash, code)
-    if key not in _BOTS:
-        from agents.defensive import DefensiveAgent
-        from agents.greedy import GreedyAgent
-        from agents.random_agent import RandomAgent
-
-        cls = {0: RandomAgent, 1: GreedyAgent, 2: DefensiveAgent}[code]
-        _BOTS[key] = cls(rules=rules, seed=0)
-    return _BOTS[key]
-
-
-def _fallback_rollout(
-    rules: RuleConfig, records: np.ndarray, seat_policies: np.ndarray, seeds: np.ndarray
-) -> np.ndarray:
-    """TEMPORARY: step one action at a time with the Python bots (about 100x slower than the C rollout)."""
-    n, P = len(records), rules.num_players
-    fb = _scratch(rules, n)
-    fb.restore(slice(0, n), records)
-    deltas = np.zeros((n, P), np.int64)
-    live = fb.phase[:n] != int(Phase.OVER)
-    rows = np.arange(n)
-    while live.any():
-        obs, masks = fb.observe()
-        acting = fb.acting[:n].astype(np.int64)
-        acts = np.full(fb.B, -1, np.int64)
-        codes = seat_policies[rows, np.clip(acting, 0, P - 1)]
-        for code in np.unique(codes[live]).tolist():
-            idx = np.flatnonzero(live & (codes == code))
-            acts[idx] = _bot(rules, int(code)).act_batch(obs[idx], masks[idx])
-        fb.step(acts)
-        st = fb.state[:n]
-        ended = live & (st["result"] != 0)
-        deltas[ended] = st["deltas"][ended, :P]
-        live &= ~ended
-    records[:] = fb.snapshot(slice(0, n))
-    return deltas
