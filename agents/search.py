@@ -22,7 +22,8 @@ Every decision of a batch is searched together (one rollout call per stage for g
 A decision is a pure function of the agent's seed and the information set (its random stream is seeded
 from both), so it is deterministic and cannot depend on hidden cards or the game seed.
 
-Options (spec ``search:worlds=24,cands=6,...``): ``worlds`` (24), ``cands`` (6), ``stages`` (3), ``opp`` (mix),
+Options (spec ``search:worlds=24,cands=6,...``; on a command line whose agent list is comma-separated,
+``search:worlds=24+cands=6``): ``worlds`` (24), ``cands`` (6), ``stages`` (3), ``opp`` (mix),
 ``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``threads`` (2), and the
 diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
 resampled); it needs the caller to pass the true records (``act_batch(..., records=...)``) and exists only
@@ -73,9 +74,10 @@ CHOICES = {
 
 
 def parse_options(text: str) -> dict[str, object]:
-    """``k=v,k=v`` -> options (ValueError in one line naming the bad part and the allowed ones)."""
+    """``k=v,k=v`` (or ``k=v+k=v``, for command lines whose agent lists are comma-separated) -> options
+    (ValueError in one line naming the bad part and the allowed ones)."""
     out: dict[str, object] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    for part in filter(None, (p.strip() for p in text.replace("+", ",").split(","))):
         key, eq, value = part.partition("=")
         if not eq or key not in OPTIONS:
             raise ValueError(
