@@ -62,6 +62,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "leaf": (str, "placement", "leaf value: placement (expected final placement) or points"),
     "belief": (str, "two_level", "world sampler: two_level or uniform"),
     "win_rounds": (int, 2, "search Tsumo/Ron in the last N rounds (0: always win)"),
+    "margin": (int, 10, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
     "threads": (int, 2, "rollout threads"),
     "cheat": (int, 0, "1 = CHEATING diagnostic: worlds keep the true hidden hands"),
 }
@@ -99,6 +100,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
     for key in ("worlds", "cands", "stages", "threads"):
         if not 1 <= int(full[key]) <= 4096:
             raise ValueError(f"search option {key}={full[key]}: must be 1..4096")
+    if not 0 <= int(full["margin"]) <= 100:
+        raise ValueError(f"search option margin={full['margin']}: must be 0..100 (tenths of a standard error)")
     if not 0 <= int(full["win_rounds"]) <= 16:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
     if full["cheat"] not in (0, 1):
@@ -147,7 +150,12 @@ class SearchAgent(Agent):
         todo = [i for i in range(n) if out[i] < 0]
         self.last_values = [{} for _ in range(n)]
         if todo:
-            best = self._search(todo, [cands[i] for i in todo], infosets, records)
+            bot = self._defensive if self.opts["me"] == "defensive" else self._greedy
+            default = bot.act_batch(obs[todo], masks[todo])
+            for i, a in zip(todo, default.tolist(), strict=True):  # the continuation bot's choice is a candidate
+                if a not in cands[i]:
+                    cands[i].append(a)
+            best = self._search(todo, [cands[i] for i in todo], infosets, records, default.tolist())
             for i, (a, vals) in zip(todo, best, strict=True):
                 out[i] = a
                 self.last_values[i] = vals
@@ -236,7 +244,7 @@ class SearchAgent(Agent):
         pol[:, seat] = POLICY[self.opts["me"]]
         return pol
 
-    def _search(self, rows: list[int], cands: list[list[int]], infosets: list, records) -> list:
+    def _search(self, rows: list[int], cands: list[list[int]], infosets: list, records, default: list[int]) -> list:
         P = self.rules.num_players
         K = int(self.opts["worlds"])
         S = max(1, min(int(self.opts["stages"]), K))
@@ -252,8 +260,7 @@ class SearchAgent(Agent):
             sb.advance_to_seat(self.rules, worlds, seat, pol)  # claim windows: earlier-asked seats answer first
             prep.append((worlds, np.asarray(weights, np.float64), seat, seeds, pol))
         alive = [list(cl) for cl in cands]
-        sums = [dict.fromkeys(cl, 0.0) for cl in cands]
-        wsum = [dict.fromkeys(cl, 0.0) for cl in cands]
+        vals = [{a: np.full(K, np.nan) for a in cl} for cl in cands]  # per-world leaf value of each candidate
         for s, chunk in enumerate(chunks):
             recs, acts, seeds, pols, owner = [], [], [], [], []
             for j, (worlds, _, _, sd, pol) in enumerate(prep):
@@ -262,7 +269,7 @@ class SearchAgent(Agent):
                     acts.append(np.full(len(chunk), a, np.int64))
                     seeds.append(sd[chunk])
                     pols.append(pol[chunk])
-                    owner.append((j, a, chunk))
+                    owner.append((j, a))
             batch = sb.cat_records(recs)
             before = batch["scores"][:, :P].astype(np.int64).copy()
             illegal = sb.step_copies(self.rules, batch, np.concatenate(acts))
@@ -277,23 +284,28 @@ class SearchAgent(Agent):
                 batch[going] = sub
             values = self._leaf(batch, before)
             at = 0
-            for j, a, ch in owner:
-                seat = prep[j][2]
-                w = prep[j][1][ch]
-                v = values[at : at + len(ch), seat]
-                sums[j][a] += float(np.dot(w, v))
-                wsum[j][a] += float(w.sum())
-                at += len(ch)
+            for j, a in owner:
+                vals[j][a][chunk] = values[at : at + len(chunk), prep[j][2]]
+                at += len(chunk)
             if s < S - 1:
                 for j in range(len(alive)):
                     if len(alive[j]) > 2:
-                        ranked = sorted(alive[j], key=lambda a, j=j: -_mean(sums[j], wsum[j], a))
-                        keep = max(2, math.ceil(len(alive[j]) / 2))
-                        alive[j] = [a for a in alive[j] if a in ranked[:keep]]  # keep prior order
+                        w = prep[j][1]
+                        ranked = sorted(alive[j], key=lambda a, j=j, w=w: -_mean(vals[j][a], w))
+                        keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
+                        alive[j] = [a for a in alive[j] if a in keep]  # prior order; the bot's choice stays
         out = []
+        z = int(self.opts["margin"]) / 10
         for j in range(len(alive)):
-            best = max(alive[j], key=lambda a, j=j: _mean(sums[j], wsum[j], a))  # first in prior order on ties
-            out.append((best, {a: (_mean(sums[j], wsum[j], a), wsum[j][a]) for a in cands[j]}))
+            w = prep[j][1]
+            best = max(alive[j], key=lambda a, j=j, w=w: _mean(vals[j][a], w))  # first in prior order on ties
+            if best != default[j] and z > 0:
+                # common random numbers: both were rolled out on the same worlds; leave the bot's choice only
+                # when the paired gain is clear of the noise (guards against the winner's curse of a max)
+                gain, se = _paired(vals[j][best], vals[j][default[j]], w)
+                if gain <= z * se:
+                    best = default[j]
+            out.append((best, {a: (_mean(vals[j][a], w), float(w[~np.isnan(vals[j][a])].sum())) for a in cands[j]}))
         return out
 
     def _leaf(self, batch: np.ndarray, before: np.ndarray) -> np.ndarray:
@@ -305,8 +317,22 @@ class SearchAgent(Agent):
         return -self.table.expected(scores, batch["round"].astype(np.int64), batch["chiicha"].astype(np.int64))
 
 
-def _mean(sums: dict, wsum: dict, a: int) -> float:
-    return sums[a] / wsum[a] if wsum[a] > 0 else -math.inf
+def _mean(v: np.ndarray, w: np.ndarray) -> float:
+    """Weighted mean over the worlds where ``v`` was rolled out (-inf when none)."""
+    ok = ~np.isnan(v)
+    return float(np.dot(w[ok], v[ok]) / w[ok].sum()) if ok.any() and w[ok].sum() > 0 else -math.inf
+
+
+def _paired(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """Weighted mean of a - b over the worlds both saw, and its standard error."""
+    ok = ~np.isnan(a) & ~np.isnan(b)
+    if ok.sum() < 2:
+        return 0.0, math.inf
+    d, ww = a[ok] - b[ok], w[ok] / w[ok].sum()
+    mean = float(np.dot(ww, d))
+    n_eff = 1.0 / float(np.dot(ww, ww))
+    var = float(np.dot(ww, (d - mean) ** 2)) * n_eff / max(n_eff - 1.0, 1.0)
+    return mean, math.sqrt(var / n_eff)
 
 
 def _round_slice(rules: RuleConfig) -> slice:
