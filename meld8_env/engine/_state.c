@@ -88,7 +88,7 @@ int eng_check_cards(const game_t *g, const rules_t *R, char *msg, int len) {
         for (int i = 0; i < g->ndisc[p]; i++) {
             int c = g->discards[p][i];
             if (c < 0 || c >= N_CARDS) FAIL("seat %d's discard %d is not a card (%d)", p, i, c);
-            if (c == 52) FAIL("the Joker is in seat %d's discards (R12)", p);
+            if (c == 52) FAIL("the Joker (JK) is in seat %d's discards (R12)", p);
             if (g->called[p] >> i & 1) { /* counted in the caller's meld */
                 if (kind[c] != 1 || seat[c] == p)
                     FAIL("seat %d's discard %s is marked called but is in no other seat's meld", p, card_name(c, b1));

@@ -33,7 +33,7 @@ from meld8_env.engine import _fast
 from meld8_env.engine.fast import STATE_DTYPE, pack_rules
 from meld8_env.rules import RuleConfig
 
-__all__ = ["check_conservation", "observe_records", "refresh", "start_records", "step_records"]
+__all__ = ["check_conservation", "concat_records", "observe_records", "refresh", "start_records", "step_records"]
 
 
 @functools.cache
@@ -44,10 +44,21 @@ def packed(rules: RuleConfig, reward: str = "points") -> bytes:
 
 def _records(records: np.ndarray, what: str) -> np.ndarray:
     if not isinstance(records, np.ndarray) or records.dtype != STATE_DTYPE or records.ndim != 1:
-        raise TypeError(f"{what} takes a 1-d array of engine records (dtype STATE_DTYPE), got {type(records).__name__}")
+        got = type(records).__name__
+        if isinstance(records, np.ndarray):
+            got = f"dtype {records.dtype}, shape {records.shape}"
+        raise TypeError(f"{what} takes a 1-d array of engine records (dtype STATE_DTYPE), got {got[:120]}")
     if not records.flags.c_contiguous:
         raise ValueError(f"{what}: the records must be C-contiguous (np.ascontiguousarray makes a copy)")
     return records
+
+
+def concat_records(parts: list[np.ndarray]) -> np.ndarray:
+    """Records of several arrays in one (``np.concatenate`` would drop the struct's padding: a new dtype)."""
+    raw = np.dtype((np.void, STATE_DTYPE.itemsize))
+    if not parts:
+        return np.zeros(0, STATE_DTYPE)
+    return np.concatenate([np.ascontiguousarray(p).view(raw) for p in parts]).view(STATE_DTYPE)
 
 
 def start_records(rules: RuleConfig, seeds: np.ndarray) -> np.ndarray:

@@ -1,0 +1,136 @@
+"""The belief sampler (issue 21 §1): worlds consistent with the infoset, ready to step, blind to the truth.
+
+R33 (furiten: a ready opponent's waits are not in its own discards), R22 (claim windows re-asked).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import chi2_contingency
+
+from meld8_env.belief import sample_worlds, status_key
+from meld8_env.codes import Phase
+from meld8_env.engine import _fast
+from meld8_env.engine.records import packed, step_records
+from meld8_env.hands import waits_batch
+from meld8_env.infoset import infoset
+from meld8_env.rules import RuleConfig
+from tests.test_infoset_leak import permute_hidden
+from training.bot_states import play_bot_states
+
+RULES = {"3p": RuleConfig(), "2p": RuleConfig.two_player()}
+
+
+@pytest.fixture(scope="module", params=list(RULES))
+def states(request):
+    rules = RULES[request.param]
+    s = play_bot_states(rules, games=12, seed=41)
+    return rules, np.ascontiguousarray(s[:: max(1, len(s) // 150)])
+
+
+@pytest.mark.parametrize("method", ["uniform", "two_level"])
+def test_worlds_are_consistent_and_playable(states, method):
+    rules, recs = states
+    rng = np.random.default_rng(2)
+    for r in recs:
+        info = infoset(r, int(r["acting"]), rules)
+        worlds, weights = sample_worlds(info, 8, rng, method, rules)
+        assert worlds.shape == (8,) and weights.shape == (8,) and (weights > 0).all()
+        assert len(set(worlds["seed"].tolist())) == 8  # fresh future deals
+        for w in worlds:
+            got = infoset(w, info.seat, rules)
+            if info.phase == Phase.CLAIM:  # the window is asked again from its first eligible seat
+                assert {k: v for k, v in vars(got).items() if k not in ("my_turn", "legal")} == {
+                    k: v for k, v in vars(info).items() if k not in ("my_turn", "legal")
+                }
+            else:
+                assert got.to_bytes() == info.to_bytes()
+        # ready to step: every world takes a legal action (checked first by step_records)
+        rs = np.arange(8, dtype=np.uint64) + 1
+        acts = np.zeros(8, np.int64)
+        _fast.random_legal(worlds, rs, acts)
+        assert not step_records(rules, worlds, acts).any()
+
+
+def test_two_level_ready_opponents_are_not_furiten_and_more_often_ready(states):
+    rules, recs = states
+    rng = np.random.default_rng(3)
+    ready = {"uniform": 0, "two_level": 0}
+    total = 0
+    for r in recs:
+        info = infoset(r, int(r["acting"]), rules)
+        for method in ready:
+            worlds, _ = sample_worlds(info, 16, rng, method, rules)
+            for j in info.opponents:
+                w = waits_batch(worlds["hands"][:, j].copy(), worlds["melds"][:, j].copy())
+                ok = (w != 0) & ((w & np.uint64(info.uncalled_discards(j))) == 0)
+                ready[method] += int(ok.sum())
+                total += 16 if method == "uniform" else 0
+    assert ready["two_level"] > 5 * ready["uniform"], (ready, total)
+    assert ready["two_level"] > 0.3 * total
+
+
+@pytest.mark.parametrize("name", list(RULES))
+def test_same_rng_same_worlds_whatever_the_hidden_truth(name):
+    """Leak test: records that differ only by hidden cards and seed give the same samples for the same rng,
+    on 1,000 bot-game decision states per rule set."""
+    rules = RULES[name]
+    recs = play_bot_states(rules, games=16, seed=77)
+    recs = np.ascontiguousarray(recs[np.linspace(0, len(recs) - 1, 1000).astype(np.int64)])
+    rng = np.random.default_rng(4)
+    for i, r in enumerate(recs):
+        seat = int(r["acting"])
+        twin = recs[i : i + 1].copy()
+        permute_hidden(twin, seat, rules.num_players, rng)
+        method = ("two_level", "uniform")[i % 2]
+        a, wa = sample_worlds(infoset(r, seat, rules), 4, np.random.default_rng(i), method, rules)
+        b, wb = sample_worlds(infoset(twin[0], seat, rules), 4, np.random.default_rng(i), method, rules)
+        for f in a.dtype.names:
+            assert np.array_equal(a[f], b[f]), f"state {i}: field {f} depends on the hidden truth"
+        assert np.array_equal(wa, wb)
+
+
+def test_sampled_locations_do_not_depend_on_the_truth():
+    """chi-squared: for one decision state, 6 different truths (permutations of the hidden cards); where the
+    sampler puts each hidden card (which opponent, or the wall) is independent of the truth (p > 0.001)."""
+    rules = RULES["3p"]
+    recs = play_bot_states(rules, games=4, seed=9, max_states=120)
+    r = recs[-1:]
+    seat = int(r["acting"][0])
+    rng = np.random.default_rng(5)
+    info0 = infoset(r[0], seat, rules)
+    cards = [c for c in range(53) if info0.pool >> c & 1][:6]
+    places = ["wall", *[str(j) for j in info0.opponents]]
+    table = np.zeros((6, len(cards), len(places)), np.int64)
+    truth_place = []
+    for t in range(6):
+        twin = r.copy()
+        permute_hidden(twin, seat, rules.num_players, rng)
+        truth_place.append([next((str(j) for j in info0.opponents if int(twin["hands"][0, j]) >> c & 1), "wall")
+                            for c in cards])  # fmt: skip
+        worlds, _ = sample_worlds(infoset(twin[0], seat, rules), 400, np.random.default_rng(100 + t), "two_level")
+        for k, c in enumerate(cards):
+            for j in info0.opponents:
+                table[t, k, places.index(str(j))] += int(((worlds["hands"][:, j] >> np.uint64(c)) & 1).sum())
+            table[t, k, 0] += 400 - table[t, k, 1:].sum()
+    assert len({tuple(p) for p in truth_place}) > 1  # the truths differ
+    for k in range(len(cards)):
+        sub = table[:, k, :]
+        sub = sub[:, sub.sum(axis=0) > 0]
+        if sub.shape[1] > 1:
+            assert chi2_contingency(sub).pvalue > 1e-3, (cards[k], sub)
+
+
+def test_bad_input_one_line():
+    rules = RULES["3p"]
+    recs = play_bot_states(rules, games=1, seed=1, max_states=3)
+    info = infoset(recs[0], int(recs[0]["acting"]), rules)
+    with pytest.raises(ValueError, match="method must be one of uniform, two_level"):
+        sample_worlds(info, 4, np.random.default_rng(0), "magic")
+    with pytest.raises(TypeError, match="takes an InfoSet"):
+        sample_worlds(recs[0], 4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="rules seat 2 players"):
+        sample_worlds(info, 4, np.random.default_rng(0), rules=RULES["2p"])
+    assert status_key(info, info.opponents[0])[1] in (0, 1)
+    assert packed(rules)
