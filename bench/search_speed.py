@@ -5,7 +5,7 @@ Usage: ``python bench/search_speed.py [--spec search] [--states 200] [--batch 64
 Decision states come from games of ``greedy`` vs ``defensive`` (only states with a choice: more than one
 legal action). Rows (markdown, ``bench/ab.py`` reads them): median and p90 ms per decision one at a time,
 decisions/s in batches of ``--batch``, the share of decisions that were searched (the rest are forced or
-immediate wins), and the backends in use (``agents.search_backend.backend_names``).
+immediate wins).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def main() -> None:
     batched = len(recs) / (time.perf_counter() - t0)
     ms = 1000 * np.array(times)
     flags = np.array(flags)
-    print(f"spec {args.spec}, {len(recs)} decision states, backends {sb.backend_names()}")
+    print(f"spec {args.spec}, {len(recs)} decision states")
     print("| measure | value |")
     print("|---|---|")
     print(f"| median ms per decision (one at a time) | {np.median(ms):.2f} |")

@@ -137,7 +137,6 @@ def test_review_shows_the_search_values_as_the_hint():
     for d in searched:
         vals = [o["value"] for o in d["options"]]
         assert vals == sorted(vals, reverse=True) and all(-3.0 <= v <= -1.0 for v in vals)
-        assert d["reference"]["id"] == d["options"][0]["id"] or vals[0] == next(
-            o["value"] for o in d["options"] if o["id"] == d["reference"]["id"]
-        )
+        # the choice is a searched candidate: the best, or the bot's own choice kept within the noise margin
+        assert d["reference"]["id"] in [o["id"] for o in d["options"]]
     assert "search" in format_review(doc)
