@@ -16,7 +16,9 @@ At each decision (docs/search.md has the whole story):
 4. Leaf: minus the seat's expected final placement from ``meld8_env.placement`` (``leaf=placement``), or
    the hand's point change in thousands (``leaf=points``, the ablation).
 5. Successive halving: the worlds are split into ``stages`` chunks; after each chunk the better half of the
-   candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order).
+   candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
+   except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
+   best beats it by more than ``margin``/10 standard errors of their paired difference on the same worlds.
 
 Every decision of a batch is searched together (one rollout call per stage for games x candidates x worlds).
 A decision is a pure function of the agent's seed and the information set (its random stream is seeded
@@ -24,11 +26,12 @@ from both), so it is deterministic and cannot depend on hidden cards or the game
 
 Options (spec ``search:worlds=24,cands=6,...``; on a command line whose agent list is comma-separated,
 ``search:worlds=24+cands=6``): ``worlds`` (24), ``cands`` (6), ``stages`` (3), ``opp`` (mix),
-``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``threads`` (2), and the
+``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (10),
+``threads`` (2), and the
 diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
 resampled); it needs the caller to pass the true records (``act_batch(..., records=...)``) and exists only
-to measure the ceiling that better belief could reach. Default budget: at most ``cands + 1`` candidates x
-(``worlds`` / ``stages``) rollouts in the first stage, halving after: about 100 rollouts per decision.
+to measure the ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x
+(``worlds`` / ``stages``) rollouts in the first stage, halving after: about 120 rollouts per decision.
 
 Where the caller gives no information sets (a face that does not pass them) the agent plays as
 ``defensive`` and counts those decisions in ``fallback_decisions``.
