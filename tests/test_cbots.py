@@ -223,3 +223,58 @@ def test_rollout_refuses_bad_input_in_one_line(kwargs, message):
     with pytest.raises(ValueError, match=message):
         rollout(rules, recs, **args)
     assert recs.tobytes() == before, "nothing is stepped before every check passed"
+
+
+# ---------------------------------------------------------------------------------------------- acceptance
+def acceptance_cases(n_states: int, seed: int):
+    """(hands, melds, unseen, pool, dist) of every discard candidate in real decision states, plus random
+    7-card hands with random unseen sets (the bots' pool and the full unseen pool)."""
+    from meld8_env.cardmask import BITS, JK, bits_of, discard_masks
+    from meld8_env.hands import distance_batch
+    from meld8_env.hands.sampling import random_masks
+
+    hands, melds, unseen = [], [], []
+    for rules in RULES.values():
+        recs, obs, masks = collect_states(rules, n_states, seed)
+        disc = ~masks[:, 63]
+        d = decode(obs[disc], rules)
+        rows, cards = bits_of(discard_masks(masks[disc]))
+        hands.append(d["hand"][rows] & ~BITS[cards])
+        melds.append(d["melds"][rows, 0])
+        unseen.append(d["unseen"][rows])
+    rng = np.random.default_rng(seed)
+    h = random_masks(rng, n_states, 7)
+    hands.append(h)
+    melds.append(np.zeros(n_states, np.uint64))
+    drop = random_masks(rng, n_states, 20)
+    unseen.append(np.uint64((1 << 53) - 1) & ~h & ~drop)
+    h, m, u = np.concatenate(hands), np.concatenate(melds), np.concatenate(unseen)
+    from agents.greedy import neighbours
+
+    dist = distance_batch(h, m, u)
+    pools = [(neighbours(h) | JK) & u, u & ~(h | m)]
+    return h, m, u, pools, dist
+
+
+def check_acceptance(n_states: int, seed: int) -> int:
+    from meld8_env.hands import _native
+
+    h, m, u, pools, dist = acceptance_cases(n_states, seed)
+    for pool in pools:
+        want, got = np.zeros(len(h), np.int8), np.zeros(len(h), np.int8)
+        _native.acceptance_batch(h, m, u, pool, dist, want)
+        _native.acceptance_onepass_batch(h, m, u, pool, dist, got)
+        bad = np.flatnonzero(got != want)
+        lines = [f"  {mask_str(int(h[i]))} | meld {mask_str(int(m[i])) or '-'} | dist {dist[i]} | pool "
+                 f"{mask_str(int(pool[i]))}: one search={got[i]} per card={want[i]}" for i in bad[:5]]  # fmt: skip
+        assert bad.size == 0, f"acceptance differs on {bad.size} of {len(h)} hands:\n" + "\n".join(lines)
+    return len(h)
+
+
+def test_one_search_acceptance_equals_per_card_search():
+    assert check_acceptance(1500, seed=31) >= 20_000
+
+
+@pytest.mark.slow
+def test_one_search_acceptance_equals_per_card_search_1m():
+    assert check_acceptance(100_000, seed=32) >= 1_000_000

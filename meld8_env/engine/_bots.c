@@ -94,7 +94,7 @@ static void discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *
         if (T->dist[i] != T->best) continue;
         u64 after = hand & ~(1ULL << T->card[i]);
         u64 pool = (neighbours(after) | JK_BIT) & unseen;
-        T->acc[i] = eval_acceptance(after, meld, unseen, pool, T->dist[i]);
+        T->acc[i] = eval_acceptance_fast(after, meld, unseen, pool, T->dist[i]);
     }
 }
 

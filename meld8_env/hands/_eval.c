@@ -324,6 +324,8 @@ typedef struct {
     int ncomp;
     u64 comp[8]; /* components of the held cards (see cover_bound) */
     int goal;    /* stop searching once best reaches this overlap (a yes/no question) */
+    int collect; /* 1: visit every W of overlap >= best and OR its drawn cards into acc (acceptance) */
+    u64 acc, leafacc;
 } dist_t;
 
 static inline int supply(const dist_t *d, int r) { return pc64(d->av & RANKM[r] & ~d->wm & ~d->blocked); }
@@ -337,17 +339,30 @@ static int leaf_ok(const dist_t *d) {
 }
 
 /* Fill open slots with groups of drawn cards only (exact, tiny search). */
+static u64 drawn_cards(const dist_t *d) {
+    u64 m = d->wm & ~d->H;
+    for (int r = 0; r < 13; r++)
+        if (d->dem[r]) m |= d->av & RANKM[r] & ~d->wm & ~d->blocked; /* any spare card of the rank may be drawn */
+    if (d->jk_used && !d->jk_held) m |= JK_BIT;
+    return m;
+}
+
 static int fill(dist_t *d, int melds, int pair) {
-    if (!melds && !pair) return leaf_ok(d);
+    if (!melds && !pair) {
+        if (!leaf_ok(d)) return 0;
+        if (d->collect) d->leafacc |= drawn_cards(d);
+        return 1;
+    }
+    int any = 0;
     if (pair) {
         for (int r = 0; r < 13; r++) {
             if (supply(d, r) - d->dem[r] < 2) continue;
             d->dem[r] += 2;
             int ok = fill(d, melds, 0);
             d->dem[r] -= 2;
-            if (ok) return 1;
+            if (ok) { any = 1; if (!d->collect) return 1; }
         }
-        return 0;
+        return any;
     }
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
     for (int r = 0; r < 13; r++) {
@@ -359,7 +374,7 @@ static int fill(dist_t *d, int melds, int pair) {
             int ok = fill(d, melds - 1, 0);
             if (k == 2) { d->jk_used = 0; d->jk_rank = -1; }
             d->dem[r] -= k;
-            if (ok) return 1;
+            if (ok) { any = 1; if (!d->collect) return 1; }
         }
     }
     u64 free = d->av & ~d->wm & ~d->blocked;
@@ -378,10 +393,10 @@ static int fill(dist_t *d, int melds, int pair) {
                 if (n == 2) d->jk_used = 0;
                 d->wm = wm0;
                 d->blocked = bl0;
-                if (ok) return 1;
+                if (ok) { any = 1; if (!d->collect) return 1; }
             }
         }
-    return 0;
+    return any;
 }
 
 static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov);
@@ -468,10 +483,19 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (jk_pending && !melds) return;
     int cap = 3 * melds + 2 * pair - jk_pending;
     int n = pc64(rem);
-    if (ov + (n < cap ? n : cap) <= d->best) return;
-    if (rem && ov + cover_bound(d, rem, melds + pair) <= d->best) return;
+    int floor = d->best - d->collect; /* collecting, ties with best must be visited too */
+    if (ov + (n < cap ? n : cap) <= floor) return;
+    if (rem && ov + cover_bound(d, rem, melds + pair) <= floor) return;
     if (!rem || (!melds && !pair)) {
-        if (fill(d, melds, pair)) d->best = ov;
+        if (!d->collect) {
+            if (fill(d, melds, pair)) d->best = ov;
+        } else if (ov >= d->best) {
+            d->leafacc = 0;
+            if (fill(d, melds, pair)) {
+                d->acc = ov > d->best ? d->leafacc : d->acc | d->leafacc;
+                d->best = ov;
+            }
+        }
         return;
     }
     int c = ctz64(rem);
@@ -645,4 +669,47 @@ int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
         n += eval_distance_at_most(hand | x, meld, unseen & ~x, dist - 1);
     }
     return n;
+}
+
+/* Acceptance in one search (issue 20): x raises the overlap by one exactly when some W of best overlap
+ * draws x, so the acceptance set is the union of the drawn cards over every best W (rank demands stand
+ * for any spare card of their rank). Tenpai hands read their waits. Special forms, and pool cards that
+ * are not unseen, are asked card by card (eval_acceptance), so the count is always exact. */
+int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
+    u64 held = hand | meld;
+    pool &= ~held;
+    int size = meld ? 5 : 8;
+    if (dist <= 0 || dist > size) return eval_acceptance(hand, meld, unseen, pool, dist);
+    u64 odd = pool & ~(unseen & ~held);
+    int n = odd ? eval_acceptance(hand, meld, unseen, odd, dist) : 0;
+    pool &= ~odd;
+    if (!pool) return n;
+    if (dist == 1) return n + pc64(eval_waits(hand, meld) & pool);
+    dist_t d;
+    memset(&d, 0, sizeof d);
+    d.H = hand & REAL;
+    d.E = meld & REAL;
+    d.av = unseen & REAL & ~held;
+    d.jk_held = (hand & JK_BIT) != 0;
+    d.jk_unseen = !d.jk_held && (unseen & JK_BIT) && !(meld & JK_BIT);
+    d.jk_rank = -1;
+    d.best = size - dist;
+    d.goal = 99;
+    d.collect = 1;
+    find_components(&d, d.H);
+    u64 sp_acc = 0;
+    if (!meld && special_overlap(&d) >= d.best) {
+        /* a special form of best overlap: x counts when the form with x held reaches best + 1 */
+        dist_t e = d;
+        for (u64 t = pool; t; t &= t - 1) {
+            u64 x = t & -t;
+            e.H = d.H | (x & REAL);
+            e.av = d.av & ~x;
+            e.jk_held = d.jk_held || x == JK_BIT;
+            e.jk_unseen = d.jk_unseen && x != JK_BIT;
+            if (special_overlap(&e) > d.best) sp_acc |= x;
+        }
+    }
+    dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
+    return n + pc64((d.acc | sp_acc) & pool);
 }

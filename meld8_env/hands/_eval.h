@@ -46,6 +46,8 @@ int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r);
 /* Cards x of pool (not held) with eval_distance(hand + x, meld, unseen - x) <= dist - 1: the
  * acceptance count of HAND_EVAL_NOTES.md restricted to pool, for a hand of distance dist. */
 int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist);
+/* The same count from one search over every best completion (dist must be the hand's exact distance). */
+int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist);
 
 static inline int pc64(u64 x) { return __builtin_popcountll(x); }
 static inline int ctz64(u64 x) { return __builtin_ctzll(x); }

@@ -185,7 +185,7 @@ fail:
     return NULL;
 }
 
-static PyObject *py_acceptance_batch(PyObject *self, PyObject *args) {
+static PyObject *acceptance_impl(PyObject *args, int (*fn)(u64, u64, u64, u64, int)) {
     buf_t bp = {0}, bd = {0};
     PyObject *po, *dobj;
     BATCH_HEAD("OOOOOO", &ho, &mo, &uo, &po, &dobj, &oo)
@@ -209,7 +209,7 @@ static PyObject *py_acceptance_batch(PyObject *self, PyObject *args) {
         const int8_t *d = bd.view.buf;
         int8_t *o = bo.view.buf;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < n; i++) o[i] = (int8_t)eval_acceptance(h[i], m ? m[i] : 0, u[i], p[i], d[i]);
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = (int8_t)fn(h[i], m ? m[i] : 0, u[i], p[i], d[i]);
         Py_END_ALLOW_THREADS
     }
     drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd);
@@ -217,6 +217,13 @@ static PyObject *py_acceptance_batch(PyObject *self, PyObject *args) {
 fail:
     drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd);
     return NULL;
+}
+
+static PyObject *py_acceptance_batch(PyObject *self, PyObject *args) { return acceptance_impl(args, eval_acceptance); }
+
+/* the one-search count (bots' path); dist must be each hand's exact distance */
+static PyObject *py_acceptance_onepass_batch(PyObject *self, PyObject *args) {
+    return acceptance_impl(args, eval_acceptance_fast);
 }
 
 static PyObject *py_distance_batch(PyObject *self, PyObject *args) {
@@ -374,6 +381,8 @@ static PyMethodDef methods[] = {
     {"distance_batch", py_distance_batch, METH_VARARGS, "distance_batch(hands, melds, unseen, out)"},
     {"acceptance_batch", py_acceptance_batch, METH_VARARGS,
      "acceptance_batch(hands, melds, unseen, pool, dist, out)"},
+    {"acceptance_onepass_batch", py_acceptance_onepass_batch, METH_VARARGS,
+     "acceptance_onepass_batch(hands, melds, unseen, pool, dist, out): as acceptance_batch, one search per hand"},
     {"score_batch", py_score_batch, METH_VARARGS, "batched scorer, see scoring.py"},
     {"count_all", py_count_all, METH_VARARGS, "count_all(k) -> dict of exhaustive counts"},
     {NULL, NULL, 0, NULL},
