@@ -24,14 +24,15 @@ Every decision of a batch is searched together (one rollout call per stage for g
 A decision is a pure function of the agent's seed and the information set (its random stream is seeded
 from both), so it is deterministic and cannot depend on hidden cards or the game seed.
 
-Options (spec ``search:worlds=24,cands=6,...``; on a command line whose agent list is comma-separated,
-``search:worlds=24+cands=6``): ``worlds`` (24), ``cands`` (6), ``stages`` (3), ``opp`` (mix),
-``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (10),
+Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent list is comma-separated,
+``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix),
+``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5),
 ``threads`` (2), and the
 diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
 resampled); it needs the caller to pass the true records (``act_batch(..., records=...)``) and exists only
 to measure the ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x
-(``worlds`` / ``stages``) rollouts in the first stage, halving after: about 120 rollouts per decision.
+(``worlds`` / ``stages``) rollouts in the first stage, halving after: at most 5 x 8 + 3 x 8 = 64 rollouts per
+decision (chosen so a 5,000-game tournament fits the shared 2-core machine; see the README for its time).
 
 Where the caller gives no information sets (a face that does not pass them) the agent plays as
 ``defensive`` and counts those decisions in ``fallback_decisions``.
@@ -57,15 +58,15 @@ from meld8_env.policies import POLICY
 from meld8_env.rules import RuleConfig
 
 OPTIONS: dict[str, tuple[type, object, str]] = {
-    "worlds": (int, 24, "worlds sampled per decision (>= 1)"),
-    "cands": (int, 6, "discards kept by the prior (>= 1); the safest is added"),
-    "stages": (int, 3, "successive-halving stages (>= 1)"),
+    "worlds": (int, 16, "worlds sampled per decision (>= 1)"),
+    "cands": (int, 3, "discards kept by the prior (>= 1); the safest is added"),
+    "stages": (int, 2, "successive-halving stages (>= 1)"),
     "opp": (str, "mix", "opponent model in rollouts: greedy, defensive or mix"),
     "me": (str, "defensive", "own continuation in rollouts: greedy or defensive"),
     "leaf": (str, "placement", "leaf value: placement (expected final placement) or points"),
     "belief": (str, "two_level", "world sampler: two_level or uniform"),
     "win_rounds": (int, 2, "search Tsumo/Ron in the last N rounds (0: always win)"),
-    "margin": (int, 10, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
+    "margin": (int, 5, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
     "threads": (int, 2, "rollout threads"),
     "cheat": (int, 0, "1 = CHEATING diagnostic: worlds keep the true hidden hands"),
 }

@@ -50,7 +50,7 @@ def decide(agent, recs: np.ndarray) -> tuple[np.ndarray, list]:
 def test_spec_options_and_bad_options_are_one_line():
     a = load_agent("search:worlds=8,leaf=points,opp=greedy", RULES)
     assert a.opts["worlds"] == 8 and a.opts["leaf"] == "points" and a.wants_infoset
-    assert load_agent("search", RULES).opts["worlds"] == 24
+    assert load_agent("search", RULES).opts["worlds"] == 16
     assert load_agent("search:worlds=8+cands=2", RULES).opts["cands"] == 2  # for comma-separated agent lists
     for bad, why in [("search:wrlds=3", "key one of"), ("search:worlds=x", "integer"),
                      ("search:worlds=0", "1..4096"), ("search:leaf=gold", "placement, points")]:  # fmt: skip
