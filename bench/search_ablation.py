@@ -53,7 +53,7 @@ def main() -> None:
         m, h = ci(pl)
         ms = 1000 * res["seconds"][0] / max(1, res["decisions"][0])
         row = {"spec": spec, "mean": m, "ci95": [m - h, m + h], "games": len(pl), "ms_per_decision": ms,
-               "wall_s": time.time() - t0}  # fmt: skip
+               "wall_s": time.time() - t0, "placements": pl.astype(int).tolist()}  # fmt: skip
         diff = ""
         if base is None:
             base = pl
