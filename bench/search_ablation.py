@@ -57,7 +57,7 @@ def main() -> None:
         diff = ""
         if base is None:
             base = pl
-        else:
+        elif len(pl) == len(base):  # a spec equal to an opponent has fewer distinct seatings: not paired
             d, dh = ci(pl - base)
             r = float(np.corrcoef(pl, base)[0, 1]) if pl.std() > 0 and base.std() > 0 else float("nan")
             row.update(diff=d, diff_ci95=[d - dh, d + dh], corr=r)
