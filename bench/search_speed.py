@@ -4,8 +4,9 @@ Usage: ``python bench/search_speed.py [--spec search] [--states 200] [--batch 64
 
 Decision states come from games of ``greedy`` vs ``defensive`` (only states with a choice: more than one
 legal action). Rows (markdown, ``bench/ab.py`` reads them): median and p90 ms per decision one at a time,
-decisions/s in batches of ``--batch``, the share of decisions that were searched (the rest are forced or
-immediate wins).
+the median CPU time of one decision summed over its threads (on a shared machine the wall time
+depends on the load; the CPU time does not), decisions/s in batches of ``--batch``, the share of
+decisions that were searched (the rest are forced or immediate wins).
 """
 
 from __future__ import annotations
@@ -59,11 +60,12 @@ def main() -> None:
     agent = load_agent(args.spec, rules, seed=1)
     obs, masks = observe_records(rules, recs)
     infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
-    times, flags = [], []
+    times, cpu, flags = [], [], []
     for i in range(len(recs)):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         agent.act_batch(obs[i : i + 1], masks[i : i + 1], infosets=infos[i : i + 1])
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         flags.append(bool(agent.last_values[0]))
     t0 = time.perf_counter()
     for a in range(0, len(recs), args.batch):
@@ -76,6 +78,8 @@ def main() -> None:
     print("|---|---|")
     print(f"| median ms per decision (one at a time) | {np.median(ms):.2f} |")
     print(f"| p90 ms per decision (one at a time) | {np.percentile(ms, 90):.2f} |")
+    # CPU time of all threads: what a decision costs whatever else the machine runs (wall = cpu / cores used)
+    print(f"| median CPU ms per decision, all threads (one at a time) | {1000 * np.median(cpu):.2f} |")
     if flags.any():
         print(f"| median ms per searched decision | {np.median(ms[flags]):.2f} |")
     print(f"| decisions/s in batches of {args.batch} | {batched:.1f} |")
