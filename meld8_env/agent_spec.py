@@ -7,6 +7,7 @@
 | a name in entry-point group ``meld8.agents`` | an installed plug-in (``module:Class``, as Gymnasium's) |
 | ``ppo`` / ``ppo:PATH.zip`` / ``PATH.zip`` | a MaskablePPO checkpoint (:data:`LOADERS`; ``ppo``: the baseline) |
 | ``rllib:FOLDER`` | an RLlib policy folder |
+| ``search`` / ``search:worlds=32,...`` | the search agent (:data:`OPTION_AGENTS`: options in the spec) |
 | ``cmd:COMMAND`` | a program speaking the seat protocol (``meld8_env.seat_process``) |
 
 Every built-in and loader is named by a string and imported only when a spec asks for it, so this
@@ -31,6 +32,11 @@ LOADERS: dict[str, tuple[str, str]] = {
     "rllib": ("agents.rllib_policy:RllibPolicyAgent", "rllib"),
 }
 """Trained agents: spec prefix -> (``module:Class`` taking a path, the pip extra it needs)."""
+OPTION_AGENTS: dict[str, str] = {
+    "search": "agents.search:load_search",
+}
+"""Agents named with options in the spec (``search`` / ``search:worlds=32,budget=...``): name ->
+``module:function`` taking (options text, rules, seed); a bad option is its ValueError, one line."""
 SHIPPED_BASELINE = ("agents", "models/ppo_baseline.zip")
 """(package, file inside it) of the trained baseline that ``ppo`` alone names."""
 ENTRY_POINT_GROUP = "meld8.agents"
@@ -52,6 +58,12 @@ def load_agent(
         return _load_trained("rllib", spec.removeprefix("rllib:"), rules, seed)
     if spec.startswith(PREFIX):
         return _load_command(spec[len(PREFIX) :], rules, seed, bots or BotOptions())
+    name, _, options = spec.partition(":")
+    if name in OPTION_AGENTS:
+        try:
+            return as_agent(resolve(OPTION_AGENTS[name], spec)(options, rules, seed))
+        except ValueError as exc:
+            raise AgentLoadError(f"agent {spec!r}: {exc}") from None
     if spec == "ppo":
         return _load_trained("ppo", str(shipped_baseline()), rules, seed, trust=trust)
     if spec.startswith("ppo:") or spec.endswith(".zip"):
@@ -59,7 +71,8 @@ def load_agent(
     target = BUILTIN.get(spec) or _entry_point(spec) or (spec if ":" in spec else None)
     if target is None:
         raise AgentLoadError(
-            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, ppo (the shipped baseline), "
+            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, search (search:worlds=32,...), "
+            "ppo (the shipped baseline), "
             "ppo:PATH.zip (a checkpoint), rllib:FOLDER (an RLlib policy), 'package.module:ClassName' or "
             "'cmd:COMMAND' (a seat-protocol bot)"
         )

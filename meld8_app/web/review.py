@@ -1,7 +1,9 @@
 """Decision review: each decision of one seat in a replay, next to what a reference agent would do.
 
 For every decision of seat ``seat``: the action played; the reference agent's choice and, for a
-policy (``ppo``, ``ppo:PATH``), its probability of each legal action; for discards the look-ahead
+policy (``ppo``, ``ppo:PATH``), its probability of each legal action; for the search agent (``search``), its
+mean leaf value of each candidate (minus the expected final placement; the deviation is the value the
+played action loses, unplayed candidates outside the search count as 1); for discards the look-ahead
 numbers of every candidate (distance to win after it, acceptance count, danger to each opponent, as
 the bots compute them, ``meld8_env.features``). A decision is flagged when the reference
 gives the played action ``threshold`` less probability than its own choice (for a bot without
@@ -26,6 +28,7 @@ from meld8_env.codes import Phase
 from meld8_env.display import action_words
 from meld8_env.engine.fast import FastBatch
 from meld8_env.features import danger, discard_table
+from meld8_env.infoset import infoset
 from meld8_env.observation import decode
 from meld8_env.one_game import ResimulationError, observe_seat, resimulate
 from meld8_env.rules import RuleConfig
@@ -79,9 +82,20 @@ def review(
             def said(x: int, claim: str | None = claim) -> dict[str, Any]:
                 return {"id": x, "name": action_name(x), "label": action_words(x, claim)}
 
-            choice = int(ref.act_batch(obs.copy(), masks.copy())[0])
+            values = None
+            if getattr(ref, "wants_infoset", False) is True:  # the search agent: its per-candidate values
+                info = [infoset(rec, seat, rules)]
+                choice = int(ref.act_batch(obs.copy(), masks.astype(bool), infosets=info)[0])
+                values = ref.last_values[0]
+            else:
+                choice = int(ref.act_batch(obs.copy(), masks.copy())[0])
             probs = ref.probabilities(obs, masks)[0] if hasattr(ref, "probabilities") else None
-            if probs is not None:
+            if values:  # values in placement units (minus expected final placement): deviation = value lost
+                best = values[choice][0]
+                deviation = float(best - values[int(a)][0]) if int(a) in values else 0.0 if choice == int(a) else 1.0
+                listed = sorted(((v, int(x)) for x, (v, _) in values.items()), reverse=True)
+                options = [{**said(x), "p": None, "value": v} for v, x in listed]
+            elif probs is not None:
                 deviation = float(probs[choice] - probs[int(a)])
                 listed = sorted(((float(probs[x]), int(x)) for x in legal), reverse=True)
                 options = [{**said(x), "p": p} for p, x in listed]
@@ -130,7 +144,11 @@ def format_review(doc: dict[str, Any]) -> str:
     for d in doc["decisions"]:
         if not d["flagged"]:
             continue
-        top = ", ".join(f"{o['name']} {o['p']:.0%}" if o["p"] is not None else o["name"] for o in d["options"][:3])
+        top = ", ".join(
+            f"{o['name']} {o['p']:.0%}" if o["p"] is not None
+            else f"{o['name']} {o['value']:+.2f}" if "value" in o else o["name"]
+            for o in d["options"][:3]
+        )  # fmt: skip
         lines.append(f"  action {d['index']} (hand {d['hand']}, {d['phase']}): played {d['played']['name']}, "
                      f"{doc['agent']} would {d['reference']['name']} [{top}]")  # fmt: skip
     return "\n".join(lines)

@@ -1,0 +1,352 @@
+"""``search``: flat determinized search (PIMC) from the seat's information set, scored in placement units.
+
+At each decision (docs/search.md has the whole story):
+
+1. Candidates: every legal action when few; otherwise the discards ranked by greedy's prior (distance to
+   win after the discard, then acceptance) cut to ``cands``, plus always the safest discard (fewest live
+   wait shapes over the opponents, ``agents.defensive.danger``), and every legal call and pass in a claim.
+   Tsumo / Ron are taken at once, except in the last ``win_rounds`` rounds, where they are searched like any
+   other candidate (placement can make a small win wrong, R40).
+2. Worlds: ``worlds`` records sampled once from the information set (``search_backend.sample_worlds``,
+   ``belief=two_level|uniform``), shared by every candidate (common random numbers: the same worlds and
+   the same rollout seeds, so candidates are compared on the same deals).
+3. Each (candidate, world): the candidate is applied to a copy of the world, then the hand is rolled out to
+   its end with the C bots (opponents ``opp``: ``greedy``, ``defensive`` or ``mix`` = each opponent drawn per
+   world; own continuation ``me``).
+4. Leaf: minus the seat's expected final placement from ``meld8_env.placement`` (``leaf=placement``), or
+   the hand's point change in thousands (``leaf=points``, the ablation).
+5. Successive halving: the worlds are split into ``stages`` chunks; after each chunk the better half of the
+   candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
+   except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
+   best beats it by more than ``margin``/10 standard errors of their paired difference on the same worlds.
+
+Every decision of a batch is searched together (one rollout call per stage for games x candidates x worlds).
+A decision is a pure function of the agent's seed and the information set (its random stream is seeded
+from both), so it is deterministic and cannot depend on hidden cards or the game seed.
+
+Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent list is comma-separated,
+``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix),
+``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5),
+``threads`` (2), and the
+diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
+resampled); it needs the caller to pass the true records (``act_batch(..., records=...)``) and exists only
+to measure the ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x
+(``worlds`` / ``stages``) rollouts in the first stage, halving after: at most 5 x 8 + 3 x 8 = 64 rollouts per
+decision (chosen so a 5,000-game tournament fits the shared 2-core machine; see the README for its time).
+
+Where the caller gives no information sets (a face that does not pass them) the agent plays as
+``defensive`` and counts those decisions in ``fallback_decisions``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from agents import search_backend as sb
+from agents.defensive import DefensiveAgent
+from agents.greedy import GreedyAgent
+from meld8_env.actions import PASS, RON, TSUMO
+from meld8_env.agent import Agent
+from meld8_env.cardmask import discard_masks
+from meld8_env.codes import Phase
+from meld8_env.engine.fast import STATE_DTYPE
+from meld8_env.features import danger, discard_table
+from meld8_env.observation import decode
+from meld8_env.placement import shipped_table
+from meld8_env.policies import POLICY
+from meld8_env.rules import RuleConfig
+
+OPTIONS: dict[str, tuple[type, object, str]] = {
+    "worlds": (int, 16, "worlds sampled per decision (>= 1)"),
+    "cands": (int, 3, "discards kept by the prior (>= 1); the safest is added"),
+    "stages": (int, 2, "successive-halving stages (>= 1)"),
+    "opp": (str, "mix", "opponent model in rollouts: greedy, defensive or mix"),
+    "me": (str, "defensive", "own continuation in rollouts: greedy or defensive"),
+    "leaf": (str, "placement", "leaf value: placement (expected final placement) or points"),
+    "belief": (str, "two_level", "world sampler: two_level or uniform"),
+    "win_rounds": (int, 2, "search Tsumo/Ron in the last N rounds (0: always win)"),
+    "margin": (int, 5, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
+    "threads": (int, 2, "rollout threads"),
+    "cheat": (int, 0, "1 = CHEATING diagnostic: worlds keep the true hidden hands"),
+}
+CHOICES = {
+    "opp": ("greedy", "defensive", "mix"),
+    "me": ("greedy", "defensive"),
+    "leaf": ("placement", "points"),
+    "belief": ("two_level", "uniform"),
+}
+
+
+def parse_options(text: str) -> dict[str, object]:
+    """``k=v,k=v`` (or ``k=v+k=v``, for command lines whose agent lists are comma-separated) -> options
+    (ValueError in one line naming the bad part and the allowed ones)."""
+    out: dict[str, object] = {}
+    for part in filter(None, (p.strip() for p in text.replace("+", ",").split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or key not in OPTIONS:
+            raise ValueError(
+                f"search option {part!r}: use key=value with key one of {', '.join(OPTIONS)} (e.g. search:worlds=32)"
+            )
+        kind = OPTIONS[key][0]
+        if kind is int:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                raise ValueError(f"search option {key}={value!r}: give an integer") from None
+        else:
+            out[key] = value
+    return out
+
+
+def check_options(opts: dict[str, object]) -> dict[str, object]:
+    full = {k: spec[1] for k, spec in OPTIONS.items()} | opts
+    for key in ("worlds", "cands", "stages", "threads"):
+        if not 1 <= int(full[key]) <= 4096:
+            raise ValueError(f"search option {key}={full[key]}: must be 1..4096")
+    if not 0 <= int(full["margin"]) <= 100:
+        raise ValueError(f"search option margin={full['margin']}: must be 0..100 (tenths of a standard error)")
+    if not 0 <= int(full["win_rounds"]) <= 16:
+        raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
+    if full["cheat"] not in (0, 1):
+        raise ValueError(f"search option cheat={full['cheat']}: must be 0 or 1")
+    for key, allowed in CHOICES.items():
+        if full[key] not in allowed:
+            raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}")
+    return full
+
+
+class SearchAgent(Agent):
+    name = "search"
+    wants_infoset = True
+
+    def __init__(self, rules: RuleConfig | None = None, seed: int = 0, **options: object) -> None:
+        super().__init__(rules, seed)
+        self.opts = check_options(dict(options))
+        if self.opts["cheat"]:
+            self.name = "search-CHEAT"
+        self.fallback_decisions = 0
+        self.last_values: list[dict[int, tuple[float, float]]] = []
+        self.setup(self.rules)
+
+    def setup(self, rules: RuleConfig) -> None:
+        self.rules = rules
+        self.table = shipped_table(rules) if self.opts["leaf"] == "placement" else None
+        self._greedy = GreedyAgent(rules=rules, seed=self.seed)
+        self._defensive = DefensiveAgent(rules=rules, seed=self.seed)
+
+    # -- the agent protocol ---------------------------------------------------------------------------
+    def act_batch(
+        self, obs: np.ndarray, masks: np.ndarray, infosets: list | None = None, records: np.ndarray | None = None
+    ) -> np.ndarray:
+        obs = np.asarray(obs)
+        masks = np.asarray(masks).astype(bool)
+        n = len(masks)
+        if self.opts["cheat"] and records is None:
+            raise ValueError("search:cheat=1 needs the true records (act_batch(..., records=...)); it is a diagnostic")
+        if infosets is None and records is None:
+            self.fallback_decisions += n
+            self.last_values = [{} for _ in range(n)]
+            return self._defensive.act_batch(obs, masks)
+        if infosets is None:
+            infosets = [sb.infoset_of(records[i], int(records[i]["acting"]), self.rules) for i in range(n)]
+        out, cands = self._candidates(obs, masks, infosets)
+        todo = [i for i in range(n) if out[i] < 0]
+        self.last_values = [{} for _ in range(n)]
+        if todo:
+            bot = self._defensive if self.opts["me"] == "defensive" else self._greedy
+            default = bot.act_batch(obs[todo], masks[todo])
+            for i, a in zip(todo, default.tolist(), strict=True):  # the continuation bot's choice is a candidate
+                if a not in cands[i]:
+                    cands[i].append(a)
+            best = self._search(todo, [cands[i] for i in todo], infosets, records, default.tolist())
+            for i, (a, vals) in zip(todo, best, strict=True):
+                out[i] = a
+                self.last_values[i] = vals
+        return out
+
+    def hint_values(self, obs: np.ndarray, mask: np.ndarray, infoset, record: np.ndarray | None = None) -> dict:
+        """Per-candidate mean leaf values of one decision (the review's hint): {action: (value, weight)}."""
+        rec = None if record is None else np.asarray(record, STATE_DTYPE).reshape(1)
+        self.act_batch(np.asarray(obs)[None], np.asarray(mask)[None], [infoset], rec)
+        return self.last_values[0]
+
+    # -- candidates -----------------------------------------------------------------------------------
+    def _late(self, info_round: np.ndarray) -> np.ndarray:
+        return info_round >= self.rules.rounds - int(self.opts["win_rounds"])
+
+    def _candidates(self, obs: np.ndarray, masks: np.ndarray, infosets: list) -> tuple[np.ndarray, list]:
+        """Decided actions (-1: to search) and each decision's candidate list in prior order."""
+        n = len(masks)
+        d = decode(obs, self.rules)
+        rnd = obs[:, _round_slice(self.rules)].argmax(axis=1)
+        late = self._late(rnd) & (int(self.opts["win_rounds"]) > 0)
+        out = np.full(n, -1, np.int64)
+        cands: list[list[int]] = [[] for _ in range(n)]
+        nlegal = masks.sum(axis=1)
+        claim = masks[:, PASS]
+        for i in range(n):
+            if nlegal[i] == 1:
+                out[i] = int(np.flatnonzero(masks[i])[0])
+            elif (masks[i, TSUMO] or masks[i, RON]) and not late[i]:
+                out[i] = TSUMO if masks[i, TSUMO] else RON
+            elif claim[i]:
+                cands[i] = np.flatnonzero(masks[i]).tolist()
+        disc = np.flatnonzero((out < 0) & ~claim)
+        if disc.size:
+            rows, cards, dist, accept, _ = discard_table(
+                d["hand"][disc], d["melds"][disc, 0], d["unseen"][disc], discard_masks(masks[disc]), all_acceptance=True
+            )
+            P = self.rules.num_players
+            total = np.zeros(len(rows), np.int64)
+            for k in range(P - 1):
+                total += danger(cards, d["unseen"][disc[rows]], d["discarded"][disc[rows], k + 1])
+            order = np.lexsort((cards, total, -accept, dist, rows))
+            safest = np.lexsort((cards, dist, total, rows))
+            for j, i in enumerate(disc.tolist()):
+                mine = order[rows[order] == j]
+                lst = cards[mine][: int(self.opts["cands"])].tolist()
+                safe = int(cards[safest[rows[safest] == j][0]])
+                if safe not in lst:
+                    lst.append(safe)
+                if masks[i, TSUMO]:
+                    lst.insert(0, TSUMO)
+                cands[i] = lst
+                if len(lst) == 1:
+                    out[i] = lst[0]
+        return out, cands
+
+    # -- worlds and rollouts ---------------------------------------------------------------------------
+    def _rng(self, info) -> np.random.Generator:
+        digest = sb.info_digest(info)
+        words = [self.seed & 0xFFFFFFFF, self.seed >> 32 & 0xFFFFFFFF] + [
+            int.from_bytes(digest[k : k + 4], "little") for k in range(0, 16, 4)
+        ]
+        return np.random.default_rng(words)
+
+    def _worlds(self, info, record, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        K = int(self.opts["worlds"])
+        if self.opts["cheat"]:  # CHEATING: the true hands, only the wall order and future seeds resampled
+            base = np.asarray(record, STATE_DTYPE).reshape(1)
+            out = np.repeat(base, K).copy()
+            pos, end = int(base[0]["wall_pos"]), int(base[0]["wall_len"])
+            for k in range(K):
+                out[k]["wall"][pos:end] = rng.permutation(base[0]["wall"][pos:end])
+                out[k]["seed"] = int(rng.integers(0, 2**63))
+            return out, np.ones(K)
+        method = "uniform" if self.opts["belief"] == "uniform" else "two_level"
+        return sb.sample_worlds(info, K, rng, self.rules, method=method)
+
+    def _policies(self, seat: int, K: int, rng: np.random.Generator) -> np.ndarray:
+        P = self.rules.num_players
+        pol = np.empty((K, P), np.int8)
+        opp = self.opts["opp"]
+        if opp == "mix":
+            pol[:] = np.where(rng.random((K, P)) < 0.5, POLICY["greedy"], POLICY["defensive"])
+        else:
+            pol[:] = POLICY[opp]
+        pol[:, seat] = POLICY[self.opts["me"]]
+        return pol
+
+    def _search(self, rows: list[int], cands: list[list[int]], infosets: list, records, default: list[int]) -> list:
+        P = self.rules.num_players
+        K = int(self.opts["worlds"])
+        S = max(1, min(int(self.opts["stages"]), K))
+        chunks = np.array_split(np.arange(K), S)
+        prep = []
+        for i in rows:
+            info = infosets[i]
+            rng = self._rng(info)
+            worlds, weights = self._worlds(info, None if records is None else records[i], rng)
+            seat = int(info.seat)
+            seeds = rng.integers(0, 2**63, K, dtype=np.uint64)
+            pol = self._policies(seat, K, rng)
+            sb.advance_to_seat(self.rules, worlds, seat, pol)  # claim windows: earlier-asked seats answer first
+            prep.append((worlds, np.asarray(weights, np.float64), seat, seeds, pol))
+        alive = [list(cl) for cl in cands]
+        vals = [{a: np.full(K, np.nan) for a in cl} for cl in cands]  # per-world leaf value of each candidate
+        for s, chunk in enumerate(chunks):
+            recs, acts, seeds, pols, owner = [], [], [], [], []
+            for j, (worlds, _, _, sd, pol) in enumerate(prep):
+                for a in alive[j]:
+                    recs.append(worlds[chunk])
+                    acts.append(np.full(len(chunk), a, np.int64))
+                    seeds.append(sd[chunk])
+                    pols.append(pol[chunk])
+                    owner.append((j, a))
+            batch = sb.cat_records(recs)
+            before = batch["scores"][:, :P].astype(np.int64).copy()
+            illegal = sb.step_copies(self.rules, batch, np.concatenate(acts))
+            if illegal.any():  # a sampled world where the seat's own legal action is refused: a sampler bug
+                k = int(np.flatnonzero(illegal)[0])
+                raise RuntimeError(f"search: candidate {int(np.concatenate(acts)[k])} refused in a sampled world")
+            going = (batch["result"] == 0) & (batch["phase"] != int(Phase.OVER))
+            if going.any():
+                sub = batch[going]
+                sb.rollout_hand(self.rules, sub, np.concatenate(pols)[going], np.concatenate(seeds)[going],
+                                threads=int(self.opts["threads"]))  # fmt: skip
+                batch[going] = sub
+            values = self._leaf(batch, before)
+            at = 0
+            for j, a in owner:
+                vals[j][a][chunk] = values[at : at + len(chunk), prep[j][2]]
+                at += len(chunk)
+            if s < S - 1:
+                for j in range(len(alive)):
+                    if len(alive[j]) > 2:
+                        w = prep[j][1]
+                        ranked = sorted(alive[j], key=lambda a, j=j, w=w: -_mean(vals[j][a], w))
+                        keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
+                        alive[j] = [a for a in alive[j] if a in keep]  # prior order; the bot's choice stays
+        out = []
+        z = int(self.opts["margin"]) / 10
+        for j in range(len(alive)):
+            w = prep[j][1]
+            best = max(alive[j], key=lambda a, j=j, w=w: _mean(vals[j][a], w))  # first in prior order on ties
+            if best != default[j] and z > 0:
+                # common random numbers: both were rolled out on the same worlds; leave the bot's choice only
+                # when the paired gain is clear of the noise (guards against the winner's curse of a max)
+                gain, se = _paired(vals[j][best], vals[j][default[j]], w)
+                if gain <= z * se:
+                    best = default[j]
+            out.append((best, {a: (_mean(vals[j][a], w), float(w[~np.isnan(vals[j][a])].sum())) for a in cands[j]}))
+        return out
+
+    def _leaf(self, batch: np.ndarray, before: np.ndarray) -> np.ndarray:
+        """(N, P) value of every seat at the end of the hand (higher is better)."""
+        P = self.rules.num_players
+        scores = batch["scores"][:, :P].astype(np.int64)
+        if self.table is None:
+            return (scores - before) / 1000.0
+        return -self.table.expected(scores, batch["round"].astype(np.int64), batch["chiicha"].astype(np.int64))
+
+
+def _mean(v: np.ndarray, w: np.ndarray) -> float:
+    """Weighted mean over the worlds where ``v`` was rolled out (-inf when none)."""
+    ok = ~np.isnan(v)
+    return float(np.dot(w[ok], v[ok]) / w[ok].sum()) if ok.any() and w[ok].sum() > 0 else -math.inf
+
+
+def _paired(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """Weighted mean of a - b over the worlds both saw, and its standard error."""
+    ok = ~np.isnan(a) & ~np.isnan(b)
+    if ok.sum() < 2:
+        return 0.0, math.inf
+    d, ww = a[ok] - b[ok], w[ok] / w[ok].sum()
+    mean = float(np.dot(ww, d))
+    n_eff = 1.0 / float(np.dot(ww, ww))
+    var = float(np.dot(ww, (d - mean) ** 2)) * n_eff / max(n_eff - 1.0, 1.0)
+    return mean, math.sqrt(var / n_eff)
+
+
+def _round_slice(rules: RuleConfig) -> slice:
+    from meld8_env.observation import layout
+
+    off, size = layout(rules)["round"]
+    return slice(off, off + size)
+
+
+def load_search(options: str, rules: RuleConfig, seed: int) -> SearchAgent:
+    """The agent of spec ``search`` / ``search:k=v,...`` (ValueError in one line on a bad option)."""
+    return SearchAgent(rules=rules, seed=seed, **parse_options(options))

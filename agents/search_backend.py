@@ -1,0 +1,89 @@
+"""What the search agent needs from the engine, behind one thin adapter.
+
+Four calls, named as in the lanes' agreed interfaces (docs: ``/work/briefs/interfaces.md`` and
+``docs/search.md``):
+
+- ``infoset_of(record, seat, rules)``: the seat's information set (``meld8_env.infoset.infoset``);
+- ``sample_worlds(info, n, rng, method)`` -> (records (n,) STATE_DTYPE, weights (n,)) consistent with it
+  (``meld8_env.belief.sample_worlds``);
+- ``step_copies(rules, records, actions)``: step caller-owned records in place (``step_records``);
+- ``rollout_hand(rules, records, seat_policies (N, P) int8, seeds (N,) uint64)``: play every record to the
+  end of its hand with the C bots (``meld8_env.rollout.rollout(..., until="hand")``), records advanced in
+  place; returns the rollout's per-seat point ``deltas``.
+
+Claim windows: a sampled world re-asks every seat eligible in it, in turn order, so the seats asked before
+this one answer first by their rollout policy (:func:`advance_to_seat`) and every world has this seat to act.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from meld8_env import belief
+from meld8_env.codes import Phase
+from meld8_env.engine.fast import STATE_DTYPE
+from meld8_env.engine.records import step_records
+from meld8_env.infoset import infoset
+from meld8_env.policies import policy_act
+from meld8_env.rollout import rollout
+from meld8_env.rules import RuleConfig
+
+
+# -- information sets and worlds ---------------------------------------------------------------------
+def infoset_of(record: np.void, seat: int, rules: RuleConfig):
+    """The seat's information set of ``record`` (``meld8_env.infoset.infoset``; never the record itself)."""
+    return infoset(record, seat, rules)
+
+
+def sample_worlds(
+    info, n: int, rng: np.random.Generator, rules: RuleConfig, method: str = "two_level"
+) -> tuple[np.ndarray, np.ndarray]:
+    """n records consistent with ``info`` and their weights (``meld8_env.belief.sample_worlds``)."""
+    return belief.sample_worlds(info, n, rng, method=method, rules=rules)
+
+
+def cat_records(parts: list[np.ndarray]) -> np.ndarray:
+    """Concatenate engine records keeping STATE_DTYPE (np.concatenate would repack its padding)."""
+    out = np.empty(sum(len(p) for p in parts), STATE_DTYPE)
+    at = 0
+    for p in parts:
+        out[at : at + len(p)] = p
+        at += len(p)
+    return out
+
+
+def info_digest(info) -> bytes:
+    """16 bytes that identify an information set (the per-decision random stream is derived from them)."""
+    return hashlib.blake2b(info.to_bytes(), digest_size=16).digest()
+
+
+# -- stepping and rollouts --------------------------------------------------------------------------
+def step_copies(rules: RuleConfig, records: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Step caller-owned ``records`` in place by ``actions`` (int64, -1 holds); returns where refused."""
+    return step_records(rules, records, actions)
+
+
+def rollout_hand(
+    rules: RuleConfig, records: np.ndarray, seat_policies: np.ndarray, seeds: np.ndarray, threads: int = 2
+) -> np.ndarray:
+    """Play ``records`` (advanced in place) to the end of the current hand with the C bots; returns the
+    hand's point change of every seat (N, P) int64."""
+    res = rollout(rules, records, seat_policies, seeds, until="hand", threads=threads)
+    return np.asarray(res.deltas, np.int64)
+
+
+def advance_to_seat(rules: RuleConfig, records: np.ndarray, seat: int, seat_policies: np.ndarray) -> None:
+    """In sampled claim windows, let the seats asked before ``seat`` answer (by their rollout policy), so
+    every record has ``seat`` to act; records are stepped in place."""
+    for _ in range(rules.num_players):
+        wait = (records["phase"] == int(Phase.CLAIM)) & (records["acting"] != seat)
+        if not wait.any():
+            return
+        idx = np.flatnonzero(wait)
+        sub = records[idx]
+        codes = seat_policies[idx, sub["acting"].astype(np.int64)].astype(np.int8)
+        acts = policy_act(rules, sub, codes, np.zeros(len(sub), np.uint64))
+        step_records(rules, sub, acts)
+        records[idx] = sub
