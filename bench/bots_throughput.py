@@ -25,11 +25,12 @@ import numpy as np
 import agents.greedy
 import agents.random_agent
 from agents.defensive import DefensiveAgent
-from agents.greedy import GreedyAgent, neighbours
+from agents.greedy import GreedyAgent
 from agents.registry import load_agent
 from meld8_env.cardmask import BITS, JK, bits_of, discard_masks
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
+from meld8_env.features import neighbours
 from meld8_env.hands import _native, distance_batch
 from meld8_env.hands.sampling import random_masks
 from meld8_env.observation import decode
