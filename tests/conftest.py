@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 import meld8_env.hands as hands
+
+# A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored across exec: a
+# suite run as `make test &` would hand that to every meld8 process its tests start, so the tests that
+# press Ctrl-C (SIGINT) on a tournament, a trainer or the web table would wait for an exit that never
+# comes. A handler (unlike SIG_IGN) is reset to the default at exec, so the children get Python's own.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(params=["c", "python"])
