@@ -50,7 +50,7 @@ from agents.greedy import GreedyAgent
 from meld8_env.actions import PASS, RON, TSUMO
 from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
-from meld8_env.codes import Phase
+from meld8_env.codes import Phase, Result
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.features import danger, discard_table
 from meld8_env.observation import decode
@@ -281,7 +281,7 @@ class SearchAgent(Agent):
             if illegal.any():  # a sampled world where the seat's own legal action is refused: a sampler bug
                 k = int(np.flatnonzero(illegal)[0])
                 raise RuntimeError(f"search: candidate {int(np.concatenate(acts)[k])} refused in a sampled world")
-            going = (batch["result"] == 0) & (batch["phase"] != int(Phase.OVER))
+            going = (batch["result"] == int(Result.NONE)) & (batch["phase"] != int(Phase.OVER))
             if going.any():
                 sub = batch[going]
                 sb.rollout_hand(self.rules, sub, np.concatenate(pols)[going], np.concatenate(seeds)[going],

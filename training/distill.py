@@ -86,7 +86,7 @@ def train(data: dict[str, np.ndarray], init: str, rules: RuleConfig, epochs: int
     """(policy, learning curve: held-out agreement before training and after each epoch)."""
     import torch
 
-    from agents.checkpoint import load_policy
+    from agents.networks import load_policy
 
     policy, meta = load_policy(init, rules)
     obs, masks, acts = data["obs"], data["masks"], data["actions"]
