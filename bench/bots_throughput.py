@@ -21,6 +21,7 @@ import statistics
 import time
 
 import numpy as np
+from hand_eval import median_time  # bench/ is on the path when a bench script runs
 
 import agents.greedy
 import agents.random_agent
@@ -38,15 +39,6 @@ from meld8_env.policies import act_obs, policy_act
 from meld8_env.rollout import rollout
 from meld8_env.rules import RuleConfig
 from training.arena import play
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def states(rules: RuleConfig, n: int, seed: int = 0):

@@ -5,48 +5,16 @@ page in, and only it. TestClient covers the rest (tests/test_web_trust.py)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import threading
-import time
-
 import pytest
 
 pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright (the dev extra)")
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    if os.environ.get("MELD8_REQUIRE_BROWSER"):
-        raise RuntimeError("MELD8_REQUIRE_BROWSER is set but chromium is not on PATH (apt-get install chromium)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+from browser_kit import Server, chromium_or_skip  # noqa: E402
+
+CHROMIUM = chromium_or_skip()
 
 TOKEN = "launch-token-for-the-test"
-
-
-class Server:
-    """uvicorn serving one app on a free local port, in a thread."""
-
-    def __init__(self, make) -> None:
-        import uvicorn
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        app = make(port=self.port)
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        end = time.monotonic() + 20
-        while not self.server.started:
-            assert time.monotonic() < end, "the server did not start"
-            time.sleep(0.05)
-        self.url = f"http://127.0.0.1:{self.port}/"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 @pytest.fixture(scope="module")

@@ -633,19 +633,24 @@ static int special_overlap(const dist_t *d) { return special_overlap_parts(d, 3)
 
 /* The search behind eval_distance: best overlap found above floor (floor when none), stopping
  * early once it reaches goal. */
+/* The search state of a hand: what is held, what may still be drawn, where the Joker is. */
+static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
+    memset(d, 0, sizeof *d);
+    u64 held = hand | meld;
+    d->H = hand & REAL;
+    d->E = meld & REAL;
+    d->av = unseen & REAL & ~held;
+    d->jk_held = (hand & JK_BIT) != 0;
+    d->jk_unseen = !d->jk_held && (unseen & JK_BIT) && !(meld & JK_BIT);
+    d->jk_rank = -1;
+    d->best = floor;
+    d->goal = goal;
+    find_components(d, d->H);
+}
+
 static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
     dist_t d;
-    memset(&d, 0, sizeof d);
-    u64 held = hand | meld;
-    d.H = hand & REAL;
-    d.E = meld & REAL;
-    d.av = unseen & REAL & ~held;
-    d.jk_held = (hand & JK_BIT) != 0;
-    d.jk_unseen = !d.jk_held && (unseen & JK_BIT) && !(meld & JK_BIT);
-    d.jk_rank = -1;
-    d.best = floor;
-    d.goal = goal;
-    find_components(&d, d.H);
+    dist_init(&d, hand, meld, unseen, floor, goal);
     if (!meld) {
         int sp = special_overlap(&d);
         if (sp > d.best) d.best = sp;
@@ -695,17 +700,8 @@ int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
      * test, all holding the Joker), so those hands are asked card by card until that is understood */
     if (hand & JK_BIT) return n + eval_acceptance(hand, meld, unseen, pool, dist);
     dist_t d;
-    memset(&d, 0, sizeof d);
-    d.H = hand & REAL;
-    d.E = meld & REAL;
-    d.av = unseen & REAL & ~held;
-    d.jk_held = (hand & JK_BIT) != 0;
-    d.jk_unseen = !d.jk_held && (unseen & JK_BIT) && !(meld & JK_BIT);
-    d.jk_rank = -1;
-    d.best = size - dist;
-    d.goal = 99;
+    dist_init(&d, hand, meld, unseen, size - dist, 99);
     d.collect = 1;
-    find_components(&d, d.H);
     u64 sp_acc = 0;
     if (!meld && special_overlap(&d) >= d.best) {
         /* a special form of best overlap: x counts when the form with x held reaches best + 1 */
