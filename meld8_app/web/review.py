@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from meld8_env.actions import PASS, action_name
+from meld8_env.agent import wants_infoset
 from meld8_env.agent_spec import load_agent
 from meld8_env.cardmask import discard_masks
 from meld8_env.cards import card_str
@@ -83,7 +84,7 @@ def review(
                 return {"id": x, "name": action_name(x), "label": action_words(x, claim)}
 
             values = None
-            if getattr(ref, "wants_infoset", False) is True:  # the search agent: its per-candidate values
+            if wants_infoset(ref):  # the search agent: its per-candidate values
                 info = [infoset(rec, seat, rules)]
                 choice = int(ref.act_batch(obs.copy(), masks.astype(bool), infosets=info)[0])
                 values = ref.last_values[0]

@@ -24,6 +24,7 @@ import numpy as np
 
 from meld8_app.web.tableview import SeatView, merge
 from meld8_env.actions import action_name, illegal_action_message
+from meld8_env.agent import wants_infoset
 from meld8_env.agent_spec import load_agent
 from meld8_env.codes import Phase
 from meld8_env.protocol import GameStreams, parse_action
@@ -72,7 +73,7 @@ class GuardedAgent:
         self.inner, self.seat, self.label, self.fallback, self.notices = agent, seat, label, fallback, notices
         self.name = getattr(agent, "name", label)
         self.plays_streams = bool(getattr(agent, "plays_streams", False))
-        self.wants_infoset = bool(getattr(agent, "wants_infoset", False))  # a search agent sees its infoset here too
+        self.wants_infoset = wants_infoset(agent)  # a search agent sees its infoset here too
         self.failed = False
         self._key: int | None = None
 
