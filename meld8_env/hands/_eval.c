@@ -326,6 +326,12 @@ typedef struct {
     int goal;    /* stop searching once best reaches this overlap (a yes/no question) */
     int collect; /* 1: visit every W of overlap >= best and OR its drawn cards into acc (acceptance) */
     u64 acc, leafacc;
+    /* one pass over a hand before its discard (eval_discard_table): per allowed card x, the union of the drawn
+     * cards of every best W that avoids x, and the set of allowed cards some best W avoids */
+    int nx;
+    u64 xs[8], avoid_acc[8], avoided;
+    u64 want; /* collecting: only drawn cards of want count; skip subtrees that cannot add one (0: all count) */
+    u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
 } dist_t;
 
 static inline int supply(const dist_t *d, int r) { return pc64(d->av & RANKM[r] & ~d->wm & ~d->blocked); }
@@ -347,7 +353,77 @@ static u64 drawn_cards(const dist_t *d) {
     return m;
 }
 
+/* The last open slot of a collecting leaf (one meld, or the pair), every completion at once: the same leaves
+ * and drawn cards as the recursive fill below, with each completion's checks reduced to the ranks it
+ * touches (a completion only adds cards to W, so ranks it does not touch keep their state). */
+static int rank_ok(const dist_t *d, int r) { return !d->dem[r] || supply(d, r) >= d->dem[r]; }
+
+static int jk_rank_ok(const dist_t *d) {
+    return d->jk_rank < 0 || pc64((d->wm | d->E) & RANKM[d->jk_rank]) + d->dem[d->jk_rank] <= 3;
+}
+
+static int fill_last_collect(dist_t *d, int melds) {
+    for (int r = 0; r < 13; r++)
+        if (!rank_ok(d, r)) return 0;
+    if (!jk_rank_ok(d)) return 0;
+    int pending = d->jk_held && !d->jk_used;
+    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
+    u64 F = d->av & ~d->wm & ~d->blocked, dr = 0;
+    for (int r = 0; r < 13; r++)
+        if (d->dem[r]) dr |= RANKM[r];
+    u64 jbit = (d->jk_used && !d->jk_held) ? JK_BIT : 0;
+    u64 base = (d->wm & ~d->H) | (F & dr) | jbit; /* drawn cards of every rank completion */
+    u64 acc = 0;
+    int any = 0;
+    for (int r = 0; r < 13; r++) {
+        int spare = supply(d, r) - d->dem[r];
+        int held_rank = pc64((d->wm | d->E) & RANKM[r]);
+        if (!melds) { /* the pair: two drawn cards of rank r */
+            if (pending || spare < 2) continue;
+            if (r == d->jk_rank && held_rank + d->dem[r] + 2 > 3) continue;
+            any = 1;
+            acc |= base | (F & RANKM[r]);
+            continue;
+        }
+        if (!pending && spare >= 3 && !(r == d->jk_rank && held_rank + d->dem[r] + 3 > 3)) {
+            any = 1;
+            acc |= base | (F & RANKM[r]);
+        }
+        if (jkok && spare >= 2 && held_rank + d->dem[r] + 2 <= 3) { /* two drawn and the Joker */
+            any = 1;
+            acc |= base | (F & RANKM[r]) | (d->jk_held ? 0 : JK_BIT);
+        }
+    }
+    if (melds) {
+        for (int s = 0; s < 4; s++)
+            for (int st = 0; st <= 10; st++) {
+                u64 run = 7ULL << (13 * s + st);
+                for (int v = -1; v < 3; v++) { /* as in fill: three drawn, or the Joker as one of them */
+                    u64 miss = v < 0 ? 0 : 1ULL << (13 * s + st + v);
+                    if (v < 0 ? pending : (!jkok || (miss & (d->wm | d->E)))) continue;
+                    u64 have = run & ~miss;
+                    if ((have & F) != have) continue;
+                    u64 wm0 = d->wm, bl0 = d->blocked;
+                    d->wm |= have;
+                    if (miss) d->blocked = miss;
+                    int ok = jk_rank_ok(d);
+                    for (u64 t = run; t && ok; t &= t - 1) ok = rank_ok(d, ctz64(t) % 13);
+                    if (ok) {
+                        u64 F2 = d->av & ~d->wm & ~d->blocked;
+                        any = 1;
+                        acc |= (d->wm & ~d->H) | (F2 & dr) | (miss ? (d->jk_held ? 0 : JK_BIT) : jbit);
+                    }
+                    d->wm = wm0;
+                    d->blocked = bl0;
+                }
+            }
+    }
+    d->leafacc |= acc;
+    return any;
+}
+
 static int fill(dist_t *d, int melds, int pair) {
+    if (d->collect && melds + pair == 1) return fill_last_collect(d, melds);
     if (!melds && !pair) {
         if (!leaf_ok(d)) return 0;
         if (d->collect) d->leafacc |= drawn_cards(d);
@@ -381,16 +457,17 @@ static int fill(dist_t *d, int melds, int pair) {
     for (int s = 0; s < 4; s++)
         for (int st = 0; st <= 10; st++) {
             u64 run = 7ULL << (13 * s + st);
-            u64 have = run & free;
-            int n = pc64(have);
-            if (n == 3 || (n == 2 && jkok)) {
-                u64 miss = run & ~have;
-                if (n == 2 && (miss & (d->wm | d->E))) continue;
+            /* three drawn cards, or the Joker as one card of the run (not in W or E) and the other two drawn */
+            for (int v = -1; v < 3; v++) {
+                u64 miss = v < 0 ? 0 : 1ULL << (13 * s + st + v);
+                if (v >= 0 && (!jkok || (miss & (d->wm | d->E)))) continue;
+                u64 have = run & ~miss;
+                if ((have & free) != have) continue;
                 u64 wm0 = d->wm, bl0 = d->blocked;
                 d->wm |= have;
-                if (n == 2) { d->blocked = miss; d->jk_used = 1; }
+                if (miss) { d->blocked = miss; d->jk_used = 1; }
                 int ok = fill(d, melds - 1, 0);
-                if (n == 2) d->jk_used = 0;
+                if (miss) d->jk_used = 0;
                 d->wm = wm0;
                 d->blocked = bl0;
                 if (ok) { any = 1; if (!d->collect) return 1; }
@@ -401,42 +478,45 @@ static int fill(dist_t *d, int melds, int pair) {
 
 static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov);
 
-/* Place a sequence containing lowest card c (rank r) starting at st; pos = chosen option per slot. */
+/* Place a sequence containing lowest card c (rank r) starting at st. Each of its two other slots is a held
+ * card of rest, a drawn card, or the Joker as that card (one slot at most; a held card it stands for leaves W). */
 static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair, int ov) {
     int r = c % 13, base = c - r;
-    int slots[2], ns = 0;
+    u64 slot[2];
+    int ns = 0;
     for (int p = st; p < st + 3; p++)
-        if (p != r) slots[ns++] = base + p;
+        if (p != r) slot[ns++] = 1ULL << (base + p);
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
-    /* option codes per slot: 0 real held, 1 draw, 2 joker */
-    for (int o0 = 0; o0 < 3; o0++)
-        for (int o1 = 0; o1 < 3; o1++) {
-            int opts[2] = {o0, o1};
-            if (o0 == 2 && o1 == 2) continue;
-            int usejk = (o0 == 2 || o1 == 2);
-            if (usejk && !jkok) continue;
+    u64 free = d->av & ~d->wm & ~d->blocked, taken = d->wm | d->E;
+    /* per slot: 1 a held or drawn card can fill it (which one is fixed by the card), 2 the Joker can */
+    int opt[2];
+    for (int i = 0; i < 2; i++) {
+        u64 b = slot[i];
+        int real = (rest & b) != 0;
+        if (!real && (free & b)) {
+            int rk = ctz64(b) % 13;
+            real = supply(d, rk) - 1 >= d->dem[rk];
+        }
+        opt[i] = real | ((jkok && !(taken & b)) ? 2 : 0);
+    }
+    if (!opt[0] || !opt[1]) return;
+    for (int o0 = 1; o0 <= 2; o0++) {
+        if (!(opt[0] & o0)) continue;
+        for (int o1 = 1; o1 <= 2; o1++) {
+            if (!(opt[1] & o1) || (o0 == 2 && o1 == 2)) continue;
             u64 reals = 0, draws = 0, forced_drop = 0, standin = 0;
-            int ok = 1;
-            for (int i = 0; i < 2 && ok; i++) {
-                u64 b = 1ULL << slots[i];
-                int rk = slots[i] % 13;
-                switch (opts[i]) {
-                case 0:
-                    if (rest & b) reals |= b; else ok = 0;
-                    break;
-                case 1:
-                    if (!(d->av & b & ~d->wm & ~d->blocked) || supply(d, rk) - 1 < d->dem[rk]) ok = 0;
+            int o[2] = {o0, o1};
+            for (int i = 0; i < 2; i++) {
+                u64 b = slot[i];
+                if (o[i] == 1) {
+                    if (rest & b) reals |= b;
                     else draws |= b;
-                    break;
-                default:
-                    if ((d->wm | d->E) & b) ok = 0;
-                    else {
-                        standin = b;
-                        if (rest & b) forced_drop = b; /* a held card the Joker replaces leaves W */
-                    }
+                } else {
+                    standin = b;
+                    forced_drop = rest & b; /* a held card the Joker replaces leaves W */
                 }
             }
-            if (!ok) continue;
+            int usejk = standin != 0;
             u64 wm0 = d->wm, bl0 = d->blocked;
             d->wm |= (1ULL << c) | reals | draws;
             if (usejk) { d->blocked = standin; d->jk_used = 1; }
@@ -445,6 +525,7 @@ static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair
             d->wm = wm0;
             d->blocked = bl0;
         }
+    }
 }
 
 /* Upper bound on held cards still coverable: a group's held cards lie in one component of the
@@ -479,6 +560,18 @@ static int cover_bound(const dist_t *d, u64 rem, int slots) {
 
 static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (d->best >= d->goal) return;
+    if (d->want) {
+        /* the drawn cards a subtree can add: rank-mates and suit neighbours of the cards still to place,
+         * spares of ranks already demanded (rank-mates of placed cards), the Joker, and what a slot left
+         * open could be filled with */
+        u64 placed = d->wm & d->H;
+        u64 mates = ((placed << 13) | (placed >> 13) | (placed << 26) | (placed >> 26) | (placed << 39) |
+                     (placed >> 39)) & REAL;
+        u64 pot = (d->wm & ~d->H) | neighbours(rem) | mates | JK_BIT;
+        if (pair) pot |= d->fill_pair;
+        if (melds) pot |= d->fill_meld;
+        if (!(d->want & ~d->acc & pot)) return;
+    }
     int jk_pending = d->jk_held && !d->jk_used;
     if (jk_pending && !melds) return;
     int cap = 3 * melds + 2 * pair - jk_pending;
@@ -494,6 +587,12 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             if (fill(d, melds, pair)) {
                 d->acc = ov > d->best ? d->leafacc : d->acc | d->leafacc;
                 d->best = ov;
+                u64 in_w = d->wm & d->H;
+                for (int i = 0; i < d->nx; i++)
+                    if (!(in_w & d->xs[i])) {
+                        d->avoid_acc[i] |= d->leafacc;
+                        d->avoided |= d->xs[i];
+                    }
             }
         }
         return;
@@ -568,64 +667,77 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
 /* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
  * ones (crown pairs, royal and pure straights), 3 all */
 static int special_overlap_parts(const dist_t *d, int parts) {
-    u64 H = d->H, av = d->av;
+    u64 H = d->H, av = d->av, Hav = H | av;
     int jkh = d->jk_held, jku = d->jk_unseen;
     int best = -1;
     int held[13], can[13];
     for (int r = 0; r < 13; r++) {
         held[r] = pc64(H & RANKM[r]);
-        can[r] = held[r] + pc64(av & RANKM[r]);
+        can[r] = pc64(Hav & RANKM[r]);
     }
-    if (!jkh) {
-        /* four pairs: the four best ranks that can still make a pair */
-        int g[13], n = 0;
-        if (parts & 1)
-        for (int r = 0; r < 13; r++)
-            if (can[r] >= 2) g[n++] = held[r] < 2 ? held[r] : 2;
-        if ((parts & 1) && n >= 4) {
-            for (int i = 0; i < 4; i++)
-                for (int j = i + 1; j < n; j++)
-                    if (g[j] > g[i]) { int x = g[i]; g[i] = g[j]; g[j] = x; }
-            int s = g[0] + g[1] + g[2] + g[3];
-            if (s > best) best = s;
+    if (parts & 1) {
+        /* four pairs: the four best ranks that can still make a pair (no Joker in hand) */
+        int t0 = -1, t1 = -1, t2 = -1, t3 = -1, n = 0;
+        /* two quads: the two best full ranks; with a Joker, one full rank q and another rank t of three */
+        int q0 = -1, q1 = -1, q0r = -1;       /* best held counts among can == 4, rank of the best */
+        int s0 = -1, s1 = -1, s0r = -1;       /* best min(held, 3) among can >= 3, rank of the best */
+        for (int r = 0; r < 13; r++) {
+            int h = held[r];
+            if (!jkh && can[r] >= 2) {
+                int g = h < 2 ? h : 2;
+                n++;
+                if (g > t0) { t3 = t2; t2 = t1; t1 = t0; t0 = g; }
+                else if (g > t1) { t3 = t2; t2 = t1; t1 = g; }
+                else if (g > t2) { t3 = t2; t2 = g; }
+                else if (g > t3) t3 = g;
+            }
+            if (can[r] == 4) {
+                if (h > q0) { q1 = q0; q0 = h; q0r = r; }
+                else if (h > q1) q1 = h;
+            }
+            if (can[r] >= 3) {
+                int g = h < 3 ? h : 3;
+                if (g > s0) { s1 = s0; s0 = g; s0r = r; }
+                else if (g > s1) s1 = g;
+            }
         }
-        /* crown pairs and royal straights: fixed card sets */
-        for (int k = 0; k < 16 && (parts & 2); k++) {
-            u64 w = 0;
-            for (int i = 0; i < 4; i++) w |= (k >> i & 1) ? CROWN_RED[i] : CROWN_BLACK[i];
-            if (!(w & ~H & ~av) && pc64(w & H) > best) best = pc64(w & H);
-        }
-        for (int s = 0; s < 4 && (parts & 2); s++) {
-            u64 w = 0x1FC1ULL << (13 * s);
-            if (!(w & ~H & ~av) && pc64(w & H) > best) best = pc64(w & H);
+        if (n >= 4 && t0 + t1 + t2 + t3 > best) best = t0 + t1 + t2 + t3;
+        if (!jkh && q1 >= 0 && q0 + q1 > best) best = q0 + q1;
+        if ((jkh || jku) && q0 >= 0) {
+            /* the best full rank with the best other three-rank, or the runner-up full rank with the best */
+            int other = q0r == s0r ? s1 : s0;
+            if (other >= 0 && q0 + other + jkh > best) best = q0 + other + jkh;
+            if (q1 >= 0 && q0r == s0r && q1 + s0 + jkh > best) best = q1 + s0 + jkh;
         }
     }
-    /* two quads: ranks a < b; with a Joker one of them may be 3 real cards */
-    for (int a = 0; a < 13 && (parts & 1); a++)
-        for (int b = a + 1; b < 13; b++) {
-            int full_a = can[a] == 4, full_b = can[b] == 4;
-            if (!jkh && full_a && full_b && held[a] + held[b] > best) best = held[a] + held[b];
-            if (jkh || jku) {
-                for (int k = 0; k < 2; k++) {
-                    int q = k ? b : a, t = k ? a : b; /* q full quad, t three real + Joker */
-                    if (can[q] != 4 || can[t] < 3) continue;
-                    int ov = held[q] + (held[t] < 3 ? held[t] : 3) + jkh;
+    if (parts & 2) {
+        if (!jkh) {
+            /* crown pairs: per crown rank the better of its red and black pair that is still complete */
+            int sum = 0;
+            for (int i = 0; i < 4 && sum >= 0; i++) {
+                int v = -1;
+                if (!(CROWN_RED[i] & ~Hav)) v = pc64(CROWN_RED[i] & H);
+                if (!(CROWN_BLACK[i] & ~Hav) && pc64(CROWN_BLACK[i] & H) > v) v = pc64(CROWN_BLACK[i] & H);
+                sum = v < 0 ? -1 : sum + v;
+            }
+            if (sum > best) best = sum;
+            for (int s = 0; s < 4; s++) {
+                u64 w = 0x1FC1ULL << (13 * s);
+                if (!(w & ~Hav) && pc64(w & H) > best) best = pc64(w & H);
+            }
+        }
+        for (int s = 0; s < 4; s++)
+            for (int st = 0; st <= 5; st++) {
+                u64 run = 0xFFULL << (13 * s + st);
+                u64 missing_unavail = run & ~Hav;
+                int h = pc64(run & H);
+                if (!jkh && !missing_unavail && h > best) best = h;
+                if ((jkh || jku) && pc64(missing_unavail) <= 1) {
+                    int ov = (h == 8 ? 7 : h) + jkh;
                     if (ov > best) best = ov;
                 }
             }
-        }
-    /* pure straights */
-    for (int s = 0; s < 4 && (parts & 2); s++)
-        for (int st = 0; st <= 5; st++) {
-            u64 run = 0xFFULL << (13 * s + st);
-            u64 missing_unavail = run & ~H & ~av;
-            int h = pc64(run & H);
-            if (!jkh && !missing_unavail && h > best) best = h;
-            if ((jkh || jku) && pc64(missing_unavail) <= 1) {
-                int ov = (h == 8 ? 7 : h) + jkh;
-                if (ov > best) best = ov;
-            }
-        }
+    }
     return best;
 }
 
@@ -655,7 +767,13 @@ static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) 
         int sp = special_overlap(&d);
         if (sp > d.best) d.best = sp;
     }
-    dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
+    /* no standard W covers more than the root bound: stop as soon as one reaches it */
+    int melds = meld ? 1 : 2, n = pc64(d.H), cap = 3 * melds + 2 - d.jk_held;
+    int ub = d.jk_held + (n < cap ? n : cap);
+    int cb = d.jk_held + cover_bound(&d, d.H, melds + 1);
+    if (cb < ub) ub = cb;
+    if (ub < d.goal) d.goal = ub;
+    dfs(&d, d.H, melds, 1, d.jk_held);
     return d.best;
 }
 
@@ -681,11 +799,54 @@ int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
     return n;
 }
 
+/* Superset of the cards a group of drawn cards only can hold (the pruning bound of a collecting search). */
+static void fill_sets(dist_t *d) {
+    int jk = d->jk_held || d->jk_unseen;
+    d->fill_pair = d->fill_meld = 0;
+    for (int r = 0; r < 13; r++) {
+        u64 a = d->av & RANKM[r];
+        int n = pc64(a);
+        if (n >= 2) d->fill_pair |= a;
+        if (n >= 3 || (n >= 2 && jk)) d->fill_meld |= a;
+    }
+    for (int s = 0; s < 4; s++)
+        for (int st = 0; st <= 10; st++) {
+            u64 run = 7ULL << (13 * s + st), a = run & d->av;
+            if (pc64(a) == 3 || (pc64(a) == 2 && jk)) d->fill_meld |= a;
+        }
+    if (!d->jk_held && d->jk_unseen) d->fill_meld |= JK_BIT;
+}
+
+/* Cards x of pool (not held, real or the Joker) with which a special form reaches d->best + 1: the special
+ * part of the acceptance set (concealed hands only; d describes the hand, d->best its best overlap). */
+static u64 special_acceptance(const dist_t *d, u64 pool) {
+    if (special_overlap(d) < d->best) return 0;
+    u64 sp_acc = 0;
+    dist_t e = *d;
+    int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
+    for (int r = 0; r < 13; r++) by_rank[r] = -2;
+    for (u64 t = pool; t; t &= t - 1) {
+        u64 x = t & -t;
+        e.H = d->H | (x & REAL);
+        e.av = d->av & ~x;
+        e.jk_held = d->jk_held || x == JK_BIT;
+        e.jk_unseen = d->jk_unseen && x != JK_BIT;
+        if (x == JK_BIT) {
+            if (special_overlap(&e) > d->best) sp_acc |= x;
+            continue;
+        }
+        int r = ctz64(x) % 13;
+        if (by_rank[r] == -2) by_rank[r] = special_overlap_parts(&e, 1);
+        if (by_rank[r] > d->best || special_overlap_parts(&e, 2) > d->best) sp_acc |= x;
+    }
+    return sp_acc;
+}
+
 /* Acceptance in one search (issue 20): x raises the overlap by one exactly when some W of best overlap
  * draws x, so the acceptance set is the union of the drawn cards over every best W (rank demands stand
  * for any spare card of their rank). Tenpai hands read their waits; special forms are evaluated per
- * card in closed form; hands holding the Joker and pool cards that are not unseen are asked card by card
- * (eval_acceptance). */
+ * card in closed form; pool cards that are not unseen are asked card by card (eval_acceptance). With a held
+ * Joker the union is exact since fill lets the Joker stand for any card of a run of three drawn cards. */
 int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
     u64 held = hand | meld;
     pool &= ~held;
@@ -696,33 +857,77 @@ int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
     pool &= ~odd;
     if (!pool) return n;
     if (dist == 1) return n + pc64(eval_waits(hand, meld) & pool);
-    /* a held Joker: the union misses a few best completions (7 of 1.4M hands in the slow differential
-     * test, all holding the Joker), so those hands are asked card by card until that is understood */
-    if (hand & JK_BIT) return n + eval_acceptance(hand, meld, unseen, pool, dist);
     dist_t d;
     dist_init(&d, hand, meld, unseen, size - dist, 99);
     d.collect = 1;
-    u64 sp_acc = 0;
-    if (!meld && special_overlap(&d) >= d.best) {
-        /* a special form of best overlap: x counts when the form with x held reaches best + 1 */
-        dist_t e = d;
-        int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
-        for (int r = 0; r < 13; r++) by_rank[r] = -2;
-        for (u64 t = pool; t; t &= t - 1) {
-            u64 x = t & -t;
-            e.H = d.H | (x & REAL);
-            e.av = d.av & ~x;
-            e.jk_held = d.jk_held || x == JK_BIT;
-            e.jk_unseen = d.jk_unseen && x != JK_BIT;
-            if (x == JK_BIT) {
-                if (special_overlap(&e) > d.best) sp_acc |= x;
-                continue;
-            }
-            int r = ctz64(x) % 13;
-            if (by_rank[r] == -2) by_rank[r] = special_overlap_parts(&e, 1);
-            if (by_rank[r] > d.best || special_overlap_parts(&e, 2) > d.best) sp_acc |= x;
-        }
-    }
+    u64 sp_acc = meld ? 0 : special_acceptance(&d, pool);
+    d.acc = sp_acc; /* dist is exact, so no W beats d.best and acc only grows */
+    d.want = pool;
+    fill_sets(&d);
     dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
     return n + pc64((d.acc | sp_acc) & pool);
+}
+
+/* ---------------------------------------------------------------- distance after every discard (issue 20) */
+/* One hand before its discard, every allowed discard x: the distance of hand - x and its acceptance count, as
+ * eval_distance and eval_acceptance_fast would give them one discard at a time (the twin the tests hold it to).
+ *
+ * Every W that hand - x can reach avoids x (x is seen once discarded), so the best standard overlap of
+ * hand - x is the whole hand's best m when some best W avoids x, else at most m - 1. One search finds m, a
+ * second visits every standard W of overlap m and gives, per x, whether one avoids it and the union of the
+ * drawn cards of those that do: for hand - x that union is the standard part of the acceptance set (the
+ * union argument of eval_acceptance_fast). Discards no best W avoids get their own search (floor: their
+ * special forms, goal m - 1); special forms are closed-form per discard. Tenpai
+ * results and the rare discard whose best is not m take the per-discard acceptance path. */
+int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode, int *card, int *dist, int *acc) {
+    allowed &= hand & REAL;
+    int n = 0;
+    for (u64 t = allowed; t && n < 8; t &= t - 1) card[n++] = ctz64(t);
+    if (!n) return 0;
+    int size = meld ? 5 : 8, melds = meld ? 1 : 2;
+    dist_t d, e;
+    dist_init(&d, hand, meld, unseen, -1, 99);
+    dfs(&d, d.H, melds, 1, d.jk_held);
+    int m = d.best;
+    int sp8 = meld ? -1 : special_overlap(&d);
+    if (m >= 0) {
+        dist_init(&d, hand, meld, unseen, m, 99);
+        d.collect = 1;
+        d.nx = n;
+        for (int i = 0; i < n; i++) d.xs[i] = 1ULL << card[i];
+        dfs(&d, d.H, melds, 1, d.jk_held);
+    }
+    int ov[8], best = 127, tied = 0;
+    for (int i = 0; i < n; i++) {
+        u64 x = 1ULL << card[i];
+        int spx = -1;
+        if (!meld && (sp8 >= m - 1 || !(d.avoided & x))) {
+            dist_init(&e, hand & ~x, meld, unseen, -1, 99);
+            spx = special_overlap(&e);
+        }
+        if (d.avoided & x) ov[i] = m > spx ? m : spx;
+        else {
+            dist_init(&e, hand & ~x, meld, unseen, spx, m - 1);
+            dfs(&e, e.H, melds, 1, e.jk_held);
+            ov[i] = e.best;
+        }
+        dist[i] = ov[i] < 0 ? UNREACHABLE : size - ov[i];
+        if (dist[i] < best) { best = dist[i]; tied = 0; }
+        tied += dist[i] == best;
+    }
+    for (int i = 0; i < n; i++) {
+        acc[i] = 0;
+        if (!(acc_mode == 2 || (acc_mode == 1 && tied >= 2 && dist[i] == best))) continue;
+        u64 x = 1ULL << card[i], after = hand & ~x;
+        u64 pool = (neighbours(after) | JK_BIT) & unseen & ~(after | meld);
+        if (dist[i] <= 1 || dist[i] > size || !(d.avoided & x) || ov[i] != m ||
+            (pool & ~unseen)) {
+            acc[i] = eval_acceptance_fast(after, meld, unseen, pool, dist[i]);
+            continue;
+        }
+        dist_init(&e, after, meld, unseen, ov[i], 99);
+        u64 sp = meld ? 0 : special_acceptance(&e, pool);
+        acc[i] = pc64((d.avoid_acc[i] | sp) & pool);
+    }
+    return n;
 }

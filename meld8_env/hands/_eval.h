@@ -48,6 +48,13 @@ int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r);
 int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist);
 /* The same count from one search over every best completion (dist must be the hand's exact distance). */
 int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist);
+/* Distance after every discard in one pass: hand before its discard (8 concealed cards, or 5 with an exposed
+ * meld), allowed the discards to rate (real cards of hand; at most 8). For each allowed card x, ascending:
+ * card[i] = x, dist[i] = eval_distance(hand - x, meld, unseen) and acc[i] = eval_acceptance_fast(hand - x,
+ * meld, unseen, pool, dist[i]) with pool = (neighbours(hand - x) | Joker) & unseen, or 0: acc_mode 0 never,
+ * 1 where at least two discards tie for the smallest distance (the bots' tie-break), 2 always.
+ * Returns the number of allowed cards. */
+int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode, int *card, int *dist, int *acc);
 
 static inline int pc64(u64 x) { return __builtin_popcountll(x); }
 static inline int ctz64(u64 x) { return __builtin_ctzll(x); }
