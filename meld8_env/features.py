@@ -94,7 +94,9 @@ def discard_table(
     need = np.arange(len(rows)) if all_acceptance else np.flatnonzero(tied & (n_tied[rows] > 1))
     if need.size:
         pool = (neighbours(after[need]) | JK) & unseen[rows[need]]
-        accept[need] = acceptance_batch(after[need], melds[rows[need]], unseen[rows[need]], pool, dist[need])
+        accept[need] = acceptance_batch(
+            after[need], melds[rows[need]], unseen[rows[need]], pool, dist[need], exact_distances=True
+        )
     return rows, cards, dist, accept, best
 
 

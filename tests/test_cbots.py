@@ -278,3 +278,88 @@ def test_one_search_acceptance_equals_per_card_search():
 @pytest.mark.slow
 def test_one_search_acceptance_equals_per_card_search_1m():
     assert check_acceptance(100_000, seed=32) >= 1_000_000
+
+
+# ---------------------------------------------------------------------------------------------- one pass
+def discard_cases(n_states: int, seed: int):
+    """(hands before the discard, melds, unseen, allowed) of real draw-phase states (3p and 2p rules), plus
+    random 8-card hands (some with a Joker, some beside a meld) with random dead cards."""
+    from meld8_env.cardmask import JK, discard_masks
+    from meld8_env.hands.sampling import random_masks
+
+    hands, melds, unseen, allowed = [], [], [], []
+    for rules in RULES.values():
+        recs, obs, masks = collect_states(rules, n_states, seed)
+        disc = ~masks[:, 63] & masks[:, :52].any(axis=1)
+        d = decode(obs[disc], rules)
+        hands.append(d["hand"])
+        melds.append(d["melds"][:, 0])
+        unseen.append(d["unseen"])
+        allowed.append(discard_masks(masks[disc]))
+    rng = np.random.default_rng(seed)
+    h = random_masks(rng, n_states, 8)
+    drop = random_masks(rng, n_states, 20) & ~h
+    hands.append(h)
+    melds.append(np.zeros(n_states, np.uint64))
+    unseen.append(np.uint64((1 << 53) - 1) & ~h & ~drop)
+    allowed.append(h & ~JK)
+    return np.concatenate(hands), np.concatenate(melds), np.concatenate(unseen), np.concatenate(allowed)
+
+
+def check_discard_table(n_states: int, seed: int) -> int:
+    """eval_discard_table (one pass) = distance and acceptance one discard at a time, every allowed discard."""
+    from meld8_env.cardmask import BITS, JK, bits_of
+    from meld8_env.features import neighbours
+    from meld8_env.hands import _native
+
+    h, m, u, allowed = discard_cases(n_states, seed)
+    rows, cards = bits_of(allowed)
+    after = h[rows] & ~BITS[cards]
+    want_d = np.zeros(len(rows), np.int8)
+    _native.distance_batch(after, m[rows], u[rows], want_d)
+    pool = (neighbours(after) | JK) & u[rows]
+    for mode in (2, 1):
+        dist, acc = np.zeros((len(h), 53), np.int8), np.zeros((len(h), 53), np.int8)
+        _native.discard_table_batch(h, m, u, allowed, mode, dist, acc)
+        best = np.full(len(h), 127, np.int64)
+        np.minimum.at(best, rows, want_d)
+        tied = want_d == best[rows]
+        n_tied = np.bincount(rows[tied], minlength=len(h))
+        need = np.ones(len(rows), bool) if mode == 2 else tied & (n_tied[rows] > 1)
+        idx = np.flatnonzero(need)
+        want_a = np.zeros(len(idx), np.int8)
+        _native.acceptance_onepass_batch(after[idx], m[rows[idx]], u[rows[idx]], pool[idx], want_d[idx], want_a)
+        out = np.zeros(len(rows), np.int8)
+        out[idx] = want_a
+        bad = np.flatnonzero((dist[rows, cards] != want_d) | (acc[rows, cards] != out))
+        lines = [f"  {mask_str(int(h[rows[i]]))} | meld {mask_str(int(m[rows[i]])) or '-'} | discard "
+                 f"{mask_str(int(BITS[cards[i]]))}: one pass dist {dist[rows[i], cards[i]]} acc {acc[rows[i], cards[i]]}"
+                 f", per discard dist {want_d[i]} acc {out[i]}" for i in bad[:5]]  # fmt: skip
+        assert bad.size == 0, f"acc_mode {mode}: one pass differs on {bad.size} of {len(rows)} discards:\n" + "\n".join(
+            lines
+        )
+        rated = np.zeros((len(h), 53), bool)
+        rated[rows, cards] = True
+        assert (dist[~rated] == -1).all() and (acc[~rated] == -1).all(), "only allowed discards are rated"
+    return len(rows)
+
+
+def test_distance_after_every_discard_in_one_pass_equals_per_discard():
+    assert check_discard_table(1500, seed=41) >= 20_000
+
+
+@pytest.mark.slow
+def test_distance_after_every_discard_in_one_pass_1m():
+    assert check_discard_table(70_000, seed=42) >= 1_000_000
+
+
+def test_discard_table_refuses_bad_input_in_one_line():
+    from meld8_env.hands import _native
+
+    h = np.array([0b11111111], np.uint64)
+    z = np.zeros(1, np.uint64)
+    out = np.zeros((1, 53), np.int8)
+    with pytest.raises(ValueError, match="acc_mode: 3 is not 0"):
+        _native.discard_table_batch(h, z, ~h & np.uint64((1 << 53) - 1), h, 3, out, out.copy())
+    with pytest.raises(ValueError, match="row 0: 7 cards counting the meld"):
+        _native.discard_table_batch(h >> np.uint64(1), z, z, h, 1, out, out.copy())

@@ -329,7 +329,7 @@ typedef struct {
     /* one pass over a hand before its discard (eval_discard_table): per allowed card x, the union of the drawn
      * cards of every best W that avoids x, and the set of allowed cards some best W avoids */
     int nx;
-    u64 xs[8], avoid_acc[8], avoided;
+    u64 xs[8], avoid_acc[8], avoided, xwant[8]; /* xwant: the pool of hand - x (only its cards are counted) */
     u64 want; /* collecting: only drawn cards of want count; skip subtrees that cannot add one (0: all count) */
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
 } dist_t;
@@ -570,7 +570,17 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
         u64 pot = (d->wm & ~d->H) | neighbours(rem) | mates | JK_BIT;
         if (pair) pot |= d->fill_pair;
         if (melds) pot |= d->fill_meld;
-        if (!(d->want & ~d->acc & pot)) return;
+        if (!d->nx) {
+            if (!(d->want & ~d->acc & pot)) return;
+        } else {
+            /* one pass: skip when every discard this subtree's W can avoid (not yet placed) is known to be
+             * avoidable and the subtree adds no counted card to any of their unions */
+            int useful = 0;
+            for (int i = 0; i < d->nx && !useful; i++)
+                if (!(placed & d->xs[i]))
+                    useful = !(d->avoided & d->xs[i]) || (d->xwant[i] & ~d->avoid_acc[i] & pot);
+            if (!useful) return;
+        }
     }
     int jk_pending = d->jk_held && !d->jk_used;
     if (jk_pending && !melds) return;
@@ -894,7 +904,13 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
         dist_init(&d, hand, meld, unseen, m, 99);
         d.collect = 1;
         d.nx = n;
-        for (int i = 0; i < n; i++) d.xs[i] = 1ULL << card[i];
+        for (int i = 0; i < n; i++) {
+            d.xs[i] = 1ULL << card[i];
+            u64 after = hand & ~d.xs[i];
+            d.xwant[i] = acc_mode ? (neighbours(after) | JK_BIT) & unseen & ~(after | meld) : 0;
+        }
+        d.want = ~0ULL; /* prune by xwant */
+        fill_sets(&d);
         dfs(&d, d.H, melds, 1, d.jk_held);
     }
     int ov[8], best = 127, tied = 0;

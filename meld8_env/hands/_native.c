@@ -226,6 +226,51 @@ static PyObject *py_acceptance_onepass_batch(PyObject *self, PyObject *args) {
     return acceptance_impl(args, eval_acceptance_fast);
 }
 
+/* discard_table_batch(hands, melds, unseen, allowed, acc_mode, dist_out, acc_out): eval_discard_table per row;
+ * hands are before the discard (8 cards counting the meld); dist_out / acc_out are (N, 53) int8, written at
+ * each allowed card and -1 elsewhere. */
+static PyObject *py_discard_table_batch(PyObject *self, PyObject *args) {
+    buf_t ba = {0}, bacc = {0};
+    PyObject *ao, *acco;
+    int mode;
+    BATCH_HEAD("OOOOiOO", &ho, &mo, &uo, &ao, &mode, &oo, &acco)
+    if (!take_buf(ao, &ba, 8, n, 0, "allowed")) goto fail;
+    if (!take_buf(oo, &bo, 53, n, 1, "dist_out")) goto fail;
+    if (!take_buf(acco, &bacc, 53, n, 1, "acc_out")) goto fail;
+    if (!bu.held || !ba.held || !bo.held || !bacc.held) {
+        PyErr_SetString(PyExc_ValueError, "discard_table_batch needs unseen, allowed and both output arrays");
+        goto fail;
+    }
+    if (mode < 0 || mode > 2) {
+        PyErr_Format(PyExc_ValueError, "acc_mode: %d is not 0 (none), 1 (ties) or 2 (all)", mode);
+        goto fail;
+    }
+    if (!check_rows("discard_table", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 8, 8) ||
+        !check_sets("unseen", bu.view.buf, n) || !check_sets("allowed", ba.view.buf, n))
+        goto fail;
+    {
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *a = ba.view.buf;
+        int8_t *od = bo.view.buf, *oa = bacc.view.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int card[8], dist[8], acc[8];
+            int k = eval_discard_table(h[i], m ? m[i] : 0, u[i], a[i], mode, card, dist, acc);
+            memset(od + 53 * i, -1, 53);
+            memset(oa + 53 * i, -1, 53);
+            for (int j = 0; j < k; j++) {
+                od[53 * i + card[j]] = (int8_t)dist[j];
+                oa[53 * i + card[j]] = (int8_t)(acc[j] > 127 ? 127 : acc[j]);
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&ba); drop_buf(&bacc);
+    Py_RETURN_NONE;
+fail:
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&ba); drop_buf(&bacc);
+    return NULL;
+}
+
 static PyObject *py_distance_batch(PyObject *self, PyObject *args) {
     BATCH_HEAD("OOOO", &ho, &mo, &uo, &oo)
     if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
@@ -381,6 +426,8 @@ static PyMethodDef methods[] = {
     {"distance_batch", py_distance_batch, METH_VARARGS, "distance_batch(hands, melds, unseen, out)"},
     {"acceptance_batch", py_acceptance_batch, METH_VARARGS,
      "acceptance_batch(hands, melds, unseen, pool, dist, out)"},
+    {"discard_table_batch", py_discard_table_batch, METH_VARARGS,
+     "discard_table_batch(hands, melds, unseen, allowed, acc_mode, dist_out, acc_out): distance after every discard"},
     {"acceptance_onepass_batch", py_acceptance_onepass_batch, METH_VARARGS,
      "acceptance_onepass_batch(hands, melds, unseen, pool, dist, out): as acceptance_batch, one search per hand"},
     {"score_batch", py_score_batch, METH_VARARGS, "batched scorer, see scoring.py"},
