@@ -332,9 +332,10 @@ def check_discard_table(n_states: int, seed: int) -> int:
         out = np.zeros(len(rows), np.int8)
         out[idx] = want_a
         bad = np.flatnonzero((dist[rows, cards] != want_d) | (acc[rows, cards] != out))
-        lines = [f"  {mask_str(int(h[rows[i]]))} | meld {mask_str(int(m[rows[i]])) or '-'} | discard "
-                 f"{mask_str(int(BITS[cards[i]]))}: one pass dist {dist[rows[i], cards[i]]} acc {acc[rows[i], cards[i]]}"
-                 f", per discard dist {want_d[i]} acc {out[i]}" for i in bad[:5]]  # fmt: skip
+        r, c = rows[bad], cards[bad]
+        lines = [f"  {mask_str(int(h[r[k]]))} | meld {mask_str(int(m[r[k]])) or '-'} | discard "
+                 f"{mask_str(int(BITS[c[k]]))}: one pass dist {dist[r[k], c[k]]} acc {acc[r[k], c[k]]}, "
+                 f"per discard dist {want_d[i]} acc {out[i]}" for k, i in enumerate(bad[:5])]  # fmt: skip
         assert bad.size == 0, f"acc_mode {mode}: one pass differs on {bad.size} of {len(rows)} discards:\n" + "\n".join(
             lines
         )

@@ -315,7 +315,6 @@ def acceptance_batch(
     check_card_sets("pool_masks", p)
     out = np.zeros(n, np.int8)
     if BACKEND == "c":
-
         fn = native_module().acceptance_onepass_batch if exact_distances else native_module().acceptance_batch
 
         def part(sl: slice) -> None:
