@@ -830,7 +830,9 @@ static void fill_sets(dist_t *d) {
 /* Cards x of pool (not held, real or the Joker) with which a special form reaches d->best + 1: the special
  * part of the acceptance set (concealed hands only; d describes the hand, d->best its best overlap). */
 static u64 special_acceptance(const dist_t *d, u64 pool) {
-    if (special_overlap(d) < d->best) return 0;
+    /* one more card raises a form's overlap by at most one: forms below best cannot reach best + 1 */
+    int by_counts = special_overlap_parts(d, 1) >= d->best, by_cards = special_overlap_parts(d, 2) >= d->best;
+    if (!by_counts && !by_cards) return 0;
     u64 sp_acc = 0;
     dist_t e = *d;
     int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
@@ -842,12 +844,12 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
         e.jk_held = d->jk_held || x == JK_BIT;
         e.jk_unseen = d->jk_unseen && x != JK_BIT;
         if (x == JK_BIT) {
-            if (special_overlap(&e) > d->best) sp_acc |= x;
+            if (special_overlap_parts(&e, by_counts | by_cards << 1) > d->best) sp_acc |= x;
             continue;
         }
         int r = ctz64(x) % 13;
-        if (by_rank[r] == -2) by_rank[r] = special_overlap_parts(&e, 1);
-        if (by_rank[r] > d->best || special_overlap_parts(&e, 2) > d->best) sp_acc |= x;
+        if (by_counts && by_rank[r] == -2) by_rank[r] = special_overlap_parts(&e, 1);
+        if ((by_counts && by_rank[r] > d->best) || (by_cards && special_overlap_parts(&e, 2) > d->best)) sp_acc |= x;
     }
     return sp_acc;
 }
