@@ -9,8 +9,10 @@ Rows (medians of ``--repeats``; the machine is shared, so compare rows of one ru
   threads: hands/s and bot decisions/s (every step is one bot decision);
 - bots-only tournament (greedy, defensive, random; ``training.arena.play``, all games batched): games/s
   with the Python twins vs the C bots;
-- evaluator: distance on random 7-card hands (all cards unseen), waits on them, and the acceptance count
-  of discard candidates from the game states, per-card search vs one search.
+- evaluator: distance on random 7-card hands (all cards unseen), waits on them, the acceptance count
+  of discard candidates from the game states (per-card search vs one search), and the distance after
+  every allowed discard of those hands: one distance call per discard vs one pass per hand
+  (``discard_table_batch``, distances only and with the bots' tie-break acceptance).
 """
 
 from __future__ import annotations
@@ -143,6 +145,20 @@ def main() -> None:
         row(
             f"acceptance of game discards, {label}",
             len(after) / median_time(lambda fn=fn: fn(after, meld, un, pool, dist, out), a.repeats),
+        )
+    # distance after every discard: one call per discard (the bots' path) vs one pass per hand
+    h8, m8, u8 = (np.ascontiguousarray(x) for x in (d["hand"], d["melds"][:, 0], d["unseen"]))
+    al8 = discard_masks(m[disc])
+    dt, at = np.zeros((len(h8), 53), np.int8), np.zeros((len(h8), 53), np.int8)
+    row(
+        "distance after every discard, per discard: hands",
+        len(h8) / median_time(lambda: distance_batch(after, meld, un, threads=1), a.repeats),
+    )
+    for mode, label in ((0, "distances"), (1, "distances + tie acceptance")):
+        row(
+            f"distance after every discard, one pass ({label}): hands",
+            len(h8)
+            / median_time(lambda mode=mode: _native.discard_table_batch(h8, m8, u8, al8, mode, dt, at), a.repeats),
         )
 
 
