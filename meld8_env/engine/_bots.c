@@ -70,13 +70,12 @@ void bot_view_obs(const uint8_t *obs, const uint8_t *mask64, const rules_t *R, b
 
 /* ---------------------------------------------------------------- greedy discards (greedy.discard_table) */
 typedef struct {
-    int n, best;
+    int n, best, tied;
     int card[N_CARDS], dist[N_CARDS], acc[N_CARDS];
 } table_t;
 
-/* Every allowed discard: distance after it, and the acceptance count where it breaks a tie for the
- * smallest distance (0 elsewhere), exactly as discard_table computes them. */
-static void discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
+/* Every allowed discard: distance after it (acceptance counts 0 until table_acceptance). */
+static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
     allowed &= REAL;
     T->n = 0;
     T->best = 127;
@@ -87,15 +86,25 @@ static void discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *
         T->acc[i] = 0;
         if (T->dist[i] < T->best) T->best = T->dist[i];
     }
-    int tied = 0;
-    for (int i = 0; i < T->n; i++) tied += T->dist[i] == T->best;
-    if (tied < 2) return;
+    T->tied = 0;
+    for (int i = 0; i < T->n; i++) T->tied += T->dist[i] == T->best;
+}
+
+/* The acceptance count of each discard that ties for the smallest distance, when at least two do (0
+ * elsewhere), as discard_table computes them; need (NULL: all) marks the counts the caller will read. */
+static void table_acceptance(u64 hand, u64 meld, u64 unseen, table_t *T, const int *need) {
+    if (T->tied < 2) return;
     for (int i = 0; i < T->n; i++) {
-        if (T->dist[i] != T->best) continue;
+        if (T->dist[i] != T->best || (need && !need[i])) continue;
         u64 after = hand & ~(1ULL << T->card[i]);
         u64 pool = (neighbours(after) | JK_BIT) & unseen;
         T->acc[i] = eval_acceptance_fast(after, meld, unseen, pool, T->dist[i]);
     }
+}
+
+static void discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
+    discard_distances(hand, meld, unseen, allowed, T);
+    table_acceptance(hand, meld, unseen, T, NULL);
 }
 
 int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out) {
@@ -133,8 +142,9 @@ static int greedy_claim(const bot_view_t *v, const rules_t *R) {
         u64 meld = pair | (1ULL << card);
         u64 after = v->hand & ~pair;
         u64 allowed = after & ~eng_kuikae_after(R, a, card) & REAL;
-        int dist;
-        bot_best_discard(after, meld, v->unseen, allowed, &dist);
+        table_t T; /* only the smallest distance after the call's discard matters: no tie-break counts */
+        discard_distances(after, meld, v->unseen, allowed, &T);
+        int dist = T.best;
         if (dist < now && yaku_possible(after, meld, a) && (best_a == PASS_A || dist < best_d)) {
             best_a = a; /* actions ascend: the first of equal distance is the lowest id */
             best_d = dist;
@@ -169,14 +179,14 @@ static int danger(int c, u64 unseen, u64 theirs) {
 
 static int defensive_discard(const bot_view_t *v) {
     table_t T;
-    discard_table(v->hand, v->meld, v->unseen, v->mask & REAL, &T);
+    discard_distances(v->hand, v->meld, v->unseen, v->mask & REAL, &T);
     int P = v->P, threat[MAXP] = {0}, any = 0;
     for (int k = 1; k < P; k++) {
         threat[k] = v->calls_used[k] || v->wall_left <= LATE_WALL;
         any |= threat[k];
     }
     int fold = any && T.best >= FOLD_DISTANCE;
-    int bi = -1, bkey = 0, btot = 0;
+    int keys[N_CARDS], totals[N_CARDS];
     for (int i = 0; i < T.n; i++) {
         int total = 0, to_threats = 0;
         for (int k = 1; k < P; k++) {
@@ -184,7 +194,27 @@ static int defensive_discard(const bot_view_t *v) {
             total += dk;
             if (threat[k]) to_threats += dk;
         }
-        int key = fold ? to_threats : 0;
+        keys[i] = fold ? to_threats : 0;
+        totals[i] = total;
+    }
+    /* the acceptance counts decide only among the discards of the smallest fold key and, within them, the
+     * smallest distance: count those (the table's count is 0 off the global best distance, as in Python) */
+    if (T.tied >= 2) {
+        int kmin = 1 << 30, dmin = 1 << 30, need[N_CARDS];
+        for (int i = 0; i < T.n; i++)
+            if (keys[i] < kmin) kmin = keys[i];
+        for (int i = 0; i < T.n; i++)
+            if (keys[i] == kmin && T.dist[i] < dmin) dmin = T.dist[i];
+        int n_need = 0;
+        for (int i = 0; i < T.n; i++) {
+            need[i] = keys[i] == kmin && T.dist[i] == dmin;
+            n_need += need[i] && T.dist[i] == T.best;
+        }
+        if (n_need >= 2) table_acceptance(v->hand, v->meld, v->unseen, &T, need); /* one alone needs no tie-break */
+    }
+    int bi = -1, bkey = 0, btot = 0;
+    for (int i = 0; i < T.n; i++) {
+        int total = totals[i], key = keys[i];
         /* lexsort((cards, total, -accept, dist, key_fold)): cards ascend, so strict improvements only */
         int better = bi < 0 || key < bkey ||
                      (key == bkey && (T.dist[i] < T.dist[bi] ||
