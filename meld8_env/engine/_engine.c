@@ -33,7 +33,10 @@ static inline int dealer_of(const game_t *g, const rules_t *R) { return (g->chii
  * The waits are a pure function of that key, so an entry whose key is the seat's hand and meld now is right
  * whatever the record's history (a restore, an edit, a forged record): nothing to validate, nothing to
  * invalidate, and records stay the plain values callers hand in and compare byte for byte. */
-int eng_wait_mode = WT_LAZY;
+/* off by default: with today's evaluator a wait costs ~10 random-play is_win checks and every mode that
+ * reads the table in the checks measured slower or no faster (README, bench/wait_table.py); the table still
+ * serves the waits query (FastBatch.waits), and wait_mode() turns the checks on for a faster evaluator */
+int eng_wait_mode = WT_OFF;
 
 u64 eng_wait_hand(const game_t *g, int seat) {
     if (g->phase == PH_OVER) return 0;
@@ -53,6 +56,18 @@ static inline u64 table_waits(const game_t *g, wait_table_t *wt, int seat, u64 h
         wt->waits[seat] = eval_waits(hand, meld);
     }
     return wt->waits[seat];
+}
+
+/* the waits to test `card` against for a seat holding `hand` (card not held), or -1 when hand + card is no win
+ * form. WT_TENPAI asks eval_is_win first and computes the waits only for a hand that has just been shown to
+ * have one (a wait costs ~10 is_win checks on random-play hands, bench/wait_table.py); the other modes
+ * always read the entry. */
+static inline int64_t waits_for_check(const game_t *g, wait_table_t *wt, int seat, u64 hand, int card) {
+    u64 meld = g->melds[seat];
+    if (eng_wait_mode == WT_TENPAI && (wt->hand[seat] != hand || wt->meld[seat] != meld) &&
+        !eval_is_win(hand | (1ULL << card), meld))
+        return -1;
+    return (int64_t)table_waits(g, wt, seat, hand);
 }
 
 u64 eng_seat_waits(const game_t *g, int seat, wait_table_t *wt) {
@@ -140,8 +155,8 @@ static inline __attribute__((always_inline)) int ron_ok(const game_t *g, wait_ta
                                                         u64 hand, int card, int final) {
     score_out_t so;
     if (!wt || eng_wait_mode == WT_OFF) return wins(g, R, seat, hand | (1ULL << card), card, 0, final, &so);
-    u64 w = table_waits(g, wt, seat, hand);
-    if (!(w >> card & 1) || (w & furiten_mask(g, seat))) return 0;
+    int64_t w = waits_for_check(g, wt, seat, hand, card);
+    if (w < 0 || !((u64)w >> card & 1) || ((u64)w & furiten_mask(g, seat))) return 0;
     return score_ok(g, R, seat, hand | (1ULL << card), card, 0, final, 0, &so);
 }
 
@@ -151,8 +166,8 @@ static inline __attribute__((always_inline)) int tsumo_ok(const game_t *g, wait_
     score_out_t so;
     if (!wt || eng_wait_mode == WT_OFF || g->drawn < 0)
         return wins(g, R, seat, g->hands[seat], g->drawn, 1, g->last_card, &so);
-    u64 w = table_waits(g, wt, seat, g->hands[seat] & ~(1ULL << g->drawn));
-    return (w >> g->drawn & 1) && score_ok(g, R, seat, g->hands[seat], g->drawn, 1, g->last_card, 0, &so);
+    int64_t w = waits_for_check(g, wt, seat, g->hands[seat] & ~(1ULL << g->drawn), g->drawn);
+    return w >= 0 && ((u64)w >> g->drawn & 1) && score_ok(g, R, seat, g->hands[seat], g->drawn, 1, g->last_card, 0, &so);
 }
 
 static u64 discard_options(const game_t *g, int seat) { return g->hands[seat] & ~g->kuikae & REAL; }

@@ -78,8 +78,9 @@ typedef struct {
 } wait_table_t;
 /* When entries are computed (process-wide, read by every step with a table; change it only between steps).
  * WT_OFF: never (every check asks eval_is_win, the old path, even with a table); WT_LAZY: when a check needs
- * one; WT_EAGER: also as soon as a seat's hand changes (its discard, a new deal). */
-enum { WT_OFF = 0, WT_LAZY = 1, WT_EAGER = 2 };
+ * one; WT_EAGER: also at the seat's discard; WT_TENPAI: a check asks eval_is_win until it passes once for
+ * the seat's hand, then reads the waits (computed then) for every later check on that hand. */
+enum { WT_OFF = 0, WT_LAZY = 1, WT_EAGER = 2, WT_TENPAI = 3 };
 extern int eng_wait_mode;
 
 void eng_reset(game_t *g, const rules_t *R, uint64_t seed);

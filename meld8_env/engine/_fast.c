@@ -160,7 +160,7 @@ static PyObject *py_step(PyObject *self, PyObject *args) {
         PyBuffer_Release(&bs); PyBuffer_Release(&ba); PyBuffer_Release(&bi);
         return NULL;
     }
-    wait_table_t *wt = have_t ? bt.buf : NULL;
+    wait_table_t *wt = have_t && eng_wait_mode != WT_OFF ? bt.buf : NULL; /* off: the step never reads it */
     game_t *g = bs.buf;
     const int64_t *a = ba.buf;
     uint8_t *ill = bi.buf;
@@ -623,7 +623,7 @@ static PyObject *py_rollout(PyObject *self, PyObject *args) {
             while (!done && k < max_steps) {
                 if (x->acting < 0) break; /* not a live state: reported as stuck */
                 int a = bot_act_record(x, &R, pol[i * P + x->acting], &rng[i]);
-                if (eng_step_t(x, &R, a, &wt) < 0) break;
+                if (eng_step_t(x, &R, a, eng_wait_mode == WT_OFF ? NULL : &wt) < 0) break;
                 k++;
                 done = x->phase == PH_OVER || (!until && x->result != RES_NONE);
             }
@@ -670,13 +670,13 @@ static PyObject *py_waits(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* wait_mode(mode=-1) -> (the mode before (0 off, 1 lazy, 2 eager; -1 only reads it), bytes of one game's wait
+/* wait_mode(mode=-1) -> (the mode before (0 off, 1 lazy, 2 eager, 3 tenpai; -1 only reads it), bytes of one game's wait
  * table). Process-wide: a bench and test knob, set between steps, never while another thread steps. */
 static PyObject *py_wait_mode(PyObject *self, PyObject *args) {
     int mode = -1, before = eng_wait_mode;
     if (!PyArg_ParseTuple(args, "|i", &mode)) return NULL;
-    if (mode < -1 || mode > WT_EAGER) {
-        PyErr_Format(PyExc_ValueError, "wait_mode: %d is not a mode (0 off, 1 lazy, 2 eager)", mode);
+    if (mode < -1 || mode > WT_TENPAI) {
+        PyErr_Format(PyExc_ValueError, "wait_mode: %d is not a mode (0 off, 1 lazy, 2 eager, 3 tenpai)", mode);
         return NULL;
     }
     if (mode >= 0) eng_wait_mode = mode;

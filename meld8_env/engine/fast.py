@@ -18,17 +18,16 @@ view of it. Fields, per game (P = 3 slots; unused slots stay zero with two playe
 | caller, hand_round | int8 | seat whose call the last step resolved (-1: none); round of the hand that ended |
 
 The wait table: beside the records, a FastBatch keeps ``wait_table`` (B, 9) uint64, per seat the R33
-waits of one hand and meld with that hand and meld as the key (C ``wait_table_t``). A Ron check on a
-discard reads ``waits & card`` before the scorer's yaku check, a Tsumo check reads the drawer's entry,
-and the scorer's furiten test reuses it; an entry is used only when its key is the seat's hand and meld
-now, so it is right whatever was restored or edited, and records stay as they were (why outside the
-record: the "wait table" comment in ``_engine.c``). :meth:`FastBatch.waits` and
-:func:`meld8_env.engine.records.waits_records` give each seat's waits as uint64 (B, P). ``FastBatch(...,
-wait_table=False)`` steps without it and :func:`wait_mode` picks when entries are computed (``"lazy"``,
-the default: when a check needs one; ``"eager"``: also at the seat's discard; ``"off"``: never, every
-check a full win-form search). Games are identical either way (tests/test_wait_table.py);
-``bench/wait_table.py`` measures them. Games are identical in every mode, the two
-cache fields aside (tests/test_wait_table.py); ``bench/wait_table.py`` measures the three.
+waits of one hand and meld with that hand and meld as the key (C ``wait_table_t``). An entry is used only
+when its key is the seat's hand and meld now, so it is right whatever was restored or edited, and records
+stay as they were (why outside the record: the "wait table" comment in ``_engine.c``).
+:meth:`FastBatch.waits` (uint64 (B, P)) reads and fills it, so asking after every step recomputes only
+the hands that changed; :func:`meld8_env.engine.records.waits_records` computes the same from records.
+The engine's own Ron/Tsumo checks can read it too (``waits & card`` before the scorer's yaku check, the
+scorer's furiten test reusing the waits), chosen by :func:`wait_mode`: ``"off"`` (the default: every check
+a win-form search, measured fastest with today's evaluator), ``"lazy"`` (an entry when a check needs it),
+``"eager"`` (also at the seat's discard), ``"tenpai"`` (a search until one passes, then the table). Games
+are identical in every mode (tests/test_wait_table.py); ``bench/wait_table.py`` measures them.
 
 Everything the C side shares with Python is checked here at import: the state layout (offsets from
 the C struct), every code (``codes.check_native_constants``), the rules record (packed by field name,
@@ -66,7 +65,7 @@ if STATE_DTYPE.itemsize != _itemsize:  # pragma: no cover - a build/layout misma
     raise ImportError("meld8 fast engine: numpy state dtype does not match the C struct")
 
 MAX_ROUNDS = 16
-WAIT_MODES = ("off", "lazy", "eager")
+WAIT_MODES = ("off", "lazy", "eager", "tenpai")
 WAIT_TABLE_WORDS = _fast.wait_mode()[1] // 8
 """uint64 words of one game's wait table (C ``wait_table_t``: waits, hand, meld per seat slot)."""
 
