@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [[ "$PY" = /* ]] || PY="$PWD/$PY"  # absolute, without resolving the venv symlink
 ARGS=("$@")
-[ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_boundary_fuzz.py tests/test_fast_engine.py tests/test_engine_surface.py)
+[ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_boundary_fuzz.py tests/test_fast_engine.py tests/test_engine_surface.py tests/test_wait_table.py)
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 # the tracked files (links stay links), plus untracked test files while developing

@@ -17,7 +17,7 @@ view of it. Fields, per game (P = 3 slots; unused slots stay zero with two playe
 | result, win_seat, lose_seat | | how the last step ended a hand (:class:`~meld8_env.codes.Result`) |
 | caller, hand_round | int8 | seat whose call the last step resolved (-1: none); round of the hand that ended |
 
-The wait table: beside the records, a FastBatch keeps ``wait_table`` (B, 9) uint64, per seat the R33
+The wait table: beside the records, a FastBatch keeps a private wait table (B, 9) uint64, per seat the R33
 waits of one hand and meld with that hand and meld as the key (C ``wait_table_t``). An entry is used only
 when its key is the seat's hand and meld now, so it is right whatever was restored or edited, and records
 stay as they were (why outside the record: the "wait table" comment in ``_engine.c``).
@@ -183,7 +183,7 @@ class FastBatch:
         self._obs = np.zeros((num_games, self.obs_size), np.uint8)
         self._masks = np.zeros((num_games, 64), np.uint8)
         # the wait table (module docstring): all zero is empty, and a key match is all an entry needs
-        self.wait_table = np.zeros((num_games, WAIT_TABLE_WORDS), np.uint64) if wait_table else None
+        self._wait_table = np.zeros((num_games, WAIT_TABLE_WORDS), np.uint64) if wait_table else None
 
     # -- state ----------------------------------------------------------------------------------
     @property
@@ -230,7 +230,7 @@ class FastBatch:
         the wait table, filling missing entries. The drawer's are those of its hand before the draw; 0 for the
         seat holding 8 cards after a call and for finished games."""
         out = np.zeros((self.B, self.P), np.uint64)
-        _fast.waits(self._state, self.packed_rules, out, self.wait_table)
+        _fast.waits(self._state, self.packed_rules, out, self._wait_table)
         return out
 
     def legal_actions(self, i: int) -> list[int]:
@@ -267,7 +267,7 @@ class FastBatch:
     def step(self, actions: np.ndarray) -> np.ndarray:
         """Apply int64 actions (one per game; -1 holds a game still); returns where each was rejected."""
         actions = as_action_array(actions, self.B)
-        _fast.step(self._state, self.packed_rules, actions, self._illegal, self.wait_table)
+        _fast.step(self._state, self.packed_rules, actions, self._illegal, self._wait_table)
         return self._illegal.view(bool)
 
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -279,7 +279,7 @@ class FastBatch:
     # -- caller-owned buffers (no conversions: the C side checks every buffer's size) --------------
     def step_into(self, actions: np.ndarray, illegal: np.ndarray) -> None:
         """:meth:`step` with caller-owned buffers: actions int64[B], illegal uint8[B] (the AEC's path)."""
-        _fast.step(self._state, self.packed_rules, actions, illegal, self.wait_table)
+        _fast.step(self._state, self.packed_rules, actions, illegal, self._wait_table)
 
     def observe_into(self, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray, oracle: bool | None = None) -> None:
         """:meth:`observe` into caller-owned buffers: seats int8[B], obs uint8[B, D], masks 1-byte[B, 64].
@@ -303,7 +303,7 @@ class FastBatch:
     # -- slices, caller-owned buffers -------------------------------------------------------------
     def step_part(self, sl: slice, actions: np.ndarray, illegal: np.ndarray) -> None:
         """Step games ``sl`` (actions int64, -1 holds a game still); ``illegal`` uint8 gets 1 where rejected."""
-        table = None if self.wait_table is None else self.wait_table[sl]
+        table = None if self._wait_table is None else self._wait_table[sl]
         _fast.step(self._state[sl], self.packed_rules, actions, illegal, table)
 
     def observe_part(self, sl: slice, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
