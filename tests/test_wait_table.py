@@ -233,3 +233,22 @@ def test_wait_mode_refuses_an_unknown_mode(mode):
     with pytest.raises(ValueError, match="wait mode must be one of off, lazy, eager, tenpai, got 'fast'"):
         mode("fast")
     assert mode() in WAIT_MODES
+
+
+def test_bad_table_and_records_are_refused_in_one_line():
+    from meld8_env.engine import _fast
+    from meld8_env.engine.records import packed, start_records
+
+    rules = RULES["3p"]
+    rec = start_records(rules, np.arange(4, dtype=np.uint64))
+    acts, ill = np.full(4, -1, np.int64), np.zeros(4, np.uint8)
+    with pytest.raises(ValueError, match=r"table: buffer of 64 bytes does not hold 4 items of 72 bytes"):
+        _fast.step(rec, packed(rules), acts, ill, np.zeros(8, np.uint64))
+    with pytest.raises(ValueError, match=r"out: buffer of 8 bytes does not hold 4 items of 24 bytes"):
+        _fast.waits(rec, packed(rules), np.zeros(1, np.uint64))
+    with pytest.raises(TypeError, match="waits_records takes a 1-d array of engine records"):
+        waits_records(rules, np.zeros(4, np.uint64))
+    bad = rec.copy()
+    bad["phase"][1] = 9
+    with pytest.raises(ValueError, match="engine record 1: field 'phase' out of range"):
+        waits_records(rules, bad)
