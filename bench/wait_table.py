@@ -12,6 +12,12 @@ Rows, medians of ``--repeats`` runs interleaved so machine noise hits every vari
 - ns per call of ``waits_batch`` vs ``is_win_form_batch`` on the hands the engine checks (random-play
   claim windows: the hand of each asked seat, plus the discard for is_win) and on bot-game hands.
 Every row is a ``| name | number |`` markdown row, so ``bench/ab.py`` can put two trees side by side.
+
+``--workload env|rollout-random|rollout-bots --mode MODE --units N`` runs one fixed piece of work instead
+(N batch steps of B=4096, or a rollout of N records) and prints nothing: the deterministic instruction
+count for a mode, free of this VM's timing noise, is then
+``valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect=py_step python bench/wait_table.py
+--workload env --mode tenpai --units 100`` (``--toggle-collect=py_rollout`` for the rollouts).
 """
 
 from __future__ import annotations
@@ -135,6 +141,27 @@ def ns_per(fn: Callable[[], None], n: int, repeats: int) -> float:
     return statistics.median(times) / n * 1e9
 
 
+def workload(kind: str, mode: str, units: int) -> None:
+    """Fixed work for an instruction count (module docstring); mode "none": a batch without a table."""
+    if kind == "env":
+        wait_mode("off" if mode == "none" else mode)
+        b = FastBatch(4096, RULES, wait_table=mode != "none")
+        b.reset(np.arange(b.B, dtype=np.uint64))
+        rng = np.arange(b.B, dtype=np.uint64) * np.uint64(7) + np.uint64(1)
+        act, ill = np.zeros(b.B, np.int64), np.zeros(b.B, np.uint8)
+        for t in range(units):
+            b.random_legal(rng, act)
+            b.step_into(act, ill)
+            if b.over.any():
+                i = np.flatnonzero(b.over)
+                b.start(i, i.astype(np.uint64) + np.uint64(t * b.B))
+        return
+    wait_mode(mode)
+    seats = ["random"] * 3 if kind == "rollout-random" else ["greedy", "defensive", "greedy"]
+    rec = start_records(RULES, np.arange(units, dtype=np.uint64))
+    rollout(RULES, rec, seats, np.arange(units, dtype=np.uint64), until="hand", threads=1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=1.5, help="length of one timed env run")
@@ -142,7 +169,13 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--hands", type=int, default=20000, help="records per random-seat rollout run")
     ap.add_argument("--bot-hands", type=int, default=400, help="records per bot-seat rollout run")
+    ap.add_argument("--workload", choices=["env", "rollout-random", "rollout-bots"], help="fixed work only")
+    ap.add_argument("--mode", default="tenpai", choices=["none", *WAIT_MODES], help="with --workload")
+    ap.add_argument("--units", type=int, default=100, help="with --workload: batch steps or records")
     a = ap.parse_args()
+    if a.workload:
+        workload(a.workload, a.mode, a.units)
+        return
     before = wait_mode()
     rows: dict[str, Callable[[], float]] = {
         f"env steps/s, B={a.batch}, no table": lambda: env_rate(None, a.batch, a.seconds)

@@ -33,10 +33,11 @@ static inline int dealer_of(const game_t *g, const rules_t *R) { return (g->chii
  * The waits are a pure function of that key, so an entry whose key is the seat's hand and meld now is right
  * whatever the record's history (a restore, an edit, a forged record): nothing to validate, nothing to
  * invalidate, and records stay the plain values callers hand in and compare byte for byte. */
-/* off by default: with today's evaluator a wait costs ~10 random-play is_win checks and every mode that
- * reads the table in the checks measured slower or no faster (README, bench/wait_table.py); the table still
- * serves the waits query (FastBatch.waits), and wait_mode() turns the checks on for a faster evaluator */
-int eng_wait_mode = WT_OFF;
+/* WT_TENPAI by default: the one mode that measured no slower than the table-less checks (README, "wait
+ * table"): with today's evaluator a wait costs ~7-14 is_win checks, so computing the waits of every hand
+ * (lazy, eager) costs more than it saves; computing them only for hands that have shown a win form saves the
+ * scorer's repeated furiten waits (-5% instructions per env step, callgrind). */
+int eng_wait_mode = WT_TENPAI;
 
 u64 eng_wait_hand(const game_t *g, int seat) {
     if (g->phase == PH_OVER) return 0;

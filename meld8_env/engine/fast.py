@@ -24,9 +24,10 @@ stay as they were (why outside the record: the "wait table" comment in ``_engine
 :meth:`FastBatch.waits` (uint64 (B, P)) reads and fills it, so asking after every step recomputes only
 the hands that changed; :func:`meld8_env.engine.records.waits_records` computes the same from records.
 The engine's own Ron/Tsumo checks can read it too (``waits & card`` before the scorer's yaku check, the
-scorer's furiten test reusing the waits), chosen by :func:`wait_mode`: ``"off"`` (the default: every check
-a win-form search, measured fastest with today's evaluator), ``"lazy"`` (an entry when a check needs it),
-``"eager"`` (also at the seat's discard), ``"tenpai"`` (a search until one passes, then the table). Games
+scorer's furiten test reusing the waits), chosen by :func:`wait_mode`: ``"tenpai"`` (the default: a win-form search
+until one passes for the seat's hand, then the table; the only mode measured no slower than none),
+``"off"`` (every check a search), ``"lazy"`` (an entry whenever a check needs one), ``"eager"`` (also at
+the seat's discard). Games
 are identical in every mode (tests/test_wait_table.py); ``bench/wait_table.py`` measures them.
 
 Everything the C side shares with Python is checked here at import: the state layout (offsets from
