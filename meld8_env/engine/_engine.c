@@ -151,7 +151,7 @@ static int wins(const game_t *g, const rules_t *R, int seat, u64 hand, int win_c
 
 /* Ron on `card` for a seat holding `hand` (7 cards with the meld). With the table: the card must be a wait
  * (the win form, R26), no wait may be in the seat's own discards (furiten, R33, the scorer's own test), then
- * the scorer decides yaku and minimum; the same answer as wins(), fewer searches. fill: g, writable, or NULL. */
+ * the scorer decides yaku and minimum; the same answer as wins(), fewer searches. wt NULL: wins() itself. */
 static inline __attribute__((always_inline)) int ron_ok(const game_t *g, wait_table_t *wt, const rules_t *R, int seat,
                                                         u64 hand, int card, int final) {
     score_out_t so;
