@@ -22,6 +22,61 @@ static inline int suit_of(int c) { return c / 13; }
 static inline int card_of(int rank, int suit) { return suit * 13 + rank - 1; }
 static inline int dealer_of(const game_t *g, const rules_t *R) { return (g->chiicha + g->round) % R->P; }
 
+/* ---------------------------------------------------------------- the wait table (issue 20 item 3)
+ * Why: each discard asks every other seat "Ron?" and each draw asks the drawer "Tsumo?". Both questions are
+ * "is this card one of the seat's waits": for a card c it does not hold, eval_is_win(hand | c) exactly when
+ * c is in eval_waits(hand) (R33's waits; tests/test_wait_table.py checks it), and the scorer's furiten test
+ * (R33) computes those very waits again. A seat's hand changes once per turn (its discard) while it is asked
+ * up to P times, so the engine keeps each seat's waits and a check becomes `waits & card` before the (still
+ * required) scoring and yaku check (R30-R32). bench/wait_table.py measures it.
+ * Where: outside the record (wait_table_t, _engine.h), keyed by the hand and the meld it was computed for.
+ * The waits are a pure function of that key, so an entry whose key is the seat's hand and meld now is right
+ * whatever the record's history (a restore, an edit, a forged record): nothing to validate, nothing to
+ * invalidate, and records stay the plain values callers hand in and compare byte for byte. */
+/* WT_TENPAI by default: the one mode that measured no slower than the table-less checks (README, "wait
+ * table"): with today's evaluator a wait costs ~7-14 is_win checks, so computing the waits of every hand
+ * (lazy, eager) costs more than it saves; computing them only for hands that have shown a win form saves the
+ * scorer's repeated furiten waits (-5% instructions per env step, callgrind). */
+int eng_wait_mode = WT_TENPAI;
+
+u64 eng_wait_hand(const game_t *g, int seat) {
+    if (g->phase == PH_OVER) return 0;
+    u64 h = g->hands[seat];
+    if (seat != g->current) return h;
+    if (g->phase == PH_DRAW) return g->drawn >= 0 ? h & ~(1ULL << g->drawn) : 0;
+    return g->phase == PH_CALL_DISCARD ? 0 : h;
+}
+
+/* seat's waits for `hand` (its hand now, 7 cards with the meld): the entry when its key matches, else
+ * computed into it */
+static inline u64 table_waits(const game_t *g, wait_table_t *wt, int seat, u64 hand) {
+    u64 meld = g->melds[seat];
+    if (wt->hand[seat] != hand || wt->meld[seat] != meld) {
+        wt->hand[seat] = hand;
+        wt->meld[seat] = meld;
+        wt->waits[seat] = eval_waits(hand, meld);
+    }
+    return wt->waits[seat];
+}
+
+/* the waits to test `card` against for a seat holding `hand` (card not held), or -1 when hand + card is no win
+ * form. WT_TENPAI asks eval_is_win first and computes the waits only for a hand that has just been shown to
+ * have one (a wait costs ~10 is_win checks on random-play hands, bench/wait_table.py); the other modes
+ * always read the entry. */
+static inline int64_t waits_for_check(const game_t *g, wait_table_t *wt, int seat, u64 hand, int card) {
+    u64 meld = g->melds[seat];
+    if (eng_wait_mode == WT_TENPAI && (wt->hand[seat] != hand || wt->meld[seat] != meld) &&
+        !eval_is_win(hand | (1ULL << card), meld))
+        return -1;
+    return (int64_t)table_waits(g, wt, seat, hand);
+}
+
+u64 eng_seat_waits(const game_t *g, int seat, wait_table_t *wt) {
+    u64 hand = eng_wait_hand(g, seat);
+    if (!hand) return 0;
+    return wt ? table_waits(g, wt, seat, hand) : eval_waits(hand, g->melds[seat]);
+}
+
 /* ---------------------------------------------------------------- setup */
 static void draw_card(game_t *g, int seat) {
     int card = g->wall[g->wall_pos++];
@@ -80,13 +135,40 @@ static int dora_card(const game_t *g) {
     return g->dora_ind >= 0 ? suit_of(g->dora_ind) * 13 + rank_of(g->dora_ind) % 13 : -1;
 }
 
+/* the scoring and yaku part of a win check (R30-R32; furiten: the cards the scorer tests, 0 when already done) */
+static int score_ok(const game_t *g, const rules_t *R, int seat, u64 hand, int win_card, int tsumo, int last_card,
+                    u64 furiten, score_out_t *so) {
+    int flags = win_flags(g, R, seat, tsumo, last_card), dora = dora_card(g);
+    score_hand_c(&R->sp, hand, g->melds[seat], win_card, flags, R->min_han[g->round], dora, furiten, so);
+    return so->reason == 0;
+}
+
 static int wins(const game_t *g, const rules_t *R, int seat, u64 hand, int win_card, int tsumo, int last_card,
                 score_out_t *so) {
     if (!eval_is_win(hand, g->melds[seat])) return 0;
-    int flags = win_flags(g, R, seat, tsumo, last_card), dora = dora_card(g);
-    score_hand_c(&R->sp, hand, g->melds[seat], win_card, flags, R->min_han[g->round], dora,
-                 tsumo ? 0 : furiten_mask(g, seat), so);
-    return so->reason == 0;
+    return score_ok(g, R, seat, hand, win_card, tsumo, last_card, tsumo ? 0 : furiten_mask(g, seat), so);
+}
+
+/* Ron on `card` for a seat holding `hand` (7 cards with the meld). With the table: the card must be a wait
+ * (the win form, R26), no wait may be in the seat's own discards (furiten, R33, the scorer's own test), then
+ * the scorer decides yaku and minimum; the same answer as wins(), fewer searches. wt NULL: wins() itself. */
+static inline __attribute__((always_inline)) int ron_ok(const game_t *g, wait_table_t *wt, const rules_t *R, int seat,
+                                                        u64 hand, int card, int final) {
+    score_out_t so;
+    if (!wt || eng_wait_mode == WT_OFF) return wins(g, R, seat, hand | (1ULL << card), card, 0, final, &so);
+    int64_t w = waits_for_check(g, wt, seat, hand, card);
+    if (w < 0 || !((u64)w >> card & 1) || ((u64)w & furiten_mask(g, seat))) return 0;
+    return score_ok(g, R, seat, hand | (1ULL << card), card, 0, final, 0, &so);
+}
+
+/* Tsumo on the drawn card: with the table, the drawn card must be a wait of the hand before the draw */
+static inline __attribute__((always_inline)) int tsumo_ok(const game_t *g, wait_table_t *wt, const rules_t *R,
+                                                          int seat) {
+    score_out_t so;
+    if (!wt || eng_wait_mode == WT_OFF || g->drawn < 0)
+        return wins(g, R, seat, g->hands[seat], g->drawn, 1, g->last_card, &so);
+    int64_t w = waits_for_check(g, wt, seat, g->hands[seat] & ~(1ULL << g->drawn), g->drawn);
+    return w >= 0 && ((u64)w >> g->drawn & 1) && score_ok(g, R, seat, g->hands[seat], g->drawn, 1, g->last_card, 0, &so);
 }
 
 static u64 discard_options(const game_t *g, int seat) { return g->hands[seat] & ~g->kuikae & REAL; }
@@ -113,12 +195,11 @@ static inline u64 call_cards(int action, int card) {
 }
 
 /* always inlined: discard() is the hot caller (a second caller, eng_claim_window, made GCC stop inlining it: -25% steps) */
-static inline __attribute__((always_inline)) u64 claim_options(const game_t *g, const rules_t *R, int seat, int card, int discarder, int final,
-                         int dealer_first) {
+static inline __attribute__((always_inline)) u64 claim_options(const game_t *g, wait_table_t *wt, const rules_t *R, int seat,
+                                                               int card, int discarder, int final, int dealer_first) {
     if (g->dead[seat]) return 0;
     u64 opts = 0, hand = g->hands[seat];
-    score_out_t so;
-    if (wins(g, R, seat, hand | (1ULL << card), card, 0, final, &so)) opts |= 1ULL << RON_A;
+    if (ron_ok(g, wt, R, seat, hand, card, final)) opts |= 1ULL << RON_A;
     if (final || dealer_first || g->calls_used[seat]) return opts;
     int chii_ok = seat == (discarder + 1) % R->P;
     int last = chii_ok ? CHII_HIGH_A : CHII_LOW_A - 1;
@@ -131,7 +212,7 @@ static inline __attribute__((always_inline)) u64 claim_options(const game_t *g, 
     return opts;
 }
 
-static inline __attribute__((always_inline)) void compute_mask(game_t *g, const rules_t *R) {
+static inline __attribute__((always_inline)) void compute_mask(game_t *g, const rules_t *R, wait_table_t *wt) {
     if (g->phase == PH_OVER) {
         g->mask = 0;
         g->acting = -1;
@@ -145,9 +226,7 @@ static inline __attribute__((always_inline)) void compute_mask(game_t *g, const 
     int seat = g->current;
     g->acting = (int8_t)seat;
     u64 m = discard_options(g, seat);
-    score_out_t so;
-    if (g->phase == PH_DRAW && !g->dead[seat] && wins(g, R, seat, g->hands[seat], g->drawn, 1, g->last_card, &so))
-        m |= 1ULL << TSUMO_A;
+    if (g->phase == PH_DRAW && !g->dead[seat] && tsumo_ok(g, wt, R, seat)) m |= 1ULL << TSUMO_A;
     g->mask = m;
 }
 
@@ -284,8 +363,9 @@ static void resolve_claims(game_t *g, const rules_t *R) {
     no_claim(g, R, d, final);
 }
 
-static void discard(game_t *g, const rules_t *R, int seat, int card) {
+static void discard(game_t *g, const rules_t *R, int seat, int card, wait_table_t *wt) {
     g->hands[seat] &= ~(1ULL << card);
+    if (wt && eng_wait_mode == WT_EAGER) table_waits(g, wt, seat, g->hands[seat]);
     g->discards[seat][g->ndisc[seat]++] = (int8_t)card;
     int dealer_first = seat == dealer_of(g, R) && !g->dealer_discarded;
     if (dealer_first) {
@@ -297,7 +377,7 @@ static void discard(game_t *g, const rules_t *R, int seat, int card) {
     int final = g->wall_end == g->wall_pos, n = 0;
     for (int k = 1; k < R->P; k++) {
         int s = (seat + k) % R->P;
-        u64 opts = claim_options(g, R, s, card, seat, final, dealer_first);
+        u64 opts = claim_options(g, wt, R, s, card, seat, final, dealer_first);
         if (opts) {
             g->claim_asked[n] = (int8_t)s;
             g->claim_opts[n] = opts | (1ULL << PASS_A);
@@ -337,7 +417,7 @@ void eng_reset(game_t *g, const rules_t *R, uint64_t seed) {
     g->result = RES_NONE;
     g->caller = -1;
     start_deal(g, R);
-    compute_mask(g, R);
+    compute_mask(g, R, NULL);
 }
 
 /* ---------------------------------------------------------------- state as a value (records.py) */
@@ -348,7 +428,7 @@ int eng_claim_window(const game_t *g, const rules_t *R, int8_t *asked, u64 *opts
     int dealer_first = seat == dealer_of(g, R) && g->ndisc[seat] == 1; /* the dealer's first discard (R18) */
     for (int k = 1; k < R->P; k++) {
         int s = (seat + k) % R->P;
-        u64 o = claim_options(g, R, s, card, seat, final, dealer_first);
+        u64 o = claim_options(g, NULL, R, s, card, seat, final, dealer_first);
         if (o) {
             asked[n] = (int8_t)s;
             opts[n] = o | (1ULL << PASS_A);
@@ -361,7 +441,7 @@ int eng_claim_window(const game_t *g, const rules_t *R, int8_t *asked, u64 *opts
 /* the legal-action mask and acting seat compute_mask would set now */
 u64 eng_mask_now(const game_t *g, const rules_t *R, int *acting) {
     game_t t = *g;
-    compute_mask(&t, R);
+    compute_mask(&t, R, NULL);
     *acting = t.acting;
     return t.mask;
 }
@@ -385,7 +465,7 @@ void eng_refresh(game_t *g, const rules_t *R) {
         g->claim_n = (int8_t)n;
         if (!n) no_claim(g, R, g->claim_discarder, g->claim_final);
     }
-    compute_mask(g, R);
+    compute_mask(g, R, NULL);
 }
 
 /* exported for _fast.call_tables (the test that C and meld8_env/calls.py agree) */
@@ -402,7 +482,7 @@ static inline void clear_step(game_t *g) {
 void eng_clear_step(game_t *g) { clear_step(g); }
 
 
-int eng_step(game_t *g, const rules_t *R, int action) {
+int eng_step_t(game_t *g, const rules_t *R, int action, wait_table_t *wt) {
     if (g->phase == PH_OVER || action < 0 || action > 63) return -1;
     int seat = g->acting;
     if (!(g->mask >> action & 1)) {
@@ -410,7 +490,7 @@ int eng_step(game_t *g, const rules_t *R, int action) {
         clear_step(g);
         if (action == TSUMO_A || action == RON_A) {
             chombo(g, R, seat);
-            compute_mask(g, R);
+            compute_mask(g, R, wt);
             return 0;
         }
         g->dead[seat] = 1;
@@ -428,11 +508,13 @@ int eng_step(game_t *g, const rules_t *R, int action) {
     } else if (action == TSUMO_A) {
         win(g, R, seat, g->drawn, -1, g->last_card);
     } else {
-        discard(g, R, seat, action);
+        discard(g, R, seat, action, wt);
     }
-    compute_mask(g, R);
+    compute_mask(g, R, wt);
     return 0;
 }
+
+int eng_step(game_t *g, const rules_t *R, int action) { return eng_step_t(g, R, action, NULL); }
 
 /* ---------------------------------------------------------------- observations (observation.py) */
 const char *const OBS_FIELD_NAMES[OBS_NFIELDS] = {

@@ -69,9 +69,30 @@ typedef struct {
     obs_layout_t obs[2]; /* derived, not part of the record: the layout without / with the oracle view */
 } rules_t;
 
+/* The wait table (see the "wait table" comment in _engine.c): per game and seat, the waits (R33) of one
+ * concealed hand beside one meld, keyed by both. It lives outside the record, owned by whoever steps the
+ * game (FastBatch, one rollout), so records stay plain values; an entry is used only when its key is the
+ * seat's hand and meld now, so a table never needs resetting (all zero: empty; no real hand is 0). */
+typedef struct {
+    uint64_t waits[MAXP], hand[MAXP], meld[MAXP];
+} wait_table_t;
+/* When entries are computed (process-wide, read by every step with a table; change it only between steps).
+ * WT_OFF: never (every check asks eval_is_win, the old path, even with a table); WT_LAZY: when a check needs
+ * one; WT_EAGER: also at the seat's discard; WT_TENPAI: a check asks eval_is_win until it passes once for
+ * the seat's hand, then reads the waits (computed then) for every later check on that hand. */
+enum { WT_OFF = 0, WT_LAZY = 1, WT_EAGER = 2, WT_TENPAI = 3 };
+extern int eng_wait_mode;
+
 void eng_reset(game_t *g, const rules_t *R, uint64_t seed);
 /* returns 0 when applied; -1 when illegal in default mode (nothing changes) */
 int eng_step(game_t *g, const rules_t *R, int action);
+/* eng_step reading and filling the game's wait table wt (NULL: none, the old path); the same game either way */
+int eng_step_t(game_t *g, const rules_t *R, int action, wait_table_t *wt);
+/* the concealed hand seat's waits are about: its hand without the card it just drew; 0 for the seat that holds
+ * 8 cards after a call (no 7-card hand until it discards) and in a finished game */
+u64 eng_wait_hand(const game_t *g, int seat);
+/* seat's waits (0 where eng_wait_hand is 0), from wt when it has them (filling it), else computed */
+u64 eng_seat_waits(const game_t *g, int seat, wait_table_t *wt);
 /* clear the last step's rewards, deltas, result and caller (a step that holds a game still does only this) */
 void eng_clear_step(game_t *g);
 void eng_obs_layout(const rules_t *R, int oracle, obs_layout_t *L);

@@ -143,16 +143,24 @@ static PyObject *py_reset(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* step(states, rules, actions int64[B], illegal uint8[B]) -> number of illegal actions (not applied) */
+/* step(states, rules, actions int64[B], illegal uint8[B], table=None) -> number of illegal actions (not applied).
+ * table: the games' wait table (B * WAIT_TABLE_BYTES bytes, owned by the caller: FastBatch keeps one per batch),
+ * or None for none (every check searches, as before the table) */
 static PyObject *py_step(PyObject *self, PyObject *args) {
-    PyObject *so, *ro, *ao, *io;
+    PyObject *so, *ro, *ao, *io, *to = Py_None;
     rules_t R;
-    Py_buffer bs, ba, bi;
-    if (!PyArg_ParseTuple(args, "OOOO", &so, &ro, &ao, &io) || !parse_rules(ro, &R)) return NULL;
+    Py_buffer bs, ba, bi, bt = {0};
+    if (!PyArg_ParseTuple(args, "OOOO|O", &so, &ro, &ao, &io, &to) || !parse_rules(ro, &R)) return NULL;
     if (!get_buf(so, &bs, 1, sizeof(game_t), -1, "states")) return NULL;
     Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
     if (!get_buf(ao, &ba, 0, 8, n, "actions")) { PyBuffer_Release(&bs); return NULL; }
     if (!get_buf(io, &bi, 1, 1, n, "illegal")) { PyBuffer_Release(&bs); PyBuffer_Release(&ba); return NULL; }
+    int have_t = to != Py_None;
+    if (have_t && !get_buf(to, &bt, 1, sizeof(wait_table_t), n, "table")) {
+        PyBuffer_Release(&bs); PyBuffer_Release(&ba); PyBuffer_Release(&bi);
+        return NULL;
+    }
+    wait_table_t *wt = have_t && eng_wait_mode != WT_OFF ? bt.buf : NULL; /* off: the step never reads it */
     game_t *g = bs.buf;
     const int64_t *a = ba.buf;
     uint8_t *ill = bi.buf;
@@ -166,12 +174,13 @@ static PyObject *py_step(PyObject *self, PyObject *args) {
             bad += act != -1;
             continue;
         }
-        int r = (act < 0 || act > 63) ? -1 : eng_step(&g[i], &R, (int)act);
+        int r = (act < 0 || act > 63) ? -1 : eng_step_t(&g[i], &R, (int)act, wt ? &wt[i] : NULL);
         ill[i] = r < 0;
         bad += r < 0;
     }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&bs); PyBuffer_Release(&ba); PyBuffer_Release(&bi);
+    if (have_t) PyBuffer_Release(&bt);
     return PyLong_FromLong(bad);
 }
 
@@ -608,12 +617,13 @@ static PyObject *py_rollout(PyObject *self, PyObject *args) {
         for (Py_ssize_t i = 0; i < n; i++) {
             game_t *x = &g[i];
             int32_t start[MAXP];
+            wait_table_t wt = {{0}}; /* this rollout's own table: the record brings none (_engine.c, wait table) */
             for (int p = 0; p < P; p++) start[p] = x->scores[p];
             int k = 0, done = x->phase == PH_OVER;
             while (!done && k < max_steps) {
                 if (x->acting < 0) break; /* not a live state: reported as stuck */
                 int a = bot_act_record(x, &R, pol[i * P + x->acting], &rng[i]);
-                if (eng_step(x, &R, a) < 0) break;
+                if (eng_step_t(x, &R, a, eng_wait_mode == WT_OFF ? NULL : &wt) < 0) break;
                 k++;
                 done = x->phase == PH_OVER || (!until && x->result != RES_NONE);
             }
@@ -629,7 +639,53 @@ static PyObject *py_rollout(PyObject *self, PyObject *args) {
     return PyLong_FromLong(stuck);
 }
 
+/* waits(states, rules, out uint64[N, P], table=None): each seat's waits (R33; 0 for a finished game and for the
+ * seat that holds 8 cards after a call), read from and filled into the games' wait table when given */
+static PyObject *py_waits(PyObject *self, PyObject *args) {
+    PyObject *so, *ro, *oo, *to = Py_None;
+    rules_t R;
+    Py_buffer bs, bo, bt = {0};
+    if (!PyArg_ParseTuple(args, "OOO|O", &so, &ro, &oo, &to) || !parse_rules(ro, &R)) return NULL;
+    if (!get_buf(so, &bs, 0, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
+    if (!get_buf(oo, &bo, 1, 8 * R.P, n, "out")) { PyBuffer_Release(&bs); return NULL; }
+    int have_t = to != Py_None;
+    if (have_t && !get_buf(to, &bt, 1, sizeof(wait_table_t), n, "table")) {
+        PyBuffer_Release(&bs); PyBuffer_Release(&bo);
+        return NULL;
+    }
+    const game_t *g = bs.buf;
+    wait_table_t *wt = have_t ? bt.buf : NULL;
+    uint64_t *out = bo.buf;
+    int ok = check_states(g, n, &R);
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++)
+            for (int p = 0; p < R.P; p++) out[i * R.P + p] = eng_seat_waits(&g[i], p, wt ? &wt[i] : NULL);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&bs); PyBuffer_Release(&bo);
+    if (have_t) PyBuffer_Release(&bt);
+    if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* wait_mode(mode=-1) -> (the mode before (0 off, 1 lazy, 2 eager, 3 tenpai; -1 only reads it), bytes of one game's wait
+ * table). Process-wide: a bench and test knob, set between steps, never while another thread steps. */
+static PyObject *py_wait_mode(PyObject *self, PyObject *args) {
+    int mode = -1, before = eng_wait_mode;
+    if (!PyArg_ParseTuple(args, "|i", &mode)) return NULL;
+    if (mode < -1 || mode > WT_TENPAI) {
+        PyErr_Format(PyExc_ValueError, "wait_mode: %d is not a mode (0 off, 1 lazy, 2 eager, 3 tenpai)", mode);
+        return NULL;
+    }
+    if (mode >= 0) eng_wait_mode = mode;
+    return Py_BuildValue("(in)", before, (Py_ssize_t)sizeof(wait_table_t));
+}
+
 static PyMethodDef methods[] = {
+    {"waits", py_waits, METH_VARARGS, "waits(states, rules, out, table=None)"},
+    {"wait_mode", py_wait_mode, METH_VARARGS, "wait_mode(mode=-1) -> previous mode"},
     {"policy_act", py_policy_act, METH_VARARGS, "policy_act(states, rules, codes, rng, out)"},
     {"act_obs", py_act_obs, METH_VARARGS, "act_obs(rules, code, obs, masks, weights, seed, out)"},
     {"rollout", py_rollout, METH_VARARGS, "rollout(states, rules, policies, rng, until, max_steps, steps, deltas)"},

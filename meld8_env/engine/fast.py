@@ -17,6 +17,19 @@ view of it. Fields, per game (P = 3 slots; unused slots stay zero with two playe
 | result, win_seat, lose_seat | | how the last step ended a hand (:class:`~meld8_env.codes.Result`) |
 | caller, hand_round | int8 | seat whose call the last step resolved (-1: none); round of the hand that ended |
 
+The wait table: beside the records, a FastBatch keeps a private wait table (B, 9) uint64, per seat the R33
+waits of one hand and meld with that hand and meld as the key (C ``wait_table_t``). An entry is used only
+when its key is the seat's hand and meld now, so it is right whatever was restored or edited, and records
+stay as they were (why outside the record: the "wait table" comment in ``_engine.c``).
+:meth:`FastBatch.waits` (uint64 (B, P)) reads and fills it, so asking after every step recomputes only
+the hands that changed; :func:`meld8_env.engine.records.waits_records` computes the same from records.
+The engine's own Ron/Tsumo checks can read it too (``waits & card`` before the scorer's yaku check, the
+scorer's furiten test reusing the waits), chosen by :func:`wait_mode`: ``"tenpai"`` (the default: a win-form search
+until one passes for the seat's hand, then the table; the only mode measured no slower than none),
+``"off"`` (every check a search), ``"lazy"`` (an entry whenever a check needs one), ``"eager"`` (also at
+the seat's discard). Games
+are identical in every mode (tests/test_wait_table.py); ``bench/wait_table.py`` measures them.
+
 Everything the C side shares with Python is checked here at import: the state layout (offsets from
 the C struct), every code (``codes.check_native_constants``), the rules record (packed by field name,
 :func:`rules_record`) and, per rule set, the observation layout (:func:`check_obs_layout`).
@@ -53,6 +66,19 @@ if STATE_DTYPE.itemsize != _itemsize:  # pragma: no cover - a build/layout misma
     raise ImportError("meld8 fast engine: numpy state dtype does not match the C struct")
 
 MAX_ROUNDS = 16
+WAIT_MODES = ("off", "lazy", "eager", "tenpai")
+WAIT_TABLE_WORDS = _fast.wait_mode()[1] // 8
+"""uint64 words of one game's wait table (C ``wait_table_t``: waits, hand, meld per seat slot)."""
+
+
+def wait_mode(mode: str | None = None) -> str:
+    """The wait table's mode before this call; ``mode`` (one of :data:`WAIT_MODES`) sets it for the whole
+    process. A bench and test knob: set it between steps, never while another thread steps."""
+    if mode is None:
+        return WAIT_MODES[_fast.wait_mode()[0]]
+    if mode not in WAIT_MODES:
+        raise ValueError(f"wait mode must be one of {', '.join(WAIT_MODES)}, got {mode!r}")
+    return WAIT_MODES[_fast.wait_mode(WAIT_MODES.index(mode))[0]]
 
 
 def rules_record(rules: RuleConfig, reward: str = "points") -> dict[str, int | list[int]]:
@@ -130,7 +156,14 @@ class FastBatch:
     The ``*_part`` methods take a slice of the batch and caller-owned buffers; the vector env uses
     them to split one batch over threads (the C loops release the GIL)."""
 
-    def __init__(self, num_games: int, rules: RuleConfig | None = None, reward: str = "points", oracle: bool = False):
+    def __init__(
+        self,
+        num_games: int,
+        rules: RuleConfig | None = None,
+        reward: str = "points",
+        oracle: bool = False,
+        wait_table: bool = True,
+    ):
         if num_games < 1:
             raise ValueError(f"num_games must be >= 1, got {num_games}")
         self.rules = rules or RuleConfig()
@@ -150,6 +183,8 @@ class FastBatch:
         self._illegal = np.zeros(num_games, np.uint8)
         self._obs = np.zeros((num_games, self.obs_size), np.uint8)
         self._masks = np.zeros((num_games, 64), np.uint8)
+        # the wait table (module docstring): all zero is empty, and a key match is all an entry needs
+        self._wait_table = np.zeros((num_games, WAIT_TABLE_WORDS), np.uint64) if wait_table else None
 
     # -- state ----------------------------------------------------------------------------------
     @property
@@ -191,6 +226,14 @@ class FastBatch:
     def over(self) -> np.ndarray:
         return self._view["phase"] == int(Phase.OVER)
 
+    def waits(self) -> np.ndarray:
+        """uint64 (B, P): each seat's waits (R33: the cards that would complete a win form, yaku ignored) from
+        the wait table, filling missing entries. The drawer's are those of its hand before the draw; 0 for the
+        seat holding 8 cards after a call and for finished games."""
+        out = np.zeros((self.B, self.P), np.uint64)
+        _fast.waits(self._state, self.packed_rules, out, self._wait_table)
+        return out
+
     def legal_actions(self, i: int) -> list[int]:
         return legal_ids(int(self._state["mask"][i]))
 
@@ -225,7 +268,7 @@ class FastBatch:
     def step(self, actions: np.ndarray) -> np.ndarray:
         """Apply int64 actions (one per game; -1 holds a game still); returns where each was rejected."""
         actions = as_action_array(actions, self.B)
-        _fast.step(self._state, self.packed_rules, actions, self._illegal)
+        _fast.step(self._state, self.packed_rules, actions, self._illegal, self._wait_table)
         return self._illegal.view(bool)
 
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -237,7 +280,7 @@ class FastBatch:
     # -- caller-owned buffers (no conversions: the C side checks every buffer's size) --------------
     def step_into(self, actions: np.ndarray, illegal: np.ndarray) -> None:
         """:meth:`step` with caller-owned buffers: actions int64[B], illegal uint8[B] (the AEC's path)."""
-        _fast.step(self._state, self.packed_rules, actions, illegal)
+        _fast.step(self._state, self.packed_rules, actions, illegal, self._wait_table)
 
     def observe_into(self, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray, oracle: bool | None = None) -> None:
         """:meth:`observe` into caller-owned buffers: seats int8[B], obs uint8[B, D], masks 1-byte[B, 64].
@@ -261,7 +304,8 @@ class FastBatch:
     # -- slices, caller-owned buffers -------------------------------------------------------------
     def step_part(self, sl: slice, actions: np.ndarray, illegal: np.ndarray) -> None:
         """Step games ``sl`` (actions int64, -1 holds a game still); ``illegal`` uint8 gets 1 where rejected."""
-        _fast.step(self._state[sl], self.packed_rules, actions, illegal)
+        table = None if self._wait_table is None else self._wait_table[sl]
+        _fast.step(self._state[sl], self.packed_rules, actions, illegal, table)
 
     def observe_part(self, sl: slice, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
         _fast.observe(self._state[sl], self.packed_rules, seats, self.oracle, obs, masks)

@@ -13,6 +13,8 @@ gets in its way. These functions take any C-contiguous array of records (dtype
   exactly once across hands, melds, uncalled discards and the undrawn wall (a called discard counts
   once, in the caller's meld), 7 cards per seat (8 for the seat that drew or just called, R10/R11/R19),
   and a claim window and legal mask that match its hands.
+- :func:`waits_records` ``(rules, records) -> waits uint64 (N, P)``: each seat's waits, as
+  ``FastBatch.waits`` (computed from the hands; records carry no wait table).
 - :func:`refresh` ``(records, rules)``: recompute those caches after an edit. A claim window is rebuilt
   as the discard would open it with the hands now (every eligible seat asked again, earlier answers
   forgotten: R22 gives a seat no sight of them); if nobody is eligible any more the game goes on as
@@ -33,7 +35,15 @@ from meld8_env.engine import _fast
 from meld8_env.engine.fast import STATE_DTYPE, pack_rules
 from meld8_env.rules import RuleConfig
 
-__all__ = ["check_conservation", "concat_records", "observe_records", "refresh", "start_records", "step_records"]
+__all__ = [
+    "check_conservation",
+    "concat_records",
+    "observe_records",
+    "refresh",
+    "start_records",
+    "step_records",
+    "waits_records",
+]
 
 
 @functools.cache
@@ -101,6 +111,17 @@ def step_records(rules: RuleConfig, records: np.ndarray, actions: np.ndarray, re
     illegal = np.zeros(records.shape[0], np.uint8)
     _fast.step(records, packed(rules, reward), actions, illegal)
     return illegal.view(bool)
+
+
+def waits_records(rules: RuleConfig, records: np.ndarray) -> np.ndarray:
+    """uint64 (N, P): each seat's waits (R33: the cards that would complete a win form, yaku ignored), as
+    ``FastBatch.waits``: the drawer's of its hand before the draw, 0 for the seat holding 8 cards after a
+    call and for finished games."""
+    records = _records(records, "waits_records")
+    _check_ranges(records, rules)
+    out = np.zeros((records.shape[0], rules.num_players), np.uint64)
+    _fast.waits(records, packed(rules), out)
+    return out
 
 
 def observe_records(
