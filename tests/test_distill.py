@@ -21,7 +21,7 @@ SMALL = "search:worlds=2+cands=2+stages=1"  # a cheap teacher: the pipeline, not
 @pytest.fixture(scope="module")
 def parts(tmp_path_factory):
     """A folder of parts: 3 games of seed 3 in chunks of 2 (two parts)."""
-    from training.distill_data import generate_parts
+    from training.distill import generate_parts
 
     folder = tmp_path_factory.mktemp("parts")
     lines: list[str] = []
@@ -62,7 +62,8 @@ def test_chunks_concatenate_to_one_long_run(parts):
 def test_rerun_resumes_and_regenerates_only_missing_parts(parts, tmp_path):
     import shutil
 
-    from training.distill_data import DistillDataError, generate_parts
+    from training.distill import generate_parts
+    from training.distill_data import DistillDataError
 
     folder = tmp_path / "p"
     shutil.copytree(parts, folder)
@@ -168,8 +169,8 @@ def test_train_is_deterministic_under_its_seed(parts):
     import torch
 
     from agents.registry import shipped_baseline
-    from training.distill_data import load_data
     from training.distill import train
+    from training.distill_data import load_data
 
     data, _ = load_data([parts])
     runs = [train(data, str(shipped_baseline()), RULES, 1, 1e-4, 5, soft=0.5)[0].state_dict() for _ in range(2)]

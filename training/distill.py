@@ -2,18 +2,25 @@
 
 Usage::
 
-    python -m training.distill generate --spec search --games 200 --seed 31 --out runs/distill/data.npz
-    python -m training.distill train --data runs/distill/data.npz --init agents/models/ppo_baseline.zip \\
-        --epochs 4 --out runs/distill/distilled.zip
+    python -m training.distill generate --spec search --games 4000 --seed 71 --out runs/distill/seed71
+    python -m training.distill train --data runs/distill/seed71 runs/distill/seed72 --epochs 4 \
+        --soft 0.5 --out runs/distill/distilled.zip
 
 ``generate`` plays games with the search agent in one seat (rotated) against ``defensive`` + ``greedy`` and
 records every decision of the search seat that had more than one legal action: the augmented observation
 (``meld8_env.features.augment``, what the card-head network reads), the mask, the search's action, and the
-per-candidate mean leaf values (NaN for actions that were not candidates). ``train`` starts from a
-checkpoint (the shipped ``ppo`` by default), minimises the cross-entropy of the masked policy against the
-search's actions (held-out last 5 %: agreement reported per epoch, the learning curve), and writes a
-checkpoint that loads with ``ppo:PATH`` (the baseline's zip with the new ``policy.pth`` and metadata naming
-the teacher and the data). Deterministic under ``--seed``.
+per-candidate mean leaf values (NaN for actions that were not candidates). It writes a folder of part files
+(``training.distill_data``), one per ``--chunk`` games with a progress line each; rerunning the same command
+resumes (finished parts are skipped, and a game's data does not depend on the chunk that played it).
+``train`` merges any part files / folders of one teacher (checked), starts from a checkpoint (the shipped
+``ppo`` by default) and minimises the cross-entropy of the masked policy against a target that puts
+``1 - soft`` on the search's action and ``soft`` on a softmax of its per-candidate values / ``temp``
+(``--soft 0``: plain imitation). The last 5 % of the games are held out: agreement with the search's action
+and its log-loss per epoch go into the metadata and a learning-curve PNG beside the zip. It writes a
+checkpoint that loads with ``ppo:PATH`` (the init's zip with the new ``policy.pth``, without the init's
+optimizer state, and metadata naming the teacher, the data's seeds and size, and the command). The value
+head is not trained (only the policy is distilled; a PPO fine-tune would have to re-fit it first).
+Deterministic under ``--seed``.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import json
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +41,7 @@ from agents.registry import load_agent, shipped_baseline
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.rules import RuleConfig
-from training.distill_data import DistillDataError, generate_parts, load_data
+from training.distill_data import DistillDataError, load_data, part_path, read_part, save_part
 
 
 def generate(
@@ -98,6 +106,43 @@ def generate(
     # games are played in batches, so decisions interleave across games: order them by game (stable in time)
     order = np.argsort(data["game"], kind="stable")
     return {k: v[order] for k, v in data.items()}
+
+
+def generate_parts(
+    spec: str,
+    games: int,
+    seed: int,
+    rules: RuleConfig,
+    folder: Path,
+    chunk: int = 64,
+    log: Callable[[str], None] = print,
+) -> list[Path]:
+    """Generate games ``0 .. games - 1`` of ``seed`` into ``folder`` one part per ``chunk`` games, skipping
+    parts already written by the same teacher (a part by another teacher is refused: no mixed data)."""
+    folder = Path(folder)
+    paths, t0, made_games, total = [], time.time(), 0, 0
+    for first in range(0, games, chunk):
+        n = min(chunk, games - first)
+        path = part_path(folder, seed, first)
+        paths.append(path)
+        if path.exists():
+            arrays, meta = read_part(path)
+            if meta != {"spec": spec, "seed": seed, "first": first, "games": n}:
+                raise DistillDataError(f"{path}: holds {meta}, not spec={spec!r} seed={seed} first={first} games={n}")
+            total += len(arrays["actions"])
+            log(f"{path.name}: already there ({len(arrays['actions'])} decisions), skipped")
+            continue
+        data = generate(spec, n, seed, rules, batch=chunk, first=first)
+        save_part(path, data, spec, seed, first, n)
+        made_games += n
+        total += len(data["actions"])
+        rate = made_games / max(time.time() - t0, 1e-9)
+        left = games - first - n
+        log(
+            f"{time.strftime('%H:%M:%S')} {path.name}: {len(data['actions'])} decisions; "
+            f"{first + n}/{games} games, {total} decisions, {rate:.2f} games/s, ~{left / rate / 60:.0f} min left"
+        )
+    return paths
 
 
 def heldout_split(data: dict[str, np.ndarray], frac: float = 0.05) -> tuple[np.ndarray, np.ndarray]:

@@ -1,25 +1,22 @@
-"""Distillation data on disk: resumable generation in parts, and checked loading / merging of parts.
+"""Distillation data on disk: part files (written whole), and checked loading / merging of parts.
 
 A *part* is one ``.npz`` (``part_<seed>_<first>.npz``) holding the decisions of games ``first ..
 first + games - 1`` of one generate seed (arrays of ``training.distill.generate``: ``obs`` (N, W) uint8,
 ``masks`` (N, 64) bool, ``actions`` (N,) int, ``values`` (N, 64) float32, ``game`` (N,) int) plus the
-scalars ``spec`` (the teacher), ``seed``, ``first``, ``games``. :func:`generate_parts` writes a folder of
-parts one chunk at a time (each written whole via a temporary file, so a killed run leaves no half part)
-and skips the parts already there, so rerunning the same command resumes; it logs one progress line per
-part. :func:`load_data` reads files and/or folders of parts, checks every array (the files are input
-from outside: hostile until checked) and concatenates them ordered by (seed, game); mixing teachers or
-holding one game twice is refused. The result adds ``seed`` (N,) so held-out splits can be made by game.
+scalars ``spec`` (the teacher), ``seed``, ``first``, ``games``. :func:`save_part` writes one whole via a
+temporary file (a killed run leaves no half part); ``training.distill.generate_parts`` writes a folder of
+them and resumes by skipping those already there. :func:`load_data` reads files and/or folders of parts,
+checks every array (the files are input from outside: hostile until checked) and concatenates them
+ordered by (seed, game); mixing teachers or holding one game twice is refused. The result adds ``seed``
+(N,) so held-out splits can be made by game.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
-
-from meld8_env.rules import RuleConfig
 
 ARRAYS = ("obs", "masks", "actions", "values", "game")
 SCALARS = ("spec", "seed", "first", "games")
@@ -91,45 +88,6 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     arrays["game"] = game.astype(np.int64)
     arrays["values"] = vals.astype(np.float32)
     return arrays, meta
-
-
-def generate_parts(
-    spec: str,
-    games: int,
-    seed: int,
-    rules: RuleConfig,
-    folder: Path,
-    chunk: int = 64,
-    log: Callable[[str], None] = print,
-) -> list[Path]:
-    """Generate games ``0 .. games - 1`` of ``seed`` into ``folder`` one part per ``chunk`` games, skipping
-    parts already written by the same teacher (a part by another teacher is refused: no mixed data)."""
-    from training.distill import generate
-
-    folder = Path(folder)
-    paths, t0, made_games, total = [], time.time(), 0, 0
-    for first in range(0, games, chunk):
-        n = min(chunk, games - first)
-        path = part_path(folder, seed, first)
-        paths.append(path)
-        if path.exists():
-            arrays, meta = read_part(path)
-            if meta != {"spec": spec, "seed": seed, "first": first, "games": n}:
-                raise DistillDataError(f"{path}: holds {meta}, not spec={spec!r} seed={seed} first={first} games={n}")
-            total += len(arrays["actions"])
-            log(f"{path.name}: already there ({len(arrays['actions'])} decisions), skipped")
-            continue
-        data = generate(spec, n, seed, rules, batch=chunk, first=first)
-        save_part(path, data, spec, seed, first, n)
-        made_games += n
-        total += len(data["actions"])
-        rate = made_games / max(time.time() - t0, 1e-9)
-        left = games - first - n
-        log(
-            f"{time.strftime('%H:%M:%S')} {path.name}: {len(data['actions'])} decisions; "
-            f"{first + n}/{games} games, {total} decisions, {rate:.2f} games/s, ~{left / rate / 60:.0f} min left"
-        )
-    return paths
 
 
 def files_of(inputs: Iterable[str | Path]) -> list[Path]:
