@@ -116,6 +116,17 @@ def test_load_data_refuses_bad_files_in_one_line(parts, tmp_path):
         load_data([tmp_path / "out_of_range.npz"])
 
 
+def test_value_regret_scores_picks_by_the_search_values():
+    from training.distill import value_regret
+
+    vals = np.full((3, 64), np.nan, np.float32)
+    vals[0, [1, 2]] = [-2.0, -1.75]
+    vals[1, [4, 5]] = [-1.5, -2.5]
+    r = value_regret(np.array([1, 4, 9]), vals)  # row 0 misses the best by 0.25, row 1 takes it, row 2 no values
+    assert np.isclose(r["heldout_regret"], 0.125) and r["heldout_off_candidates"] == 0.0
+    assert value_regret(np.array([7, 4, 9]), vals)["heldout_off_candidates"] == 0.5  # 7 was never searched
+
+
 def test_heldout_split_keeps_each_game_on_one_side():
     from training.distill import heldout_split
 
@@ -159,7 +170,7 @@ def test_train_cli_writes_a_checkpoint_with_metadata_and_curve(parts, tmp_path, 
         assert "policy.optimizer.pth" not in z.namelist()  # the init's optimizer state is not shipped
     assert meta["distilled_from"] == SMALL and meta["data"]["games_by_seed"] == {"3": 3}
     assert [c["epoch"] for c in meta["curve"]] == [0, 1] and meta["command"].startswith("python -m training")
-    assert all(0 <= c["heldout_agreement"] <= 1 for c in meta["curve"])
+    assert all(0 <= c["heldout_agreement"] <= 1 and c["heldout_regret"] >= 0 for c in meta["curve"])
     agent = load_agent(f"ppo:{out}", RULES)
     obs, masks = observe_records(RULES, start_records(RULES, np.arange(4, dtype=np.uint64)))
     assert masks[np.arange(4), agent.act_batch(obs, masks)].all()
