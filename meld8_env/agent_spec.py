@@ -6,6 +6,7 @@
 | ``pkg.module:ClassName`` | user code (imported and run, by design), given ``rules=`` / ``seed=`` if it takes them |
 | a name in entry-point group ``meld8.agents`` | an installed plug-in (``module:Class``, as Gymnasium's) |
 | ``ppo`` / ``ppo:PATH.zip`` / ``PATH.zip`` | a MaskablePPO checkpoint (:data:`LOADERS`; ``ppo``: the baseline) |
+| ``distilled`` | the shipped network distilled from ``search`` (:data:`SHIPPED_MODELS`) |
 | ``rllib:FOLDER`` | an RLlib policy folder |
 | ``search`` / ``search:worlds=32,...`` | the search agent (:data:`OPTION_AGENTS`: options in the spec) |
 | ``cmd:COMMAND`` | a program speaking the seat protocol (``meld8_env.seat_process``) |
@@ -39,6 +40,12 @@ OPTION_AGENTS: dict[str, str] = {
 ``module:function`` taking (options text, rules, seed); a bad option is its ValueError, one line."""
 SHIPPED_BASELINE = ("agents", "models/ppo_baseline.zip")
 """(package, file inside it) of the trained baseline that ``ppo`` alone names."""
+SHIPPED_MODELS: dict[str, tuple[str, str]] = {
+    "ppo": SHIPPED_BASELINE,
+    "distilled": ("agents", "models/distilled.zip"),
+}
+"""Shipped checkpoints by name (each loads as ``ppo:`` its file): ``distilled`` is the card-head network
+distilled from the search agent (``training.distill``; ``agents/models/README.md``)."""
 ENTRY_POINT_GROUP = "meld8.agents"
 
 
@@ -64,15 +71,15 @@ def load_agent(
             return as_agent(resolve(OPTION_AGENTS[name], spec)(options, rules, seed))
         except ValueError as exc:
             raise AgentLoadError(f"agent {spec!r}: {exc}") from None
-    if spec == "ppo":
-        return _load_trained("ppo", str(shipped_baseline()), rules, seed, trust=trust)
+    if spec in SHIPPED_MODELS:
+        return _load_trained("ppo", str(shipped_model(spec)), rules, seed, trust=trust)
     if spec.startswith("ppo:") or spec.endswith(".zip"):
         return _load_trained("ppo", spec.removeprefix("ppo:"), rules, seed, trust=trust)
     target = BUILTIN.get(spec) or _entry_point(spec) or (spec if ":" in spec else None)
     if target is None:
         raise AgentLoadError(
             f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, search (search:worlds=32,...), "
-            "ppo (the shipped baseline), "
+            "ppo (the shipped baseline), distilled (the shipped network distilled from search), "
             "ppo:PATH.zip (a checkpoint), rllib:FOLDER (an RLlib policy), 'package.module:ClassName' or "
             "'cmd:COMMAND' (a seat-protocol bot)"
         )
@@ -109,9 +116,14 @@ def resolve(target: str, spec: str | None = None) -> Any:
 
 def shipped_baseline() -> Path:
     """Path of the PPO baseline shipped with the package (``agents/models/ppo_baseline.zip``)."""
+    return shipped_model("ppo")
+
+
+def shipped_model(name: str) -> Path:
+    """Path of the checkpoint shipped as ``name`` (:data:`SHIPPED_MODELS`)."""
     from importlib.resources import files
 
-    package, member = SHIPPED_BASELINE
+    package, member = SHIPPED_MODELS[name]
     return Path(str(files(package) / member))
 
 

@@ -1,4 +1,7 @@
-"""Distillation pipeline (training/distill.py): search decisions with values -> a loadable card-head agent."""
+"""Distillation pipeline (training/distill.py, training/distill_data.py, issue 21 §3): search decisions with
+their values -> checked, resumable, mergeable part files -> a loadable card-head agent; the shipped
+``distilled`` agent (agents/models/distilled.zip) loads by name and plays legal moves (R4-R44 via the
+engine's masks)."""
 
 from __future__ import annotations
 
@@ -12,28 +15,208 @@ from meld8_env.rules import RuleConfig
 
 pytest.importorskip("sb3_contrib")
 RULES = RuleConfig()
+SMALL = "search:worlds=2+cands=2+stages=1"  # a cheap teacher: the pipeline, not the strength, is tested
 
 
-def test_generate_then_train_gives_a_checkpoint_that_loads_and_plays(tmp_path):
-    from agents.registry import load_agent, shipped_baseline
-    from training.distill import generate, save, train
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory):
+    """A folder of parts: 3 games of seed 3 in chunks of 2 (two parts)."""
+    from training.distill import generate_parts
 
-    data = generate("search:worlds=2+cands=2+stages=1", 1, 3, RULES)
+    folder = tmp_path_factory.mktemp("parts")
+    lines: list[str] = []
+    paths = generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append)
+    assert [p.name for p in paths] == ["part_3_00000000.npz", "part_3_00000002.npz"]
+    assert len(lines) == 2 and "3/3 games" in lines[-1]  # one progress line per part
+    return folder
+
+
+def test_generate_records_the_searched_decisions(parts):
+    from training.distill_data import load_data
+
+    data, info = load_data([parts])
     n = len(data["actions"])
-    assert n > 10 and data["obs"].shape[0] == n and data["masks"][np.arange(n), data["actions"]].all()
-    # the chosen action is one of the searched candidates whenever the decision was searched
+    assert info == {"spec": SMALL, "seeds": {3: 3}, "decisions": n, "files": 2}
+    assert n > 10 and data["obs"].shape == (n, 1017) and data["masks"][np.arange(n), data["actions"]].all()
+    assert (data["masks"].sum(axis=1) > 1).all()  # forced moves are not training data
+    assert (np.diff(data["game"]) >= 0).all() and set(data["game"].tolist()) == {0, 1, 2}
     searched = ~np.isnan(data["values"]).all(axis=1)
     assert searched.any()
+    # the chosen action is one of the searched candidates whenever the decision was searched
     assert (~np.isnan(data["values"][searched, data["actions"][searched]])).all()
-    policy, meta, curve = train(data, str(shipped_baseline()), RULES, epochs=1, lr=1e-4, seed=0)
-    assert len(curve) == 2 and all(0 <= x <= 1 for x in curve)
-    out = tmp_path / "distilled.zip"
-    save(policy, meta, str(shipped_baseline()), out, {"distilled_from": "test", "heldout_agreement": curve})
-    with zipfile.ZipFile(out) as z:
-        assert json.loads(z.read("meld8.json"))["distilled_from"] == "test"
-    agent = load_agent(f"ppo:{out}", RULES)
-    from meld8_env.engine.records import observe_records, start_records
+    # candidates are legal actions
+    assert not (~np.isnan(data["values"]) & ~data["masks"]).any()
 
+
+def test_chunks_concatenate_to_one_long_run(parts):
+    """A game's data does not depend on the chunk that played it (resuming and merging are exact)."""
+    from training.distill import generate
+    from training.distill_data import load_data
+
+    whole = generate(SMALL, 3, 3, RULES, batch=3)
+    merged, _ = load_data([parts])
+    for key, arr in whole.items():
+        assert np.array_equal(arr, merged[key], equal_nan=True), key
+
+
+def test_rerun_resumes_and_regenerates_only_missing_parts(parts, tmp_path):
+    import shutil
+
+    from training.distill import generate_parts
+    from training.distill_data import DistillDataError
+
+    folder = tmp_path / "p"
+    shutil.copytree(parts, folder)
+    second = folder / "part_3_00000002.npz"
+    before = second.read_bytes()
+    second.unlink()
+    lines: list[str] = []
+    generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append)
+    assert "skipped" in lines[0] and "skipped" not in lines[1]
+    with np.load(second) as a, np.load(parts / second.name) as b:
+        assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in ("obs", "actions", "values"))
+    assert len(before) > 0
+    with pytest.raises(DistillDataError, match="not spec='search'"):  # another teacher's parts: refused
+        generate_parts("search", 3, 3, RULES, folder, chunk=2, log=lines.append)
+
+
+def _write(path, arrays, **meta):
+    from training.distill_data import save_part
+
+    base = {"spec": SMALL, "seed": 3, "first": 0, "games": 2} | meta
+    save_part(path, arrays, base["spec"], base["seed"], base["first"], base["games"])
+
+
+def test_load_data_refuses_bad_files_in_one_line(parts, tmp_path):
+    from training.distill_data import DistillDataError, load_data, read_part
+
+    arrays, _ = read_part(parts / "part_3_00000000.npz")
+    bad = dict(arrays, actions=arrays["actions"].copy())
+    illegal = int(np.flatnonzero(~arrays["masks"][0])[0])
+    bad["actions"][0] = illegal
+    _write(tmp_path / "illegal.npz", bad)
+    with pytest.raises(DistillDataError, match=f"decision 0 chose action {illegal}, illegal"):
+        load_data([tmp_path / "illegal.npz"])
+    _write(tmp_path / "other.npz", arrays, spec="search", seed=9)
+    with pytest.raises(DistillDataError, match="different teachers"):
+        load_data([parts, tmp_path / "other.npz"])
+    _write(tmp_path / "dup.npz", arrays)  # games 0-1 of seed 3 again
+    with pytest.raises(DistillDataError, match="overlap"):
+        load_data([parts, tmp_path / "dup.npz"])
+    _write(tmp_path / "shape.npz", dict(arrays, masks=arrays["masks"][:, :10]))
+    with pytest.raises(DistillDataError, match=r"masks must be \("):
+        load_data([tmp_path / "shape.npz"])
+    (tmp_path / "trunc.npz").write_bytes((parts / "part_3_00000000.npz").read_bytes()[:200])
+    with pytest.raises(DistillDataError, match="cannot read"):
+        load_data([tmp_path / "trunc.npz"])
+    with pytest.raises(DistillDataError, match="no such file"):
+        load_data([tmp_path / "missing"])
+    _write(tmp_path / "out_of_range.npz", arrays, first=100)
+    with pytest.raises(DistillDataError, match="game ids must lie in 100"):
+        load_data([tmp_path / "out_of_range.npz"])
+
+
+def test_value_regret_scores_picks_by_the_search_values():
+    from training.distill import value_regret
+
+    vals = np.full((3, 64), np.nan, np.float32)
+    vals[0, [1, 2]] = [-2.0, -1.75]
+    vals[1, [4, 5]] = [-1.5, -2.5]
+    r = value_regret(np.array([1, 4, 9]), vals)  # row 0 misses the best by 0.25, row 1 takes it, row 2 no values
+    assert np.isclose(r["heldout_regret"], 0.125) and r["heldout_off_candidates"] == 0.0
+    assert value_regret(np.array([7, 4, 9]), vals)["heldout_off_candidates"] == 0.5  # 7 was never searched
+
+
+def test_heldout_split_keeps_each_game_on_one_side():
+    from training.distill import heldout_split
+
+    rng = np.random.default_rng(0)
+    data = {"seed": rng.integers(0, 3, 500), "game": rng.integers(0, 40, 500)}
+    tr, va = heldout_split(data, 0.1)
+    assert len(tr) + len(va) == 500 and len(va) > 0
+    key = lambda rows: {(int(data["seed"][r]), int(data["game"][r])) for r in rows}  # noqa: E731
+    assert not key(tr) & key(va)
+    assert min(key(va)) > max(key(tr))  # the last games are held out
+    with pytest.raises(ValueError, match="cannot be split"):
+        heldout_split({"seed": np.zeros(3, int), "game": np.zeros(3, int)})
+
+
+def test_soft_targets_mix_the_choice_with_a_softmax_of_values():
+    from training.distill import soft_targets
+
+    acts = np.array([1, 0])
+    vals = np.full((2, 64), np.nan, np.float32)
+    vals[0, [1, 2]] = [-2.0, -1.9]  # candidate 2 looks better by 0.1 placement
+    hard = soft_targets(acts, vals, 0.0, 0.1)
+    assert (hard.argmax(axis=1) == acts).all() and np.allclose(hard.sum(axis=1), 1)
+    mix = soft_targets(acts, vals, 0.5, 0.1)
+    assert np.allclose(mix.sum(axis=1), 1)
+    e = np.exp(1.0)  # softmax of (-20, -19): the better candidate gets e / (1 + e)
+    assert np.isclose(mix[0, 2], 0.5 * e / (1 + e)) and np.isclose(mix[0, 1], 0.5 + 0.5 / (1 + e))
+    assert mix[1, 0] == 1.0  # no values: the one-hot target stays
+
+
+def test_train_cli_writes_a_checkpoint_with_metadata_and_curve(parts, tmp_path, capsys):
+    from agents.registry import load_agent
+    from meld8_env.engine.records import observe_records, start_records
+    from training.distill import main
+
+    out = tmp_path / "d.zip"
+    main(["train", "--data", str(parts), "--epochs", "1", "--lr", "1e-4", "--soft", "0.5", "--out", str(out)])
+    assert "held-out agreement" in capsys.readouterr().out
+    assert (tmp_path / "d_learning_curve.png").stat().st_size > 1000
+    with zipfile.ZipFile(out) as z:
+        meta = json.loads(z.read("meld8.json"))
+        assert "policy.optimizer.pth" not in z.namelist()  # the init's optimizer state is not shipped
+    assert meta["distilled_from"] == SMALL and meta["data"]["games_by_seed"] == {"3": 3}
+    assert [c["epoch"] for c in meta["curve"]] == [0, 1] and meta["command"].startswith("python -m training")
+    assert all(0 <= c["heldout_agreement"] <= 1 and c["heldout_regret"] >= 0 for c in meta["curve"])
+    agent = load_agent(f"ppo:{out}", RULES)
     obs, masks = observe_records(RULES, start_records(RULES, np.arange(4, dtype=np.uint64)))
-    acts = agent.act_batch(obs, masks)
-    assert masks[np.arange(4), acts].all()
+    assert masks[np.arange(4), agent.act_batch(obs, masks)].all()
+
+
+def test_train_is_deterministic_under_its_seed(parts):
+    import torch
+
+    from agents.registry import shipped_baseline
+    from training.distill import train
+    from training.distill_data import load_data
+
+    data, _ = load_data([parts])
+    runs = [train(data, str(shipped_baseline()), RULES, 1, 1e-4, 5, soft=0.5)[0].state_dict() for _ in range(2)]
+    assert all(torch.equal(runs[0][k], runs[1][k]) for k in runs[0])
+
+
+def test_train_cli_refuses_bad_options(parts, tmp_path, capsys):
+    from training.distill import main
+
+    for argv, says in (
+        (["--soft", "2"], "--soft in 0..1"),
+        (["--out", str(tmp_path / "x.pt")], "name a .zip"),
+        (["--data", str(tmp_path / "none")], "no such file"),
+    ):
+        with pytest.raises(SystemExit):
+            main(["train", "--data", str(parts), "--out", str(tmp_path / "y.zip"), *argv])
+        assert says in capsys.readouterr().err
+    assert not (tmp_path / "y.zip").exists()
+
+
+def test_shipped_distilled_agent_loads_by_name_and_plays_legally():
+    from agents.registry import load_agent
+    from meld8_env.agent_spec import shipped_model
+    from meld8_env.engine.records import observe_records, start_records, step_records
+
+    path = shipped_model("distilled")
+    with zipfile.ZipFile(path) as z:
+        meta = json.loads(z.read("meld8.json"))
+    assert meta["distilled_from"].startswith("search") and meta["init"] == "ppo_baseline.zip"
+    agent, ppo = load_agent("distilled", RULES), load_agent("ppo", RULES)
+    recs = start_records(RULES, np.arange(8, dtype=np.uint64) + 777)
+    for _ in range(60):  # the first 60 decisions of 8 games: legal, and not just the baseline's moves
+        obs, masks = observe_records(RULES, recs)
+        acts = agent.act_batch(obs, masks)
+        assert masks[np.arange(8), acts].all()
+        step_records(RULES, recs, acts)
+    mine, base = agent.policy.state_dict(), ppo.policy.state_dict()
+    assert mine.keys() == base.keys() and any(not (mine[k] == base[k]).all() for k in mine)  # trained weights

@@ -1,0 +1,135 @@
+"""Distillation data on disk: part files (written whole), and checked loading / merging of parts.
+
+A *part* is one ``.npz`` (``part_<seed>_<first>.npz``) holding the decisions of games ``first ..
+first + games - 1`` of one generate seed (arrays of ``training.distill.generate``: ``obs`` (N, W) uint8,
+``masks`` (N, 64) bool, ``actions`` (N,) int, ``values`` (N, 64) float32, ``game`` (N,) int) plus the
+scalars ``spec`` (the teacher), ``seed``, ``first``, ``games``. :func:`save_part` writes one whole via a
+temporary file (a killed run leaves no half part); ``training.distill.generate_parts`` writes a folder of
+them and resumes by skipping those already there. :func:`load_data` reads files and/or folders of parts,
+checks every array (the files are input from outside: hostile until checked) and concatenates them
+ordered by (seed, game); mixing teachers or holding one game twice is refused. The result adds ``seed``
+(N,) so held-out splits can be made by game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+ARRAYS = ("obs", "masks", "actions", "values", "game")
+SCALARS = ("spec", "seed", "first", "games")
+NUM_ACTIONS = 64
+
+
+class DistillDataError(ValueError):
+    """A data file that is not a well-formed distillation part (one line naming the file and the fault)."""
+
+
+def part_path(folder: Path, seed: int, first: int) -> Path:
+    return Path(folder) / f"part_{seed}_{first:08d}.npz"
+
+
+def save_part(path: Path, data: dict[str, np.ndarray], spec: str, seed: int, first: int, games: int) -> None:
+    """Write one part atomically (a temporary file renamed into place)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(
+        tmp,
+        **{k: data[k] for k in ARRAYS},
+        spec=np.array(spec),
+        seed=np.array(seed, np.int64),
+        first=np.array(first, np.int64),
+        games=np.array(games, np.int64),
+    )
+    tmp.replace(path)
+
+
+def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+    """(arrays, scalars) of one part, every field checked; DistillDataError names the first fault."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            missing = [k for k in ARRAYS + SCALARS if k not in z.files]
+            if missing:
+                raise DistillDataError(f"{path}: not a distillation part, missing {', '.join(missing)}")
+            arrays = {k: z[k] for k in ARRAYS}
+            raw = {k: z[k] for k in SCALARS}
+    except DistillDataError:
+        raise
+    except Exception as exc:  # a truncated or foreign file: one line, not a traceback
+        raise DistillDataError(f"{path}: cannot read as .npz ({exc})") from None
+    if raw["spec"].dtype.kind != "U" or any(raw[k].dtype.kind not in "iu" or raw[k].ndim for k in SCALARS[1:]):
+        raise DistillDataError(f"{path}: spec must be a string and seed/first/games integers")
+    meta = {"spec": str(raw["spec"]), **{k: int(raw[k]) for k in SCALARS[1:]}}
+    obs, masks, acts, vals, game = (arrays[k] for k in ARRAYS)
+    n = len(acts)
+    if obs.ndim != 2 or obs.dtype != np.uint8 or len(obs) != n:
+        raise DistillDataError(f"{path}: obs must be ({n}, W) uint8, got {obs.shape} {obs.dtype}")
+    if masks.shape != (n, NUM_ACTIONS) or masks.dtype != np.bool_:
+        raise DistillDataError(f"{path}: masks must be ({n}, {NUM_ACTIONS}) bool, got {masks.shape} {masks.dtype}")
+    if vals.shape != (n, NUM_ACTIONS) or vals.dtype.kind != "f":
+        raise DistillDataError(f"{path}: values must be ({n}, {NUM_ACTIONS}) float, got {vals.shape} {vals.dtype}")
+    if acts.ndim != 1 or acts.dtype.kind not in "iu" or game.shape != (n,) or game.dtype.kind not in "iu":
+        raise DistillDataError(f"{path}: actions and game must be ({n},) integers")
+    if n and not ((acts >= 0) & (acts < NUM_ACTIONS)).all():
+        raise DistillDataError(f"{path}: actions must be 0..{NUM_ACTIONS - 1}")
+    if n and not masks[np.arange(n), acts].all():
+        bad = int(np.flatnonzero(~masks[np.arange(n), acts])[0])
+        raise DistillDataError(f"{path}: decision {bad} chose action {int(acts[bad])}, illegal under its mask")
+    lo, hi = meta["first"], meta["first"] + meta["games"]
+    if n and not ((game >= lo) & (game < hi)).all():
+        raise DistillDataError(f"{path}: game ids must lie in {lo}..{hi - 1} (its first/games)")
+    if np.isinf(vals).any():
+        raise DistillDataError(f"{path}: values must be finite or NaN")
+    arrays["actions"] = acts.astype(np.int64)
+    arrays["game"] = game.astype(np.int64)
+    arrays["values"] = vals.astype(np.float32)
+    return arrays, meta
+
+
+def files_of(inputs: Iterable[str | Path]) -> list[Path]:
+    """Every part named: a folder stands for its ``part_*.npz`` files."""
+    out: list[Path] = []
+    for item in map(Path, inputs):
+        if item.is_dir():
+            found = sorted(item.glob("part_*.npz"))
+            if not found:
+                raise DistillDataError(f"{item}: a folder with no part_*.npz files")
+            out += found
+        elif item.is_file():
+            out.append(item)
+        else:
+            raise DistillDataError(f"{item}: no such file or folder (give part files or folders of them)")
+    return out
+
+
+def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+    """Checked, merged data of every part named (module docstring) and a summary: the teacher ``spec``,
+    ``seeds`` {seed: games}, ``decisions``, ``files``."""
+    files = files_of(inputs)
+    if not files:
+        raise DistillDataError("no data files given")
+    parts = [(*read_part(f), f) for f in files]
+    specs = sorted({m["spec"] for _, m, _ in parts})
+    if len(specs) > 1:
+        raise DistillDataError(f"parts from different teachers: {', '.join(specs)}; merge one teacher at a time")
+    widths = sorted({a["obs"].shape[1] for a, _, _ in parts})
+    if len(widths) > 1:
+        raise DistillDataError(f"parts with different observation widths {widths}")
+    parts.sort(key=lambda p: (p[1]["seed"], p[1]["first"]))
+    seen: dict[int, list[tuple[int, int]]] = {}
+    for _, m, f in parts:
+        for lo, hi in seen.get(m["seed"], []):
+            if lo < m["first"] + m["games"] and m["first"] < hi:
+                raise DistillDataError(f"{f}: games of seed {m['seed']} overlap another part (each game once)")
+        seen.setdefault(m["seed"], []).append((m["first"], m["first"] + m["games"]))
+    data = {k: np.concatenate([a[k] for a, _, _ in parts]) for k in ARRAYS}
+    data["seed"] = np.concatenate([np.full(len(a["actions"]), m["seed"], np.int64) for a, m, _ in parts])
+    seeds: dict[int, int] = {}
+    for _, m, _ in parts:
+        seeds[m["seed"]] = seeds.get(m["seed"], 0) + m["games"]
+    info = {"spec": specs[0], "seeds": seeds, "decisions": int(len(data["actions"])), "files": len(files)}
+    return data, info
