@@ -29,7 +29,14 @@ from pathlib import Path
 
 from training import run_folder
 from training.stats import summarize
-from training.tournament_backends import bounded, close_agents, init_worker, play_boards, ray_results
+from training.tournament_backends import (
+    bounded,
+    close_agents,
+    init_pool_worker,
+    init_worker,
+    play_boards,
+    ray_results,
+)
 from training.tournament_config import TournamentConfig, TournamentError, board_seed, seatings
 from training.tournament_log import GAME_KEYS, LOG, PER_SEAT, append_entry, board_entry_error, read_log
 from training.tournament_report import SHAKY_BELOW, format_table, progress, write_chart, write_games_csv
@@ -129,7 +136,7 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
             import multiprocessing as mp
 
             # spawn, not fork: a parent that has loaded a torch policy must not be forked (deadlocks)
-            pool = mp.get_context("spawn").Pool(cfg.workers, initializer=init_worker, initargs=init_args)
+            pool = mp.get_context("spawn").Pool(cfg.workers, initializer=init_pool_worker, initargs=init_args)
             results = bounded(pool, tasks, 2 * cfg.workers)
         try:
             for entries in results:
