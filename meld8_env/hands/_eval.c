@@ -938,8 +938,7 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
         if (!(acc_mode == 2 || (acc_mode == 1 && tied >= 2 && dist[i] == best))) continue;
         u64 x = 1ULL << card[i], after = hand & ~x;
         u64 pool = (neighbours(after) | JK_BIT) & unseen & ~(after | meld);
-        if (dist[i] <= 1 || dist[i] > size || !(d.avoided & x) || ov[i] != m ||
-            (pool & ~unseen)) {
+        if (dist[i] <= 1 || dist[i] > size || !(d.avoided & x) || ov[i] != m) {
             acc[i] = eval_acceptance_fast(after, meld, unseen, pool, dist[i]);
             continue;
         }

@@ -228,7 +228,7 @@ static PyObject *py_acceptance_onepass_batch(PyObject *self, PyObject *args) {
 
 /* discard_table_batch(hands, melds, unseen, allowed, acc_mode, dist_out, acc_out): eval_discard_table per row;
  * hands are before the discard (8 cards counting the meld); dist_out / acc_out are (N, 53) int8, written at
- * each allowed card and -1 elsewhere. */
+ * each allowed card the hand holds (never the Joker) and -1 elsewhere. */
 static PyObject *py_discard_table_batch(PyObject *self, PyObject *args) {
     buf_t ba = {0}, bacc = {0};
     PyObject *ao, *acco;
