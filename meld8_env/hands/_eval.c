@@ -336,12 +336,18 @@ typedef struct {
 
 static inline int supply(const dist_t *d, int r) { return pc64(d->av & RANKM[r] & ~d->wm & ~d->blocked); }
 
+/* a rank's demanded draws still have the cards; the Joker's triplet still leaves its stand-in a free suit */
+static int rank_ok(const dist_t *d, int r) { return !d->dem[r] || supply(d, r) >= d->dem[r]; }
+
+static int jk_rank_ok(const dist_t *d) {
+    return d->jk_rank < 0 || pc64((d->wm | d->E) & RANKM[d->jk_rank]) + d->dem[d->jk_rank] <= 3;
+}
+
 static int leaf_ok(const dist_t *d) {
     if (d->jk_held && !d->jk_used) return 0;
     for (int r = 0; r < 13; r++)
-        if (d->dem[r] && supply(d, r) < d->dem[r]) return 0;
-    if (d->jk_rank >= 0 && pc64((d->wm | d->E) & RANKM[d->jk_rank]) + d->dem[d->jk_rank] > 3) return 0;
-    return 1;
+        if (!rank_ok(d, r)) return 0;
+    return jk_rank_ok(d);
 }
 
 /* Fill open slots with groups of drawn cards only (exact, tiny search). */
@@ -356,15 +362,9 @@ static u64 drawn_cards(const dist_t *d) {
 /* The last open slot of a collecting leaf (one meld, or the pair), every completion at once: the same leaves
  * and drawn cards as the recursive fill below, with each completion's checks reduced to the ranks it
  * touches (a completion only adds cards to W, so ranks it does not touch keep their state). */
-static int rank_ok(const dist_t *d, int r) { return !d->dem[r] || supply(d, r) >= d->dem[r]; }
-
-static int jk_rank_ok(const dist_t *d) {
-    return d->jk_rank < 0 || pc64((d->wm | d->E) & RANKM[d->jk_rank]) + d->dem[d->jk_rank] <= 3;
-}
-
 static int fill_last_collect(dist_t *d, int melds) {
     for (int r = 0; r < 13; r++)
-        if (!rank_ok(d, r)) return 0;
+        if (!rank_ok(d, r)) return 0; /* completions only lower supply: a short rank stays short */
     if (!jk_rank_ok(d)) return 0;
     int pending = d->jk_held && !d->jk_used;
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
@@ -565,9 +565,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
          * spares of ranks already demanded (rank-mates of placed cards), the Joker, and what a slot left
          * open could be filled with */
         u64 placed = d->wm & d->H;
-        u64 mates = ((placed << 13) | (placed >> 13) | (placed << 26) | (placed >> 26) | (placed << 39) |
-                     (placed >> 39)) & REAL;
-        u64 pot = (d->wm & ~d->H) | neighbours(rem) | mates | JK_BIT;
+        u64 pot = (d->wm & ~d->H) | neighbours(rem) | rank_mates(placed) | JK_BIT;
         if (pair) pot |= d->fill_pair;
         if (melds) pot |= d->fill_meld;
         if (!d->nx) {
@@ -877,7 +875,7 @@ int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
     d.want = pool;
     fill_sets(&d);
     dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
-    return n + pc64((d.acc | sp_acc) & pool);
+    return n + pc64((d.acc | sp_acc) & pool); /* sp_acc again: a caller whose dist is not exact resets acc */
 }
 
 /* ---------------------------------------------------------------- distance after every discard (issue 20) */

@@ -59,10 +59,16 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
 static inline int pc64(u64 x) { return __builtin_popcountll(x); }
 static inline int ctz64(u64 x) { return __builtin_ctzll(x); }
 
+/* The other cards of the ranks of the cards of s (rank-mates: the same bit in the other suit lanes). */
+static inline u64 rank_mates(u64 s) {
+    s &= REAL;
+    return ((s << 13) | (s >> 13) | (s << 26) | (s >> 26) | (s << 39) | (s >> 39)) & REAL;
+}
+
 /* Cards of a set that are rank-mates of, or within two ranks in the same suit of, a card of s. */
 static inline u64 neighbours(u64 s) {
     s &= REAL;
-    u64 mates = ((s << 13) | (s >> 13) | (s << 26) | (s >> 26) | (s << 39) | (s >> 39)) & REAL;
+    u64 mates = rank_mates(s);
     u64 nb = ((s & NOT_K) << 1) | ((s >> 1) & NOT_K) | ((s & NOT_QK) << 2) | ((s >> 2) & NOT_QK);
     return (mates | nb) & REAL;
 }
