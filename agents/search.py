@@ -15,6 +15,12 @@ At each decision (docs/search.md has the whole story):
    world; own continuation ``me``).
 4. Leaf: minus the seat's expected final placement from ``meld8_env.placement`` (``leaf=placement``), or
    the hand's point change in thousands (``leaf=points``, the ablation).
+4b. Screening (``screen`` = M > ``worlds``, off by default): M worlds are sampled, the first ``worlds`` of
+   them the rollout worlds. Each candidate is first stepped in all M; where the hand ends at once (a Tsumo,
+   or a Ron offered on the discard, which the modelled bots always take) it is played out there (one step),
+   so the chance of an immediate deal-in and its cost come from M worlds. A candidate's value is then the
+   stratified mean p * (mean over those M-world endings) + (1 - p) * (mean over the rollout worlds where
+   the hand goes on), p the weight of the endings; the rollout worlds that ended are not rolled out again.
 5. Successive halving: the worlds are split into ``stages`` chunks; after each chunk the better half of the
    candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
@@ -27,7 +33,7 @@ from both), so it is deterministic and cannot depend on hidden cards or the game
 Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent list is comma-separated,
 ``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix),
 ``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5),
-``threads`` (2), and the
+``threads`` (2), ``screen`` (0 = off), and the
 diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
 resampled); it needs the caller to pass the true records (``act_batch(..., records=...)``) and exists only
 to measure the ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x
@@ -70,6 +76,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "margin": (int, 5, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
     "threads": (int, 2, "rollout threads"),
     "cheat": (int, 0, "1 = CHEATING diagnostic: worlds keep the true hidden hands"),
+    "screen": (int, 0, "worlds screened for an immediate end (a Ron on the discard); 0 = off (see _search)"),
 }
 CHOICES = {
     "opp": ("greedy", "defensive", "mix"),
@@ -105,6 +112,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
     for key in ("worlds", "cands", "stages", "threads"):
         if not 1 <= int(full[key]) <= 4096:
             raise ValueError(f"search option {key}={full[key]}: must be 1..4096")
+    if not 0 <= int(full["screen"]) <= 4096:
+        raise ValueError(f"search option screen={full['screen']}: must be 0..4096 (0 = off)")
     if not 0 <= int(full["margin"]) <= 100:
         raise ValueError(f"search option margin={full['margin']}: must be 0..100 (tenths of a standard error)")
     if not 0 <= int(full["win_rounds"]) <= 16:
@@ -225,8 +234,7 @@ class SearchAgent(Agent):
         ]
         return np.random.default_rng(words)
 
-    def _worlds(self, info, record, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        K = int(self.opts["worlds"])
+    def _worlds(self, info, record, rng: np.random.Generator, K: int) -> tuple[np.ndarray, np.ndarray]:
         if self.opts["cheat"]:  # CHEATING: the true hands, only the wall order and future seeds resampled
             base = np.asarray(record, STATE_DTYPE).reshape(1)
             out = np.repeat(base, K).copy()
@@ -250,68 +258,119 @@ class SearchAgent(Agent):
         return pol
 
     def _search(self, rows: list[int], cands: list[list[int]], infosets: list, records, default: list[int]) -> list:
-        P = self.rules.num_players
         K = int(self.opts["worlds"])
+        M = max(K, int(self.opts["screen"]))  # worlds sampled; the first K are the rollout worlds
         S = max(1, min(int(self.opts["stages"]), K))
         chunks = np.array_split(np.arange(K), S)
         prep = []
         for i in rows:
             info = infosets[i]
             rng = self._rng(info)
-            worlds, weights = self._worlds(info, None if records is None else records[i], rng)
+            worlds, weights = self._worlds(info, None if records is None else records[i], rng, M)
             seat = int(info.seat)
-            seeds = rng.integers(0, 2**63, K, dtype=np.uint64)
-            pol = self._policies(seat, K, rng)
+            seeds = rng.integers(0, 2**63, M, dtype=np.uint64)
+            pol = self._policies(seat, M, rng)
             sb.advance_to_seat(self.rules, worlds, seat, pol)  # claim windows: earlier-asked seats answer first
             prep.append((worlds, np.asarray(weights, np.float64), seat, seeds, pol))
         alive = [list(cl) for cl in cands]
         vals = [{a: np.full(K, np.nan) for a in cl} for cl in cands]  # per-world leaf value of each candidate
+        # screening (``screen`` > ``worlds``): the worlds where the candidate ends the hand at once (a Ron
+        # offered on the discard, or a Tsumo) are played out in all M worlds, so that stratum's probability
+        # and value come from M worlds, not K; the rollout worlds then estimate only the rest
+        ends = [{a: np.zeros(M, bool) for a in cl} for cl in cands]
+        end_vals = [{a: np.full(M, np.nan) for a in cl} for cl in cands]
+        if M > K:
+            self._play(prep, alive, np.arange(M), vals=None, ends=ends, end_vals=end_vals)
         for s, chunk in enumerate(chunks):
-            recs, acts, seeds, pols, owner = [], [], [], [], []
-            for j, (worlds, _, _, sd, pol) in enumerate(prep):
-                for a in alive[j]:
-                    recs.append(worlds[chunk])
-                    acts.append(np.full(len(chunk), a, np.int64))
-                    seeds.append(sd[chunk])
-                    pols.append(pol[chunk])
-                    owner.append((j, a))
-            batch = sb.cat_records(recs)
-            before = batch["scores"][:, :P].astype(np.int64).copy()
-            illegal = sb.step_copies(self.rules, batch, np.concatenate(acts))
-            if illegal.any():  # a sampled world where the seat's own legal action is refused: a sampler bug
-                k = int(np.flatnonzero(illegal)[0])
-                raise RuntimeError(f"search: candidate {int(np.concatenate(acts)[k])} refused in a sampled world")
-            going = (batch["result"] == int(Result.NONE)) & (batch["phase"] != int(Phase.OVER))
-            if going.any():
-                sub = batch[going]
-                sb.rollout_hand(self.rules, sub, np.concatenate(pols)[going], np.concatenate(seeds)[going],
-                                threads=int(self.opts["threads"]))  # fmt: skip
-                batch[going] = sub
-            values = self._leaf(batch, before)
-            at = 0
-            for j, a in owner:
-                vals[j][a][chunk] = values[at : at + len(chunk), prep[j][2]]
-                at += len(chunk)
+            self._play(prep, alive, chunk, vals=vals, ends=ends if M > K else None, end_vals=end_vals)
             if s < S - 1:
                 for j in range(len(alive)):
                     if len(alive[j]) > 2:
-                        w = prep[j][1]
-                        ranked = sorted(alive[j], key=lambda a, j=j, w=w: -_mean(vals[j][a], w))
+                        ranked = sorted(alive[j], key=lambda a, j=j: -self._value(prep[j][1], vals[j][a], ends[j][a],
+                                                                                   end_vals[j][a], M > K))  # fmt: skip
                         keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
                         alive[j] = [a for a in alive[j] if a in keep]  # prior order; the bot's choice stays
         out = []
         z = int(self.opts["margin"]) / 10
         for j in range(len(alive)):
             w = prep[j][1]
-            best = max(alive[j], key=lambda a, j=j, w=w: _mean(vals[j][a], w))  # first in prior order on ties
+            value = {a: self._value(w, vals[j][a], ends[j][a], end_vals[j][a], M > K) for a in cands[j]}
+            best = max(alive[j], key=lambda a, value=value: value[a])  # first in prior order on ties
             if best != default[j] and z > 0:
                 # common random numbers: both were rolled out on the same worlds; leave the bot's choice only
-                # when the paired gain is clear of the noise (guards against the winner's curse of a max)
-                gain, se = _paired(vals[j][best], vals[j][default[j]], w)
-                if gain <= z * se:
+                # when the paired gain is clear of the noise (guards against the winner's curse of a max); the
+                # standard error is the plain paired one over the K rollout worlds (screening only lowers it)
+                _, se = _paired(vals[j][best], vals[j][default[j]], w[:K])
+                if value[best] - value[default[j]] <= z * se:
                     best = default[j]
-            out.append((best, {a: (_mean(vals[j][a], w), float(w[~np.isnan(vals[j][a])].sum())) for a in cands[j]}))
+            out.append((best, {a: (value[a], float(w[:K][~np.isnan(vals[j][a])].sum())) for a in cands[j]}))
         return out
+
+    def _play(self, prep: list, alive: list, idx: np.ndarray, vals, ends, end_vals) -> None:
+        """Step every alive candidate in worlds ``idx`` of every decision and play on to the end of the hand.
+
+        ``vals`` None (screening): only the worlds where the hand ends at once or a Ron is offered are played
+        out; ``ends`` / ``end_vals`` record them. Otherwise (a stage): the leaf values of worlds ``idx`` go to
+        ``vals``; worlds that screening already played out are copied from ``end_vals`` instead of replayed
+        (same world, same seed: the same outcome)."""
+        P = self.rules.num_players
+        recs, acts, seeds, pols, owner = [], [], [], [], []
+        for j, (worlds, _, _, sd, pol) in enumerate(prep):
+            for a in alive[j]:
+                sel = idx if ends is None or vals is None else idx[~ends[j][a][idx]]
+                recs.append(worlds[sel])
+                acts.append(np.full(len(sel), a, np.int64))
+                seeds.append(sd[sel])
+                pols.append(pol[sel])
+                owner.append((j, a, sel))
+        batch = sb.cat_records(recs)
+        act = np.concatenate(acts)
+        before = batch["scores"][:, :P].astype(np.int64).copy()
+        illegal = sb.step_copies(self.rules, batch, act)
+        if illegal.any():  # a sampled world where the seat's own legal action is refused: a sampler bug
+            raise RuntimeError(f"search: candidate {int(act[np.flatnonzero(illegal)[0]])} refused in a sampled world")
+        done = (batch["result"] != int(Result.NONE)) | (batch["phase"] == int(Phase.OVER))
+        offered = np.arange(batch["claim_opts"].shape[1]) < batch["claim_n"][:, None].astype(np.int64)
+        ron_bit = ((batch["claim_opts"] >> np.uint64(RON)) & np.uint64(1)).astype(bool)
+        ron = (batch["phase"] == int(Phase.CLAIM)) & (ron_bit & offered).any(axis=1)
+        play = ~done if vals is not None else ron & ~done
+        if play.any():
+            sub = batch[play]
+            sb.rollout_hand(self.rules, sub, np.concatenate(pols)[play], np.concatenate(seeds)[play],
+                            threads=int(self.opts["threads"]))  # fmt: skip
+            batch[play] = sub
+        values = self._leaf(batch, before)
+        hit = done | ron
+        at = 0
+        for j, a, sel in owner:
+            v = values[at : at + len(sel), prep[j][2]]
+            if vals is None:
+                h = hit[at : at + len(sel)]
+                ends[j][a][sel[h]] = True
+                end_vals[j][a][sel[h]] = v[h]
+            else:
+                vals[j][a][sel] = v
+                if ends is not None:
+                    known = idx[ends[j][a][idx]]
+                    vals[j][a][known] = end_vals[j][a][known]
+            at += len(sel)
+
+    @staticmethod
+    def _value(w: np.ndarray, v: np.ndarray, end: np.ndarray, end_v: np.ndarray, screened: bool) -> float:
+        """The candidate's estimated leaf value. Plain: the weighted mean over its rollout worlds. Screened:
+        p * (mean over the M worlds where the hand ends at once) + (1 - p) * (mean over the rollout worlds
+        where it does not), p = the weight of the ending worlds among all M (stratified sampling)."""
+        K = len(v)
+        if not screened:
+            return _mean(v, w[:K])
+        p = float(w[end].sum() / w.sum())
+        rest = ~end[:K] & ~np.isnan(v)
+        if p == 0.0:
+            return _mean(v, w[:K])
+        v_end = float(np.dot(w[end], end_v[end]) / w[end].sum())
+        if not rest.any():  # every rollout world ended at once: nothing else is known
+            return v_end
+        return p * v_end + (1 - p) * float(np.dot(w[:K][rest], v[rest]) / w[:K][rest].sum())
 
     def _leaf(self, batch: np.ndarray, before: np.ndarray) -> np.ndarray:
         """(N, P) value of every seat at the end of the hand (higher is better)."""
