@@ -6,7 +6,7 @@ States: discard decisions (draw / call-discard phase) of ``greedy``/``defensive`
 (``training.bot_states``, seeds not used to fit the table). Triples: (state, opponent j, each legal discard
 c of the acting seat). Label: the engine's own answer: after discarding c in the true record, does the
 claim window offer j Ron? Estimators: the same question asked of ``--worlds`` sampled worlds per state
-(``meld8_env.belief.sample_worlds``: ``uniform``, ``two_level``, ``two_level`` with ``no_pass``;
+(``meld8_env.belief.sample_worlds``: ``uniform``, ``two_level``, ``two_level`` with ``no_pass`` or ``last_discard``;
 p = (hits + 0.02) / (worlds + 1)), and
 ``defensive``'s danger count (live wait shapes on c; AUC only: it is not a probability). Rows: AUC,
 log-loss (base rate's log-loss beside it), and the median time of one ``sample_worlds`` call.
@@ -28,6 +28,9 @@ from meld8_env.features import danger
 from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
 from training.bot_states import play_bot_states
+
+#: the estimators compared: a sampler method and its options (keyword flags of ``sample_worlds``)
+METHODS = ("uniform", "two_level", "two_level no_pass", "two_level last_discard")
 
 
 def ron_after_discards(records: np.ndarray, cards: np.ndarray, rules: RuleConfig) -> np.ndarray:
@@ -71,7 +74,7 @@ def main() -> None:
     states = states[np.isin(states["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])]
     rng = np.random.default_rng(a.seed)
     states = np.ascontiguousarray(states[np.sort(rng.permutation(len(states))[: a.states])])
-    y, est, dang, times = [], {"uniform": [], "two_level": [], "two_level no_pass": []}, [], []
+    y, est, dang, times = [], {m: [] for m in METHODS}, [], []
     for r in states:
         seat = int(r["acting"])
         info = infoset(r, seat, rules)
@@ -79,8 +82,8 @@ def main() -> None:
         truth = ron_after_discards(r.reshape(1).copy(), cards, rules)[0]  # (m, P)
         for method in est:
             t0 = time.perf_counter()
-            base_method, _, opt = method.partition(" ")
-            worlds, w = sample_worlds(info, a.worlds, rng, base_method, rules, no_pass=opt == "no_pass")
+            base_method, *opts = method.split()
+            worlds, w = sample_worlds(info, a.worlds, rng, base_method, rules, **{o: True for o in opts})
             times.append((method, time.perf_counter() - t0))
             hits = (ron_after_discards(worlds, cards, rules) * w[:, None, None]).sum(axis=0)
             est[method].append((hits + 0.02) / (w.sum() + 1.0))  # one pseudo-world at ~the base rate

@@ -35,6 +35,13 @@ rejected (form waits, yaku ignored: a hand without a yaku could not have Ron'd, 
 little). It is applied as rejection, so weights stay 1. Not done: the same for Tsumo (the hand before the
 last discard is not known).
 
+Option ``last_discard=True`` (also a modelling assumption, off by default): an opponent plays like the bots,
+so its last discard d is the card ``greedy``'s rule (smallest distance, then acceptance, then lowest id)
+throws from its present hand plus d. Among the proposals with the drawn status, the first (of up to 8 per
+world, one batched ``best_discards`` call per round) for which that holds is kept; a world with none keeps
+the first proposal with the status. Not applied to an opponent holding a drawn card. It costs ~9x the
+two-level sampler in numpy and moves the danger AUC little (``bench/belief_quality.py``, README).
+
 Speed: numpy, vectorized over worlds × tries; the C core of the issue is not written (the proposal
 sort is the cost: ``bench/belief_quality.py`` prints the time per call).
 """
@@ -48,10 +55,11 @@ from importlib import resources
 
 import numpy as np
 
-from meld8_env.cardmask import BITS
-from meld8_env.codes import N_CARDS, Phase
+from meld8_env.cardmask import ALL, BITS, JK
+from meld8_env.codes import HAND_SIZE, N_CARDS, Phase
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import check_conservation, refresh
+from meld8_env.features import best_discards
 from meld8_env.hands import waits_batch
 from meld8_env.infoset import InfoSet
 from meld8_env.rules import RuleConfig
@@ -136,6 +144,39 @@ def passed_cards(info: InfoSet, j: int) -> int:
     return m
 
 
+def _prefer_greedy_discard(info: InfoSet, j: int, masks: np.ndarray, match: np.ndarray, rounds: int = 8) -> np.ndarray:
+    """``match`` (m, k) narrowed, per world, to its first matching proposal from which ``greedy``'s rule
+    (``meld8_env.features.best_discards``: smallest distance, then acceptance, then lowest id) discards
+    ``j``'s last discard d: the hand it held then was the proposal plus d (its melds unchanged: a call is
+    followed by the caller's discard). Proposals are tried in order, ``rounds`` per world, one batched call
+    per round; a world with none keeps ``match`` as it was. Skipped (``match`` returned) when ``j`` has not
+    discarded or is holding a drawn card (its hand then is not the one it discarded from)."""
+    if not info.discards[j] or info.hidden[j] + int(info.melds[j]).bit_count() != HAND_SIZE:
+        return match
+    d = np.uint64(1 << info.discards[j][-1])
+    seen = 0
+    for p in range(info.num_players):
+        seen |= info.melds[p] | info.uncalled_discards(p)
+    out = np.zeros_like(match)
+    order = np.argsort(~match, axis=1, kind="stable")  # each world's matching proposals first, in order
+    n_match = match.sum(axis=1)
+    todo = np.flatnonzero(n_match > 0)
+    for r in range(min(rounds, match.shape[1])):
+        todo = todo[n_match[todo] > r]
+        if todo.size == 0:
+            break
+        kk = order[todo, r]
+        held = masks[todo, kk] | d
+        card, _, _ = best_discards(held, np.full(todo.size, info.melds[j], np.uint64),
+                                   ALL & ~held & ~np.uint64(seen), held & ~JK)  # fmt: skip
+        ok = card == int(info.discards[j][-1])
+        out[todo[ok], kk[ok]] = True
+        todo = todo[~ok]
+    none = ~out.any(axis=1)
+    out[none] = match[none]
+    return out
+
+
 def _default_rules(P: int) -> RuleConfig:
     return RuleConfig() if P == 3 else RuleConfig.two_player()
 
@@ -198,6 +239,7 @@ def sample_worlds(
     rules: RuleConfig | None = None,
     tries: int = 96,
     no_pass: bool = False,
+    last_discard: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n`` engine records consistent with ``info`` and their weights (module docstring)."""
     if method not in METHODS:
@@ -240,6 +282,8 @@ def sample_worlds(
                 match = ready == want[todo, None]
                 if no_pass:  # a ready hand that could have Ron'd a card it let pass is one this opponent lacks
                     match &= ~(ready & ((waits & passed) != 0))
+                if last_discard:
+                    match = _prefer_greedy_discard(info, j, masks, match)
                 got = match.any(axis=1)
                 first = match.argmax(axis=1)
                 idx[todo[got]] = cand[got, first[got]]

@@ -90,6 +90,39 @@ def test_no_pass_worlds_rarely_wait_on_cards_the_opponent_let_pass(states):
     assert bad[False] > 0 or rules.num_players == 2, bad
 
 
+def _greedy_would_discard_last(info, worlds: np.ndarray, j: int) -> np.ndarray:
+    """(n,) bool: greedy's discard rule picks j's last discard d from each world's hand of j plus d."""
+    from meld8_env.cardmask import ALL, JK
+    from meld8_env.features import best_discards
+
+    d = info.discards[j][-1]
+    seen = 0
+    for p in range(info.num_players):
+        seen |= info.melds[p] | info.uncalled_discards(p)
+    held = worlds["hands"][:, j] | np.uint64(1 << d)
+    melds = np.full(len(worlds), info.melds[j], np.uint64)
+    return best_discards(held, melds, ALL & ~held & ~np.uint64(seen), held & ~JK)[0] == d
+
+
+def test_last_discard_worlds_are_ones_greedy_would_have_discarded_from(states):
+    """``last_discard``: an opponent's hand is drawn, where a proposal allows, so that greedy's rule would
+    have thrown the card it last threw (a modelling assumption: opponents play like the bots)."""
+    rules, recs = states
+    rng = np.random.default_rng(9)
+    hits = {False: 0, True: 0}
+    total = 0
+    for r in recs[::2]:
+        info = infoset(r, int(r["acting"]), rules)
+        opps = [j for j in info.opponents if info.discards[j] and info.hidden[j] + int(info.melds[j]).bit_count() == 7]
+        for flag in hits:
+            worlds, _ = sample_worlds(info, 8, rng, "two_level", rules, last_discard=flag)
+            for j in opps:
+                hits[flag] += int(_greedy_would_discard_last(info, worlds, j).sum())
+                total += 8 if flag else 0
+    assert total > 200
+    assert hits[True] > 0.55 * total and hits[True] > 1.4 * hits[False], (hits, total)
+
+
 @pytest.mark.parametrize("name", list(RULES))
 def test_same_rng_same_worlds_whatever_the_hidden_truth(name):
     """Leak test: records that differ only by hidden cards and seed give the same samples for the same rng,
@@ -102,9 +135,10 @@ def test_same_rng_same_worlds_whatever_the_hidden_truth(name):
         seat = int(r["acting"])
         twin = recs[i : i + 1].copy()
         permute_hidden(twin, seat, rules.num_players, rng)
-        method = ("two_level", "uniform")[i % 2]
-        a, wa = sample_worlds(infoset(r, seat, rules), 4, np.random.default_rng(i), method, rules)
-        b, wb = sample_worlds(infoset(twin[0], seat, rules), 4, np.random.default_rng(i), method, rules)
+        method = ("two_level", "uniform", "two_level")[i % 3]
+        opts = {"last_discard": True} if i % 3 == 2 else {}
+        a, wa = sample_worlds(infoset(r, seat, rules), 4, np.random.default_rng(i), method, rules, **opts)
+        b, wb = sample_worlds(infoset(twin[0], seat, rules), 4, np.random.default_rng(i), method, rules, **opts)
         for f in a.dtype.names:
             assert np.array_equal(a[f], b[f]), f"state {i}: field {f} depends on the hidden truth"
         assert np.array_equal(wa, wb)
