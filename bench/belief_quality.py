@@ -8,7 +8,9 @@ c of the acting seat). Label: the engine's own answer: after discarding c in the
 claim window offer j Ron? Estimators: the same question asked of ``--worlds`` sampled worlds per state
 (``meld8_env.belief.sample_worlds``: ``uniform``, ``two_level``, ``two_level`` with ``no_pass`` or ``last_discard``;
 p = (hits + 0.02) / (worlds + 1)), and
-``defensive``'s danger count (live wait shapes on c; AUC only: it is not a probability). Rows: AUC,
+``defensive``'s danger count (live wait shapes on c; AUC only: it is not a probability), and two rows that
+score every card of an opponent alike: the fitted ``P(ready)`` and, as a CHEATING ceiling, the true status
+(what a perfect status model could reach without knowing the hand). Rows: AUC,
 log-loss (base rate's log-loss beside it), and the median time of one ``sample_worlds`` call.
 """
 
@@ -21,13 +23,14 @@ import time
 import numpy as np
 from scipy.stats import rankdata
 
-from meld8_env.belief import LAST_STATS, sample_worlds
+from meld8_env.belief import LAST_STATS, ready_prior, sample_worlds
 from meld8_env.codes import Phase
 from meld8_env.engine.records import step_records
 from meld8_env.features import danger
 from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
 from training.bot_states import play_bot_states
+from training.fit_belief import true_ready
 
 #: the estimators compared: a sampler method and its options (keyword flags of ``sample_worlds``)
 METHODS = ("uniform", "two_level", "two_level no_pass", "two_level last_discard")
@@ -75,6 +78,7 @@ def main() -> None:
     rng = np.random.default_rng(a.seed)
     states = np.ascontiguousarray(states[np.sort(rng.permutation(len(states))[: a.states])])
     y, est, dang, times = [], {m: [] for m in METHODS}, [], []
+    prior, oracle = [], []  # the status alone: the fitted P(ready), and the true status (CHEATING ceiling)
     for r in states:
         seat = int(r["acting"])
         info = infoset(r, seat, rules)
@@ -88,6 +92,12 @@ def main() -> None:
             hits = (ron_after_discards(worlds, cards, rules) * w[:, None, None]).sum(axis=0)
             est[method].append((hits + 0.02) / (w.sum() + 1.0))  # one pseudo-world at ~the base rate
         y.append(truth)
+        pr, orc = np.zeros((len(cards), P)), np.zeros((len(cards), P))
+        for j in info.opponents:
+            pr[:, j] = ready_prior(info, j)
+            orc[:, j] = float(true_ready(r.reshape(1), np.array([j]), P)[0])
+        prior.append(pr)
+        oracle.append(orc)
         d = np.zeros((len(cards), P))
         for j in info.opponents:
             mine = 0
@@ -112,6 +122,8 @@ def main() -> None:
         p = flat(xs)
         print(f"| {method} | {auc(p, yy):.4f} | {logloss(p, yy):.4f} |")
     print(f"| defensive danger count | {auc(flat(dang), yy):.4f} | - |")
+    print(f"| status alone: the fitted P(ready), same for every card | {auc(flat(prior), yy):.4f} | - |")
+    print(f"| CHEATING: the true status, same for every card | {auc(flat(oracle), yy):.4f} | - |")
     print("\n| timing | ms |\n|---|---|")
     for method in est:
         ms = [t * 1e3 for m, t in times if m == method]
