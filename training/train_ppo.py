@@ -293,11 +293,11 @@ def _train(
 
         def _on_step(self) -> bool:
             t = self.model.num_timesteps
+            if stop.requested:
+                return False  # learn() returns; the checkpoint is written after it
             if not self.announced:  # the signal that training runs (tests wait for it instead of sleeping)
                 say(f"meld8 train: PPO from step {t} to {cfg.total_timesteps} into {out}; {stop.how_to_stop()}")
                 self.announced = True
-            if stop.requested:
-                return False  # learn() returns; the checkpoint is written after it
             if self.frozen and t >= cfg.vf_warmup:
                 for p in self.frozen:
                     p.requires_grad_(True)
