@@ -79,7 +79,7 @@ def test_ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path, stage):
     last = err.strip().splitlines()[-1]
     assert last.startswith("meld8 train: interrupted: stopped at") and "resume=true" in last and "Traceback" not in err
     ckpts = list(out.glob("ckpt_*.zip"))
-    assert len(ckpts) == 1 and not list(out.glob("_eval*"))
+    assert len(ckpts) == 1 and not [p.name for p in out.iterdir() if p.name.startswith("_")]  # no scratch
     steps = int(ckpts[0].stem.split("_")[1])
     resumed = sets[:] + ["resume=true"]
     resumed[resumed.index("total_timesteps=100000000")] = f"total_timesteps={steps + 256}"
@@ -200,3 +200,21 @@ def test_a_second_ctrl_c_stops_at_once_without_a_new_checkpoint(tmp_path, monkey
     assert line == "a second Ctrl-C stopped the run at once, without a new checkpoint; no checkpoint was written yet"
     assert not list(tmp_path.glob("ckpt_*")) and not [p.name for p in tmp_path.iterdir() if p.name.startswith("_")]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_run_with_sigint_ignored_keeps_it_ignored_and_says_so(tmp_path, capsys):
+    """A job a script started in the background (`nohup meld8 train ... &`) has SIGINT ignored by its
+    shell: the run leaves it so (kill -INT does nothing) and its start line says so, rather than
+    promising a checkpoint on Ctrl-C that would never come."""
+    from training.train_ppo import TrainConfig, train
+
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cfg = {**CLONING, "bc_decisions": 0, "total_timesteps": 64}
+        final = train(TrainConfig(out=str(tmp_path), **cfg))
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+    start = next(x for x in capsys.readouterr().err.splitlines() if "PPO from step" in x)
+    assert "SIGINT is ignored in this process" in start and "saves a checkpoint" not in start
+    assert final.is_file()
