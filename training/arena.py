@@ -5,6 +5,8 @@
 where it must act in one ``act_batch`` call (one forward pass for a policy) through the shared
 ``meld8_env.table.Table`` (which also feeds seat-protocol bots their event streams). Returns one
 :class:`GameRecord` per game with final scores, placements and per-seat hand statistics (a hand is one deal of cards).
+``stop`` (a callable) is polled before every step: when it returns True, ``StopRequested``
+(``training.stop_request``) is raised and no record is returned (a trainer's evaluation cut short by Ctrl-C).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -21,6 +23,7 @@ from meld8_env.codes import Result
 from meld8_env.rules import RuleConfig
 from meld8_env.table import Table
 from meld8_env.vector import Meld8Vector
+from training.stop_request import check_stop
 
 
 @dataclasses.dataclass
@@ -55,6 +58,7 @@ def play(
     rules: RuleConfig | None = None,
     batch: int = 256,
     on_game=None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[GameRecord]:
     """Play every (seed, seating) game; ``on_game(index, record)`` is called as each one finishes."""
     rules = rules or RuleConfig()
@@ -97,6 +101,7 @@ def play(
     start(np.arange(width))
     try:
         while (slot_game >= 0).any():
+            check_stop(stop, "playing games")
             acts = np.zeros(width, np.int64)
             table.act(acts)
             live = slot_game >= 0

@@ -6,12 +6,21 @@ evaluation), ``final.zip``, ``eval.jsonl`` (one line per evaluation), ``config.y
 from the newest checkpoint in ``out``. The folder follows ``training.run_folder``: every option and the
 folder are checked before anything is written, and a folder holding a run is only continued
 (``resume: true``), never started over. One line on stderr says when PPO (or cloning) starts.
+
+Ctrl-C (``training.stop_request``): the first SIGINT only asks the run to stop; it stops at the next safe
+point (a step of the demonstration or evaluation games, a minibatch of cloning, a PPO step), writes
+``ckpt_<steps>.zip`` and raises :class:`TrainingInterrupted` (``meld8 train`` exits 130 with one line), so
+the checkpoint is whole and no scratch file stays behind, wherever the signal came. A second Ctrl-C
+stops at once without a new checkpoint. Every checkpoint, ``best.zip`` and ``final.zip`` is written into
+``_saving/`` and renamed into place, so a kill never leaves half of one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +35,8 @@ from training.run_folder import (
     plot_learning_curve,
     recover,
     say,
-    swap_in,
 )
+from training.stop_request import StopRequest, StopRequested
 from training.train_options import check_common, check_eval_opponents, check_rates, read_options
 
 __all__ = ["TrainConfig", "TrainingInterrupted", "check_rates", "evaluate", "plot_learning_curve", "read_options",
@@ -157,7 +166,17 @@ def train(cfg: TrainConfig) -> Path:
     with OutputLock(folder.path):
         if _check_folder(cfg, rules, folder) != resume_from:  # pragma: no cover - changed while we waited
             raise RunFolderError(f"{folder.path} changed while this run started; start it again")
-        return _train(cfg, rules, folder, opponents, resume_from)
+        with StopRequest() as stop:  # from here on Ctrl-C stops the run at its next safe point
+            try:
+                return _train(cfg, rules, folder, opponents, resume_from, stop)
+            except KeyboardInterrupt as exc:
+                if isinstance(exc, TrainingInterrupted) or not stop.requested:
+                    raise
+                raise _stopped_at_once(folder.path) from None
+
+
+#: scratch names in a run folder (a killed run may leave them; the next run of the folder removes them)
+SAVING, EVAL_COPY = "_saving", "_eval.zip"
 
 
 def _checkpoints(out: Path) -> list[Path]:
@@ -184,7 +203,9 @@ def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder) -> Pat
     return last
 
 
-def _train(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: list, resume_from: Path | None) -> Path:
+def _train(
+    cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: list, resume_from: Path | None, stop: StopRequest
+) -> Path:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -196,6 +217,9 @@ def _train(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: li
     from training.single_seat import SingleSeatVecEnv
 
     out = folder.path
+    shutil.rmtree(out / SAVING, ignore_errors=True)  # scratch of a killed run (we hold the folder's lock)
+    for name in (EVAL_COPY, "_best.tmp.zip"):  # (_best.tmp.zip: earlier versions' scratch name)
+        (out / name).unlink(missing_ok=True)
     folder.start(dataclasses.asdict(cfg))
     env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features, shaping=cfg.shaping)
     policy, kwargs = policy_for(cfg.network, cfg.net_arch, obs_size(rules), rules.num_players)
@@ -218,22 +242,27 @@ def _train(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: li
     meta = make_metadata(rules, cfg.features, cfg.network, cfg.net_arch)
 
     def save(path: Path) -> None:
-        """Every checkpoint carries its metadata (agents.checkpoint): loading never guesses or unpickles."""
-        model.save(path)
-        write_metadata(path, {**meta, "num_timesteps": int(model.num_timesteps)})
+        """Every checkpoint carries its metadata (agents.checkpoint): loading never guesses or unpickles.
+        Written in ``_saving/`` and renamed into place: a kill (or a second Ctrl-C) at any moment leaves
+        the old file or the new one, and no scratch."""
+        tmp = out / SAVING / path.name
+        tmp.parent.mkdir(exist_ok=True)
+        try:
+            model.save(tmp)
+            write_metadata(tmp, {**meta, "num_timesteps": int(model.num_timesteps)})
+            os.replace(tmp, path)
+        finally:
+            shutil.rmtree(tmp.parent, ignore_errors=True)
 
     def save_best() -> None:
-        """best.zip is replaced by one rename: a kill at any moment leaves the old or the new one."""
-        tmp = out / "_best.tmp.zip"
-        save(tmp)
-        swap_in(tmp, out / "best.zip")
+        save(out / "best.zip")
 
     fresh = model.num_timesteps == 0
-    try:
-        if fresh and cfg.bc_decisions > 0:
-            _clone(cfg, model, rules, out)
-    except KeyboardInterrupt:
-        raise _interrupted(save, out, model) from None
+    if fresh and cfg.bc_decisions > 0:
+        try:
+            _clone(cfg, model, rules, out, stop)
+        except StopRequested:
+            raise _interrupted(save, out, model) from None
 
     evaluated = folder.rows("eval.jsonl")
 
@@ -264,8 +293,10 @@ def _train(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: li
 
         def _on_step(self) -> bool:
             t = self.model.num_timesteps
+            if stop.requested:
+                return False  # learn() returns; the checkpoint is written after it
             if not self.announced:  # the signal that training runs (tests wait for it instead of sleeping)
-                say(f"meld8 train: PPO from step {t} to {cfg.total_timesteps} into {out}; Ctrl-C saves a checkpoint")
+                say(f"meld8 train: PPO from step {t} to {cfg.total_timesteps} into {out}; {stop.how_to_stop()}")
                 self.announced = True
             if self.frozen and t >= cfg.vf_warmup:
                 for p in self.frozen:
@@ -283,15 +314,17 @@ def _train(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: li
             if cfg.selfplay and t >= self.next_pool:
                 self._redraw_opponents(t)
                 self.next_pool += cfg.pool_every
-            return True
+            return not stop.requested
 
         def _evaluate(self, t: int) -> None:
             if self.bar is not None:
                 self.bar.set_postfix_str("evaluating...", refresh=True)
-            path = out / "_eval.zip"
-            save(path)
+            path = out / EVAL_COPY
             try:
-                res = evaluate(PolicyAgent(path, rules), cfg.eval_opponents, cfg.eval_boards, rules, cfg.seed)
+                save(path)
+                res = evaluate(PolicyAgent(path, rules), cfg.eval_opponents, cfg.eval_boards, rules, cfg.seed, stop)
+            except StopRequested:
+                return  # cut short: no row, so a resume evaluates again; learn() stops at the next step
             finally:
                 path.unlink(missing_ok=True)  # a scratch copy for the evaluation: never left behind
             res["timesteps"] = t
@@ -316,14 +349,14 @@ def _train(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: li
             if self.bar is not None:
                 self.bar.close()
 
+    if stop.requested:  # asked for since the cloning's last safe point
+        raise _interrupted(save, out, model)
     remaining = max(cfg.total_timesteps - model.num_timesteps, 0)
-    periodic = Periodic()
-    try:
-        model.learn(total_timesteps=remaining, callback=periodic, reset_num_timesteps=False, tb_log_name="ppo")
-    except KeyboardInterrupt:
-        if periodic.bar is not None:
-            periodic.bar.close()
-        raise _interrupted(save, out, model) from None
+    # a stop asked for from here on ends learn() at its next step (the callback returns False); learn()
+    # closes the progress bar (_on_training_end) however it ends
+    model.learn(total_timesteps=remaining, callback=Periodic(), reset_num_timesteps=False, tb_log_name="ppo")
+    if stop.requested and model.num_timesteps < cfg.total_timesteps:
+        raise _interrupted(save, out, model)
     final = out / "final.zip"
     save(final)
     if not (out / "best.zip").exists():
@@ -333,6 +366,7 @@ def _train(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: li
 
 
 def _interrupted(save, out: Path, model) -> TrainingInterrupted:
+    """The checkpoint of a run stopped by Ctrl-C (at a safe point), and the line that says so."""
     path = out / f"ckpt_{model.num_timesteps}.zip"
     save(path)
     return TrainingInterrupted(
@@ -340,16 +374,24 @@ def _interrupted(save, out: Path, model) -> TrainingInterrupted:
     )
 
 
-def _clone(cfg: TrainConfig, model, rules: RuleConfig, out: Path) -> None:
+def _stopped_at_once(out: Path) -> TrainingInterrupted:
+    """A second Ctrl-C: the run stopped where it was, without a new checkpoint."""
+    ckpts = _checkpoints(out)
+    where = f"continue from {ckpts[-1]} with --set resume=true" if ckpts else "no checkpoint was written yet"
+    return TrainingInterrupted(f"a second Ctrl-C stopped the run at once, without a new checkpoint; {where}")
+
+
+def _clone(cfg: TrainConfig, model, rules: RuleConfig, out: Path, stop: StopRequest) -> None:
     """Behaviour cloning of ``cfg.bc_teacher`` into the fresh policy (``training.imitation``)."""
     from agents.registry import load_agent
     from training.imitation import collect, pretrain
 
     teacher = load_agent(cfg.bc_teacher, rules, cfg.seed + 7)
-    say(f"meld8 train: behaviour cloning of {cfg.bc_teacher} ({cfg.bc_decisions} decisions); Ctrl-C saves a checkpoint")
-    data = collect(teacher, cfg.bc_decisions, rules, cfg.seed, features=cfg.features, progress=cfg.progress)
+    say(f"meld8 train: behaviour cloning of {cfg.bc_teacher} ({cfg.bc_decisions} decisions); {stop.how_to_stop()}")
+    data = collect(teacher, cfg.bc_decisions, rules, cfg.seed, features=cfg.features, progress=cfg.progress,
+                   stop=stop)  # fmt: skip
     acc = pretrain(model, data, epochs=cfg.bc_epochs, batch_size=cfg.bc_batch_size, seed=cfg.seed,
-                   progress=cfg.progress)  # fmt: skip
+                   progress=cfg.progress, stop=stop)  # fmt: skip
     with open(out / "pretrain.json", "w") as f:
         json.dump({"teacher": cfg.bc_teacher, "decisions": cfg.bc_decisions, "held_out_agreement": acc}, f)
     print(f"behaviour cloning from {cfg.bc_teacher}: {cfg.bc_decisions} decisions, "
