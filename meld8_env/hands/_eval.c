@@ -4,7 +4,9 @@
 u64 RANKM[13];
 u64 NOT_K, NOT_QK;
 static u64 SUITM[4];
+#define RUN_START 0x3FF9FFCFFE7FFULL /* ranks A..J of every suit lane: where a run of three can start */
 static u64 CROWN_RED[4], CROWN_BLACK[4]; /* pair masks of A J Q K in red / black */
+static u64 CROWN_CARDS;                  /* every A, J, Q and K */
 
 void eval_init(void) {
     for (int r = 0; r < 13; r++) {
@@ -22,6 +24,7 @@ void eval_init(void) {
         int r = crowns[i];
         CROWN_RED[i] = (1ULL << (13 + r)) | (1ULL << (26 + r));
         CROWN_BLACK[i] = (1ULL << r) | (1ULL << (39 + r));
+        CROWN_CARDS |= RANKM[r];
     }
 }
 
@@ -543,6 +546,16 @@ static void find_components(dist_t *d, u64 h) {
     }
 }
 
+/* Upper bound on held cards the open slots can still cover, by the shape of what is left: three held cards
+ * in one meld form a complete meld (a triplet or a run of three) inside rem, two in the pair a rank pair;
+ * a held Joker still to place takes one card of a meld. */
+static inline int shape_bound(u64 rem, int melds, int pair, int jk_pending) {
+    u64 a = rem & ROW, b = (rem >> 13) & ROW, c = (rem >> 26) & ROW, e = (rem >> 39) & ROW;
+    int m3 = melds && (((a & b & (c | e)) | (c & e & (a | b))) || (rem & (rem >> 1) & (rem >> 2) & RUN_START));
+    int pair_cap = pair ? ((a & b) | (c & e) | ((a | b) & (c | e)) ? 2 : 1) : 0;
+    return melds * (m3 ? 3 : 2) - (m3 && jk_pending) + pair_cap;
+}
+
 static int cover_bound(const dist_t *d, u64 rem, int slots) {
     int sizes[8], total = 0;
     for (int i = 0; i < d->ncomp; i++) sizes[i] = pc64(rem & d->comp[i]);
@@ -586,6 +599,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     int n = pc64(rem);
     int floor = d->best - d->collect; /* collecting, ties with best must be visited too */
     if (ov + (n < cap ? n : cap) <= floor) return;
+    if (rem && ov + shape_bound(rem, melds, pair, jk_pending) <= floor) return;
     if (rem && ov + cover_bound(d, rem, melds + pair) <= floor) return;
     if (!rem || (!melds && !pair)) {
         if (!d->collect) {
@@ -719,7 +733,9 @@ static int special_overlap_parts(const dist_t *d, int parts) {
         }
     }
     if (parts & 2) {
-        if (!jkh) {
+        /* each form below covers only held cards of one suit (straights) or of the crown ranks: skip those
+         * that cannot beat best (the result is the same) */
+        if (!jkh && pc64(H & CROWN_CARDS) > best) {
             /* crown pairs: per crown rank the better of its red and black pair that is still complete */
             int sum = 0;
             for (int i = 0; i < 4 && sum >= 0; i++) {
@@ -729,12 +745,13 @@ static int special_overlap_parts(const dist_t *d, int parts) {
                 sum = v < 0 ? -1 : sum + v;
             }
             if (sum > best) best = sum;
-            for (int s = 0; s < 4; s++) {
+        }
+        for (int s = 0; s < 4; s++) {
+            if (pc64(H & SUITM[s]) + jkh <= best) continue;
+            if (!jkh) {
                 u64 w = 0x1FC1ULL << (13 * s);
                 if (!(w & ~Hav) && pc64(w & H) > best) best = pc64(w & H);
             }
-        }
-        for (int s = 0; s < 4; s++)
             for (int st = 0; st <= 5; st++) {
                 u64 run = 0xFFULL << (13 * s + st);
                 u64 missing_unavail = run & ~Hav;
@@ -745,6 +762,7 @@ static int special_overlap_parts(const dist_t *d, int parts) {
                     if (ov > best) best = ov;
                 }
             }
+        }
     }
     return best;
 }
@@ -780,9 +798,19 @@ static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) 
     int ub = d.jk_held + (n < cap ? n : cap);
     int cb = d.jk_held + cover_bound(&d, d.H, melds + 1);
     if (cb < ub) ub = cb;
+    int sb = d.jk_held + shape_bound(d.H, melds, 1, d.jk_held);
+    if (sb < ub) ub = sb;
     if (ub < d.goal) d.goal = ub;
-    dfs(&d, d.H, melds, 1, d.jk_held);
-    return d.best;
+    /* one yes/no question per overlap level, highest first: with the floor just below the level asked,
+     * the bounds cut every subtree that cannot reach it, and most hands reach the root bound */
+    int known = d.best;
+    for (int level = d.goal; level > known; level--) {
+        d.best = level - 1;
+        d.goal = level;
+        dfs(&d, d.H, melds, 1, d.jk_held);
+        if (d.best >= level) return d.best;
+    }
+    return known;
 }
 
 int eval_distance(u64 hand, u64 meld, u64 unseen) {
