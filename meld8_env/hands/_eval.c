@@ -325,7 +325,7 @@ typedef struct {
     int jk_rank; /* rank of the triplet holding the Joker, or -1 */
     int jk_used;
     int ncomp;
-    u64 comp[8]; /* components of the held cards (see cover_bound) */
+    u64 comp[8]; /* components of two cards or more of the held cards (see cover_bound) */
     int goal;    /* stop searching once best reaches this overlap (a yes/no question) */
     int collect; /* 1: visit every W of overlap >= best and OR its drawn cards into acc (acceptance) */
     u64 acc, leafacc;
@@ -335,7 +335,11 @@ typedef struct {
     u64 xs[8], avoid_acc[8], avoided, xwant[8]; /* xwant: the pool of hand - x (only its cards are counted) */
     u64 want; /* collecting: only drawn cards of want count; skip subtrees that cannot add one (0: all count) */
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
+    u64 lone; /* held cards with no rank-mate or suit neighbour within two in H: searched last */
 } dist_t;
+
+/* a yes/no search found its answer: every caller unwinds at once (state restored first; collecting never stops) */
+#define DONE(d) ((d)->best >= (d)->goal)
 
 static inline int supply(const dist_t *d, int r) { return pc64(d->av & RANKM[r] & ~d->wm & ~d->blocked); }
 
@@ -527,12 +531,14 @@ static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair
             if (usejk) d->jk_used = 0;
             d->wm = wm0;
             d->blocked = bl0;
+            if (DONE(d)) return;
         }
     }
 }
 
 /* Upper bound on held cards still coverable: a group's held cards lie in one component of the
- * "rank-mate or same suit within two" graph of the hand, and a slot covers at most 3 of them. */
+ * "rank-mate or same suit within two" graph of the hand, and a slot covers at most 3 of them. comp holds
+ * the components of two cards or more; the lone cards (d->lone) are the rest. */
 static void find_components(dist_t *d, u64 h) {
     d->ncomp = 0;
     while (h && d->ncomp < 8) {
@@ -557,13 +563,17 @@ static inline int shape_bound(u64 rem, int melds, int pair, int jk_pending) {
 }
 
 static int cover_bound(const dist_t *d, u64 rem, int slots) {
-    int sizes[8], total = 0;
+    /* lone cards are components of one card each, counted together */
+    int sizes[8], total = 0, nlone = pc64(rem & d->lone);
     for (int i = 0; i < d->ncomp; i++) sizes[i] = pc64(rem & d->comp[i]);
     for (int k = 0; k < slots; k++) {
         int bi = 0;
         for (int i = 1; i < d->ncomp; i++)
             if (sizes[i] > sizes[bi]) bi = i;
-        if (d->ncomp == 0 || sizes[bi] <= 0) break;
+        if (d->ncomp == 0 || sizes[bi] <= 0) {
+            int t = slots - k < nlone ? slots - k : nlone;
+            return total + t;
+        }
         int t = sizes[bi] < 3 ? sizes[bi] : 3;
         total += t;
         sizes[bi] -= t;
@@ -572,7 +582,7 @@ static int cover_bound(const dist_t *d, u64 rem, int slots) {
 }
 
 static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
-    if (d->best >= d->goal) return;
+    if (DONE(d)) return;
     if (d->want) {
         /* the drawn cards a subtree can add: rank-mates and suit neighbours of the cards still to place,
          * spares of ranks already demanded (rank-mates of placed cards), the Joker, and what a slot left
@@ -619,8 +629,12 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
         }
         return;
     }
-    int c = ctz64(rem);
-    u64 cb = 1ULL << c, rest = rem & (rem - 1);
+    /* lone cards (no neighbour in H) last: each can only be a single with drawn cards, so deciding them at the
+     * bottom keeps their interchangeable options from multiplying the search above. A lone card is nobody's
+     * rank-mate or suit neighbour, so rest still holds no card that c could group with below it. */
+    u64 pick = rem & ~d->lone;
+    int c = ctz64(pick ? pick : rem);
+    u64 cb = 1ULL << c, rest = rem & ~cb;
     int r = c % 13;
     u64 mates = rest & RANKM[r];
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
@@ -632,10 +646,12 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
                 d->wm |= cb | b | b2;
                 dfs(d, rest ^ b ^ b2, melds - 1, pair, ov + 3);
                 d->wm &= ~(cb | b | b2);
+                if (DONE(d)) return;
             }
         }
         for (int st = r - 2; st <= r; st++)
             if (st >= 0 && st <= 10) seq_variants(d, rest, c, st, melds, pair, ov);
+        if (DONE(d)) return;
         for (u64 t = mates; t; t &= t - 1) {
             u64 b = t & -t;
             d->wm |= cb | b;
@@ -650,6 +666,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
                 d->jk_used = 0; d->jk_rank = -1;
             }
             d->wm &= ~(cb | b);
+            if (DONE(d)) return;
         }
         d->wm |= cb;
         int spare = supply(d, r) - d->dem[r];
@@ -666,6 +683,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             d->dem[r]--;
         }
         d->wm &= ~cb;
+        if (DONE(d)) return;
     }
     if (pair) {
         for (u64 t = mates; t; t &= t - 1) {
@@ -673,6 +691,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             d->wm |= cb | b;
             dfs(d, rest ^ b, melds, 0, ov + 2);
             d->wm &= ~(cb | b);
+            if (DONE(d)) return;
         }
         if (supply(d, r) > d->dem[r]) {
             d->wm |= cb;
@@ -680,6 +699,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             dfs(d, rest, melds, 0, ov + 1);
             d->dem[r]--;
             d->wm &= ~cb;
+            if (DONE(d)) return;
         }
     }
     dfs(d, rest, melds, pair, ov); /* c is not in W */
@@ -772,7 +792,8 @@ static int special_overlap(const dist_t *d) { return special_overlap_parts(d, 3)
 /* The search behind eval_distance: best overlap found above floor (floor when none), stopping
  * early once it reaches goal. */
 /* The search state of a hand: what is held, what may still be drawn, where the Joker is. */
-static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
+/* The search state without the held cards' components (lone, comp: see dist_components). */
+static void dist_init_core(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
     memset(d, 0, sizeof *d);
     u64 held = hand | meld;
     d->H = hand & REAL;
@@ -783,27 +804,39 @@ static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int 
     d->jk_rank = -1;
     d->best = floor;
     d->goal = goal;
-    find_components(d, d->H);
+}
+
+static void dist_components(dist_t *d) {
+    d->lone = d->H & ~neighbours(d->H);
+    find_components(d, d->H & ~d->lone);
+}
+
+static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
+    dist_init_core(d, hand, meld, unseen, floor, goal);
+    dist_components(d);
 }
 
 static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
     dist_t d;
-    dist_init(&d, hand, meld, unseen, floor, goal);
+    dist_init_core(&d, hand, meld, unseen, floor, goal);
     if (!meld) {
         int sp = special_overlap(&d);
         if (sp > d.best) d.best = sp;
     }
-    /* no standard W covers more than the root bound: stop as soon as one reaches it */
+    /* no standard W covers more than the root bound: stop as soon as one reaches it (the cheap bounds first:
+     * most random hands end here, before the components are needed) */
     int melds = meld ? 1 : 2, n = pc64(d.H), cap = 3 * melds + 2 - d.jk_held;
     int ub = d.jk_held + (n < cap ? n : cap);
-    int cb = d.jk_held + cover_bound(&d, d.H, melds + 1);
-    if (cb < ub) ub = cb;
     int sb = d.jk_held + shape_bound(d.H, melds, 1, d.jk_held);
     if (sb < ub) ub = sb;
+    int known = d.best;
+    if (ub <= known) return known;
+    dist_components(&d);
+    int cb = d.jk_held + cover_bound(&d, d.H, melds + 1);
+    if (cb < ub) ub = cb;
     if (ub < d.goal) d.goal = ub;
     /* one yes/no question per overlap level, highest first: with the floor just below the level asked,
      * the bounds cut every subtree that cannot reach it, and most hands reach the root bound */
-    int known = d.best;
     for (int level = d.goal; level > known; level--) {
         d.best = level - 1;
         d.goal = level;
