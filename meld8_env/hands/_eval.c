@@ -708,48 +708,61 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
 /* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
 /* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
  * ones (crown pairs, royal and pure straights), 3 all */
+/* Rank-count planes of a card set, 13-bit rank masks: ge[k] has bit r when rank r holds at least k + 1 cards. */
+static inline void rank_planes(u64 s, u64 ge[4]) {
+    u64 a = s & ROW, b = (s >> 13) & ROW, c = (s >> 26) & ROW, e = (s >> 39) & ROW;
+    ge[0] = a | b | c | e;
+    ge[1] = (a & b) | (c & e) | ((a | b) & (c | e));
+    ge[2] = (a & b & (c | e)) | (c & e & (a | b));
+    ge[3] = a & b & c & e;
+}
+
+/* The largest min(held, cap) over the ranks of the rank mask S (hg: planes of the held cards), -1 when S is
+ * empty; *at: the ranks of S that reach it. */
+static inline int top_rank_count(u64 S, const u64 hg[4], int cap, u64 *at) {
+    *at = S;
+    if (!S) return -1;
+    for (int k = cap; k >= 1; k--)
+        if (S & hg[k - 1]) {
+            *at = S & hg[k - 1];
+            return k;
+        }
+    return 0;
+}
+
 static int special_overlap_parts(const dist_t *d, int parts) {
     u64 H = d->H, av = d->av, Hav = H | av;
     int jkh = d->jk_held, jku = d->jk_unseen;
     int best = -1;
-    int held[13], can[13];
-    for (int r = 0; r < 13; r++) {
-        held[r] = pc64(H & RANKM[r]);
-        can[r] = pc64(Hav & RANKM[r]);
-    }
     if (parts & 1) {
-        /* four pairs: the four best ranks that can still make a pair (no Joker in hand) */
-        int t0 = -1, t1 = -1, t2 = -1, t3 = -1, n = 0;
-        /* two quads: the two best full ranks; with a Joker, one full rank q and another rank t of three */
-        int q0 = -1, q1 = -1, q0r = -1;       /* best held counts among can == 4, rank of the best */
-        int s0 = -1, s1 = -1, s0r = -1;       /* best min(held, 3) among can >= 3, rank of the best */
-        for (int r = 0; r < 13; r++) {
-            int h = held[r];
-            if (!jkh && can[r] >= 2) {
-                int g = h < 2 ? h : 2;
-                n++;
-                if (g > t0) { t3 = t2; t2 = t1; t1 = t0; t0 = g; }
-                else if (g > t1) { t3 = t2; t2 = t1; t1 = g; }
-                else if (g > t2) { t3 = t2; t2 = g; }
-                else if (g > t3) t3 = g;
-            }
-            if (can[r] == 4) {
-                if (h > q0) { q1 = q0; q0 = h; q0r = r; }
-                else if (h > q1) q1 = h;
-            }
-            if (can[r] >= 3) {
-                int g = h < 3 ? h : 3;
-                if (g > s0) { s1 = s0; s0 = g; s0r = r; }
-                else if (g > s1) s1 = g;
-            }
+        u64 hg[4], cg[4], at, at2; /* planes of the held cards and of the cards W may hold */
+        rank_planes(H, hg);
+        rank_planes(Hav, cg);
+        if (!jkh && pc64(cg[1]) >= 4) {
+            /* four pairs: the four ranks that can still make a pair with the most held cards (at most 2 count) */
+            int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
+            int t = two < 4 ? two : 4, left = 4 - t;
+            t = 2 * t + (one < left ? one : left);
+            if (t > best) best = t;
         }
-        if (n >= 4 && t0 + t1 + t2 + t3 > best) best = t0 + t1 + t2 + t3;
-        if (!jkh && q1 >= 0 && q0 + q1 > best) best = q0 + q1;
+        u64 full = cg[3], three = cg[2]; /* ranks whose four cards / three cards W may hold */
+        int q0 = top_rank_count(full, hg, 4, &at);
+        if (!jkh && pc64(full) >= 2) {
+            /* two quads: the two full ranks with the most held cards */
+            int q1 = pc64(at) >= 2 ? q0 : top_rank_count(full & ~at, hg, 4, &at2);
+            if (q0 + q1 > best) best = q0 + q1;
+        }
         if ((jkh || jku) && q0 >= 0) {
-            /* the best full rank with the best other three-rank, or the runner-up full rank with the best */
-            int other = q0r == s0r ? s1 : s0;
-            if (other >= 0 && q0 + other + jkh > best) best = q0 + other + jkh;
-            if (q1 >= 0 && q0r == s0r && q1 + s0 + jkh > best) best = q1 + s0 + jkh;
+            /* one full rank and another rank of three with the Joker: the best of each unless both are the
+             * same single rank, then the runner-up of either */
+            int s0 = top_rank_count(three, hg, 3, &at2);
+            int v = q0 + s0;
+            if (at == at2 && pc64(at) == 1) {
+                int s1 = top_rank_count(three & ~at, hg, 3, &at2), q1 = top_rank_count(full & ~at, hg, 4, &at2);
+                v = s1 >= 0 ? q0 + s1 : -1; /* -1: no second rank at all */
+                if (q1 >= 0 && q1 + s0 > v) v = q1 + s0;
+            }
+            if (v >= 0 && v + jkh > best) best = v + jkh;
         }
     }
     if (parts & 2) {
