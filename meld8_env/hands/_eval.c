@@ -336,6 +336,7 @@ typedef struct {
     u64 want; /* collecting: only drawn cards of want count; skip subtrees that cannot add one (0: all count) */
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
     u64 lone; /* held cards with no rank-mate or suit neighbour within two in H: searched last */
+    int no_shapes; /* shapes H lacks (see shape_bound; 0: test every node) */
 } dist_t;
 
 /* a yes/no search found its answer: every caller unwinds at once (state restored first; collecting never stops) */
@@ -483,11 +484,22 @@ static int fill(dist_t *d, int melds, int pair) {
     return any;
 }
 
-static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov);
+static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov);
+
+/* The search's entry at every node: the cheapest cut-offs inline at the call site, the node itself below. */
+static inline void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
+    if (DONE(d)) return;
+    int jk_pending = d->jk_held && !d->jk_used;
+    if (jk_pending && !melds) return;
+    int cap = 3 * melds + 2 * pair - jk_pending, n = pc64(rem);
+    if (ov + (n < cap ? n : cap) <= d->best - d->collect) return;
+    dfs_node(d, rem, melds, pair, ov);
+}
 
 /* Place a sequence containing lowest card c (rank r) starting at st. Each of its two other slots is a held
  * card of rest, a drawn card, or the Joker as that card (one slot at most; a held card it stands for leaves W). */
-static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair, int ov) {
+/* single_ok: 0 when the bounds already cut the child of every variant that covers c alone (see dfs_node). */
+static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair, int ov, int single_ok) {
     int r = c % 13, base = c - r;
     u64 slot[2];
     int ns = 0;
@@ -523,6 +535,7 @@ static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair
                     forced_drop = rest & b; /* a held card the Joker replaces leaves W */
                 }
             }
+            if (!reals && !forced_drop && !single_ok) continue;
             int usejk = standin != 0;
             u64 wm0 = d->wm, bl0 = d->blocked;
             d->wm |= (1ULL << c) | reals | draws;
@@ -554,11 +567,15 @@ static void find_components(dist_t *d, u64 h) {
 
 /* Upper bound on held cards the open slots can still cover, by the shape of what is left: three held cards
  * in one meld form a complete meld (a triplet or a run of three) inside rem, two in the pair a rank pair;
- * a held Joker still to place takes one card of a meld. */
-static inline int shape_bound(u64 rem, int melds, int pair, int jk_pending) {
+ * a held Joker still to place takes one card of a meld. no_shapes: which of the two H itself lacks (bit 0
+ * a complete meld, bit 1 a rank pair); a subset of H lacks them too, so the test is skipped. */
+#define NO_MELD3 1
+#define NO_PAIR2 2
+static inline int shape_bound(u64 rem, int melds, int pair, int jk_pending, int no_shapes) {
     u64 a = rem & ROW, b = (rem >> 13) & ROW, c = (rem >> 26) & ROW, e = (rem >> 39) & ROW;
-    int m3 = melds && (((a & b & (c | e)) | (c & e & (a | b))) || (rem & (rem >> 1) & (rem >> 2) & RUN_START));
-    int pair_cap = pair ? ((a & b) | (c & e) | ((a | b) & (c | e)) ? 2 : 1) : 0;
+    int m3 = melds && !(no_shapes & NO_MELD3) &&
+             (((a & b & (c | e)) | (c & e & (a | b))) || (rem & (rem >> 1) & (rem >> 2) & RUN_START));
+    int pair_cap = pair ? (!(no_shapes & NO_PAIR2) && ((a & b) | (c & e) | ((a | b) & (c | e))) ? 2 : 1) : 0;
     return melds * (m3 ? 3 : 2) - (m3 && jk_pending) + pair_cap;
 }
 
@@ -581,8 +598,16 @@ static int cover_bound(const dist_t *d, u64 rem, int slots) {
     return total;
 }
 
-static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
-    if (DONE(d)) return;
+/* 0 when the bounds cut a child (rem, melds, pair, ov) whatever the drawn cards and the Joker (taken as not
+ * pending, the looser case): the children that differ only in those need one test. */
+static int child_bound_ok(const dist_t *d, u64 rem, int melds, int pair, int ov) {
+    int floor = d->best - d->collect, cap = 3 * melds + 2 * pair, n = pc64(rem);
+    if (ov + (n < cap ? n : cap) <= floor) return 0;
+    if (rem && ov + shape_bound(rem, melds, pair, 0, d->no_shapes) <= floor) return 0;
+    return !rem || ov + cover_bound(d, rem, melds + pair) > floor;
+}
+
+static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (d->want) {
         /* the drawn cards a subtree can add: rank-mates and suit neighbours of the cards still to place,
          * spares of ranks already demanded (rank-mates of placed cards), the Joker, and what a slot left
@@ -604,12 +629,8 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
         }
     }
     int jk_pending = d->jk_held && !d->jk_used;
-    if (jk_pending && !melds) return;
-    int cap = 3 * melds + 2 * pair - jk_pending;
-    int n = pc64(rem);
     int floor = d->best - d->collect; /* collecting, ties with best must be visited too */
-    if (ov + (n < cap ? n : cap) <= floor) return;
-    if (rem && ov + shape_bound(rem, melds, pair, jk_pending) <= floor) return;
+    if (rem && ov + shape_bound(rem, melds, pair, jk_pending, d->no_shapes) <= floor) return;
     if (rem && ov + cover_bound(d, rem, melds + pair) <= floor) return;
     if (!rem || (!melds && !pair)) {
         if (!d->collect) {
@@ -638,6 +659,9 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     int r = c % 13;
     u64 mates = rest & RANKM[r];
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
+    /* every option that covers c alone in a meld (drawn cards, or the Joker) leads to (rest, melds - 1, pair,
+     * ov + 1): one bound for all of them */
+    int single_ok = melds && child_bound_ok(d, rest, melds - 1, pair, ov + 1);
     if (melds) {
         for (u64 t = mates; t; t &= t - 1) {
             u64 b = t & -t;
@@ -650,7 +674,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             }
         }
         for (int st = r - 2; st <= r; st++)
-            if (st >= 0 && st <= 10) seq_variants(d, rest, c, st, melds, pair, ov);
+            if (st >= 0 && st <= 10) seq_variants(d, rest, c, st, melds, pair, ov, single_ok);
         if (DONE(d)) return;
         for (u64 t = mates; t; t &= t - 1) {
             u64 b = t & -t;
@@ -669,7 +693,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             if (DONE(d)) return;
         }
         d->wm |= cb;
-        int spare = supply(d, r) - d->dem[r];
+        int spare = single_ok ? supply(d, r) - d->dem[r] : 0;
         if (spare >= 2) {
             d->dem[r] += 2;
             dfs(d, rest, melds - 1, pair, ov + 1);
@@ -822,6 +846,7 @@ static void dist_init_core(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor,
 static void dist_components(dist_t *d) {
     d->lone = d->H & ~neighbours(d->H);
     find_components(d, d->H & ~d->lone);
+    d->no_shapes = (shape_bound(d->H, 1, 0, 0, 0) < 3 ? NO_MELD3 : 0) | (shape_bound(d->H, 0, 1, 0, 0) < 2 ? NO_PAIR2 : 0);
 }
 
 static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
@@ -840,7 +865,7 @@ static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) 
      * most random hands end here, before the components are needed) */
     int melds = meld ? 1 : 2, n = pc64(d.H), cap = 3 * melds + 2 - d.jk_held;
     int ub = d.jk_held + (n < cap ? n : cap);
-    int sb = d.jk_held + shape_bound(d.H, melds, 1, d.jk_held);
+    int sb = d.jk_held + shape_bound(d.H, melds, 1, d.jk_held, 0);
     if (sb < ub) ub = sb;
     int known = d.best;
     if (ub <= known) return known;
