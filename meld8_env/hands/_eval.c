@@ -659,6 +659,17 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     int r = c % 13;
     u64 mates = rest & RANKM[r];
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
+    /* the pair with a held rank-mate first: the order changes no answer, and a yes/no search that tries it
+     * early meets its witness sooner on most hands */
+    if (pair) {
+        for (u64 t = mates; t; t &= t - 1) {
+            u64 b = t & -t;
+            d->wm |= cb | b;
+            dfs(d, rest ^ b, melds, 0, ov + 2);
+            d->wm &= ~(cb | b);
+            if (DONE(d)) return;
+        }
+    }
     /* every option that covers c alone in a meld (drawn cards, or the Joker) leads to (rest, melds - 1, pair,
      * ov + 1): one bound for all of them */
     int single_ok = melds && child_bound_ok(d, rest, melds - 1, pair, ov + 1);
@@ -710,13 +721,6 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
         if (DONE(d)) return;
     }
     if (pair) {
-        for (u64 t = mates; t; t &= t - 1) {
-            u64 b = t & -t;
-            d->wm |= cb | b;
-            dfs(d, rest ^ b, melds, 0, ov + 2);
-            d->wm &= ~(cb | b);
-            if (DONE(d)) return;
-        }
         if (supply(d, r) > d->dem[r]) {
             d->wm |= cb;
             d->dem[r]++;
