@@ -337,6 +337,9 @@ typedef struct {
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
     u64 lone; /* held cards with no rank-mate or suit neighbour within two in H: searched last */
     int no_shapes; /* shapes H lacks (see shape_bound; 0: test every node) */
+    /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
+    int nanch;
+    u64 anch[2];
 } dist_t;
 
 /* a yes/no search found its answer: every caller unwinds at once (state restored first; collecting never stops) */
@@ -485,11 +488,76 @@ static int fill(dist_t *d, int melds, int pair) {
 }
 
 static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov);
+static int fill(dist_t *d, int melds, int pair);
+
+/* A yes/no leaf with anchors: complete anchor i and the ones after it as the search would have when it placed
+ * them, then fill the open slots. A lone card takes a triplet with two drawn cards or a drawn card and the Joker,
+ * or a run with two drawn cards or one and the Joker; two rank-mates a drawn mate or the Joker; two cards of a
+ * suit the missing card of a run, drawn or the Joker. The Joker's stand-in is in neither W nor E. Every check
+ * is on the final W (supply only falls as W grows), so deciding here gives the answers placing them would. */
+static int fill_anchors(dist_t *d, int i, int melds, int pair) {
+    if (i == d->nanch) return fill(d, melds, pair);
+    u64 g = d->anch[i];
+    int c = ctz64(g), r = c % 13, base = c - r;
+    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen), ok = 0;
+    u64 b = g & (g - 1); /* the second held card, if any */
+    if (!b || (RANKM[r] & b)) {
+        int spare = supply(d, r) - d->dem[r], need = b ? 1 : 2;
+        if (spare >= need) {
+            d->dem[r] += need;
+            ok = fill_anchors(d, i + 1, melds, pair);
+            d->dem[r] -= need;
+            if (ok) return 1;
+        }
+        if (jkok && spare >= need - 1) {
+            d->dem[r] += need - 1;
+            d->jk_used = 1; d->jk_rank = r;
+            ok = fill_anchors(d, i + 1, melds, pair);
+            d->jk_used = 0; d->jk_rank = -1;
+            d->dem[r] -= need - 1;
+            if (ok) return 1;
+        }
+        if (b) return 0;
+    }
+    int rb = b ? ctz64(b) - base : r;
+    for (int st = rb - 2; st <= r; st++) {
+        if (st < 0 || st > 10) continue;
+        u64 slot[2];
+        int ns = 0;
+        for (int p = st; p < st + 3; p++)
+            if (p != r && p != rb) slot[ns++] = 1ULL << (base + p);
+        u64 free = d->av & ~d->wm & ~d->blocked, taken = d->wm | d->E;
+        int opt[2] = {1, 1}; /* with a second held card one slot is left */
+        for (int k = 0; k < ns; k++) {
+            u64 x = slot[k];
+            int rk = ctz64(x) % 13;
+            opt[k] = ((free & x) && supply(d, rk) - 1 >= d->dem[rk]) | ((jkok && !(taken & x)) ? 2 : 0);
+        }
+        if (!opt[0] || !opt[1]) continue;
+        for (int o0 = 1; o0 <= 2; o0++) {
+            if (!(opt[0] & o0)) continue;
+            for (int o1 = 1; o1 <= (ns == 2 ? 2 : 1); o1++) {
+                if (!(opt[1] & o1) || (o0 == 2 && o1 == 2)) continue;
+                u64 draws = (o0 == 1 ? slot[0] : 0) | (ns == 2 && o1 == 1 ? slot[1] : 0);
+                u64 standin = (o0 == 2 ? slot[0] : 0) | (ns == 2 && o1 == 2 ? slot[1] : 0);
+                u64 wm0 = d->wm, bl0 = d->blocked;
+                d->wm |= draws;
+                if (standin) { d->blocked = standin; d->jk_used = 1; }
+                ok = fill_anchors(d, i + 1, melds, pair);
+                if (standin) d->jk_used = 0;
+                d->wm = wm0;
+                d->blocked = bl0;
+                if (ok) return 1;
+            }
+        }
+    }
+    return 0;
+}
 
 /* The search's entry at every node: the cheapest cut-offs inline at the call site, the node itself below. */
 static inline void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (DONE(d)) return;
-    int jk_pending = d->jk_held && !d->jk_used;
+    int jk_pending = d->jk_held && !d->jk_used && !d->nanch; /* an anchor's meld may still take the Joker */
     if (jk_pending && !melds) return;
     int cap = 3 * melds + 2 * pair - jk_pending, n = pc64(rem);
     if (ov + (n < cap ? n : cap) <= d->best - d->collect) return;
@@ -607,6 +675,66 @@ static int child_bound_ok(const dist_t *d, u64 rem, int melds, int pair, int ov)
     return !rem || ov + cover_bound(d, rem, melds + pair) > floor;
 }
 
+/* A node of a yes/no search (no collecting), lowest card c: the same W as the collecting node below, with every
+ * meld that still needs cards placed as an anchor (its held cards only; fill_anchors completes it at the leaf)
+ * instead of one branch per completion. Only a run of three held cards is placed whole; with the lone cards
+ * last, a run through c that is complete in H starts at c. */
+static void yes_no_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov) {
+    int r = c % 13;
+    u64 cb = 1ULL << c, mates = rest & RANKM[r];
+    if (pair) /* the pair with a held rank-mate first: a witness is met sooner on most hands */
+        for (u64 t = mates; t; t &= t - 1) {
+            u64 b = t & -t;
+            d->wm |= cb | b;
+            dfs(d, rest ^ b, melds, 0, ov + 2);
+            d->wm &= ~(cb | b);
+            if (DONE(d)) return;
+        }
+    if (melds) {
+        for (u64 t = mates; t; t &= t - 1) /* triplets of held cards */
+            for (u64 t2 = t & (t - 1); t2; t2 &= t2 - 1) {
+                u64 g = cb | (t & -t) | (t2 & -t2);
+                d->wm |= g;
+                dfs(d, rest & ~g, melds - 1, pair, ov + 3);
+                d->wm &= ~g;
+                if (DONE(d)) return;
+            }
+        u64 run = cb | (cb << 1) | (cb << 2);
+        if (r <= 10 && !(run & ~(rest | cb))) {
+            d->wm |= run;
+            dfs(d, rest & ~run, melds - 1, pair, ov + 3);
+            d->wm &= ~run;
+            if (DONE(d)) return;
+        }
+        /* c and one held card of a meld still short of one (a rank-mate, or the same suit within two ranks) */
+        u64 two = mates | (rest & ((cb << 1) | (cb << 2)) & SUITM[c / 13]);
+        for (u64 t = two; t; t &= t - 1) {
+            u64 g = cb | (t & -t);
+            d->wm |= g;
+            d->anch[d->nanch++] = g;
+            dfs(d, rest & ~g, melds - 1, pair, ov + 2);
+            d->nanch--;
+            d->wm &= ~g;
+            if (DONE(d)) return;
+        }
+        d->wm |= cb; /* c alone in a meld */
+        d->anch[d->nanch++] = cb;
+        dfs(d, rest, melds - 1, pair, ov + 1);
+        d->nanch--;
+        d->wm &= ~cb;
+        if (DONE(d)) return;
+    }
+    if (pair && supply(d, r) > d->dem[r]) { /* c in the pair with a drawn rank-mate */
+        d->wm |= cb;
+        d->dem[r]++;
+        dfs(d, rest, melds, 0, ov + 1);
+        d->dem[r]--;
+        d->wm &= ~cb;
+        if (DONE(d)) return;
+    }
+    dfs(d, rest, melds, pair, ov); /* c is not in W */
+}
+
 static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (d->want) {
         /* the drawn cards a subtree can add: rank-mates and suit neighbours of the cards still to place,
@@ -628,13 +756,13 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
             if (!useful) return;
         }
     }
-    int jk_pending = d->jk_held && !d->jk_used;
+    int jk_pending = d->jk_held && !d->jk_used && !d->nanch;
     int floor = d->best - d->collect; /* collecting, ties with best must be visited too */
     if (rem && ov + shape_bound(rem, melds, pair, jk_pending, d->no_shapes) <= floor) return;
     if (rem && ov + cover_bound(d, rem, melds + pair) <= floor) return;
     if (!rem || (!melds && !pair)) {
         if (!d->collect) {
-            if (fill(d, melds, pair)) d->best = ov;
+            if (fill_anchors(d, 0, melds, pair)) d->best = ov;
         } else if (ov >= d->best) {
             d->leafacc = 0;
             if (fill(d, melds, pair)) {
@@ -656,6 +784,10 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     u64 pick = rem & ~d->lone;
     int c = ctz64(pick ? pick : rem);
     u64 cb = 1ULL << c, rest = rem & ~cb;
+    if (!d->collect) {
+        yes_no_node(d, rest, c, melds, pair, ov);
+        return;
+    }
     int r = c % 13;
     u64 mates = rest & RANKM[r];
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
