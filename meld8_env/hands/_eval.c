@@ -1,6 +1,8 @@
 /* Meld8 hand evaluator: win check, readings, waits, exact distance to win. See _eval.h. */
 #include "_eval.h"
 
+#include <stddef.h>
+
 u64 RANKM[13];
 u64 NOT_K, NOT_QK;
 static u64 SUITM[4];
@@ -325,21 +327,23 @@ typedef struct {
     int jk_rank; /* rank of the triplet holding the Joker, or -1 */
     int jk_used;
     int ncomp;
-    u64 comp[8]; /* components of two cards or more of the held cards (see cover_bound) */
     int goal;    /* stop searching once best reaches this overlap (a yes/no question) */
     int collect; /* 1: visit every W of overlap >= best and OR its drawn cards into acc (acceptance) */
     u64 acc, leafacc;
     /* one pass over a hand before its discard (eval_discard_table): per allowed card x, the union of the drawn
      * cards of every best W that avoids x, and the set of allowed cards some best W avoids */
     int nx;
-    u64 xs[8], avoid_acc[8], avoided, xwant[8]; /* xwant: the pool of hand - x (only its cards are counted) */
+    u64 avoided;
     u64 want; /* collecting: only drawn cards of want count; skip subtrees that cannot add one (0: all count) */
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
     u64 lone; /* held cards with no rank-mate or suit neighbour within two in H: searched last */
     int no_shapes; /* shapes H lacks (see shape_bound; 0: test every node) */
     /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
     int nanch;
+    /* not cleared by dist_init_core (written before they are read; dist_init clears them for the one pass) */
+    u64 comp[8]; /* components of two cards or more of the held cards (see cover_bound) */
     u64 anch[2];
+    u64 xs[8], avoid_acc[8], xwant[8]; /* xwant: the pool of hand - x (only its cards are counted) */
 } dist_t;
 
 /* a yes/no search found its answer: every caller unwinds at once (state restored first; collecting never stops) */
@@ -967,7 +971,7 @@ static int special_overlap(const dist_t *d) { return special_overlap_parts(d, 3)
 /* The search state of a hand: what is held, what may still be drawn, where the Joker is. */
 /* The search state without the held cards' components (lone, comp: see dist_components). */
 static void dist_init_core(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
-    memset(d, 0, sizeof *d);
+    memset(d, 0, offsetof(dist_t, comp));
     u64 held = hand | meld;
     d->H = hand & REAL;
     d->E = meld & REAL;
@@ -986,6 +990,7 @@ static void dist_components(dist_t *d) {
 }
 
 static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
+    memset(d, 0, sizeof *d);
     dist_init_core(d, hand, meld, unseen, floor, goal);
     dist_components(d);
 }
