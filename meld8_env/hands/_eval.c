@@ -314,10 +314,12 @@ u64 eval_waits(u64 hand, u64 meld) {
 
 /* ---------------------------------------------------------------- distance to win */
 /* Exact branch and bound (HAND_EVAL_NOTES.md): maximise |W & H| over winning concealed W whose other
- * cards are unseen. Each held card, lowest first, is dropped or covered by a group containing it;
- * draws for pairs/triplets are counted per rank (suits are interchangeable there) and checked for
- * supply at the leaves, sequence draws are concrete cards. Slots left open at a leaf are filled
- * with groups made only of drawn cards. */
+ * cards are unseen. Each held card, lowest first (lone cards last), is dropped or covered by a group
+ * containing it; draws for pairs/triplets are counted per rank (suits are interchangeable there) and
+ * checked for supply at the leaves, sequence draws are concrete cards. Slots left open at a leaf are
+ * filled with groups made only of drawn cards. eval_distance asks yes/no questions (is there a W of
+ * overlap >= level?), where a meld that still needs cards is an anchor completed at the leaf; the
+ * collecting search (acceptance) branches on every completion, since it must see every best W. */
 typedef struct {
     u64 H, av, E;
     int jk_held, jk_unseen, best;
@@ -492,7 +494,6 @@ static int fill(dist_t *d, int melds, int pair) {
 }
 
 static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov);
-static int fill(dist_t *d, int melds, int pair);
 
 /* A yes/no leaf with anchors: complete anchor i and the ones after it as the search would have when it placed
  * them, then fill the open slots. A lone card takes a triplet with two drawn cards or a drawn card and the Joker,
@@ -616,7 +617,6 @@ static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair
             if (usejk) d->jk_used = 0;
             d->wm = wm0;
             d->blocked = bl0;
-            if (DONE(d)) return;
         }
     }
 }
@@ -795,15 +795,13 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     int r = c % 13;
     u64 mates = rest & RANKM[r];
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
-    /* the pair with a held rank-mate first: the order changes no answer, and a yes/no search that tries it
-     * early meets its witness sooner on most hands */
+    /* below: the collecting search (acceptance, the one-pass table), which visits every W of overlap >= best */
     if (pair) {
         for (u64 t = mates; t; t &= t - 1) {
             u64 b = t & -t;
             d->wm |= cb | b;
             dfs(d, rest ^ b, melds, 0, ov + 2);
             d->wm &= ~(cb | b);
-            if (DONE(d)) return;
         }
     }
     /* every option that covers c alone in a meld (drawn cards, or the Joker) leads to (rest, melds - 1, pair,
@@ -817,12 +815,10 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
                 d->wm |= cb | b | b2;
                 dfs(d, rest ^ b ^ b2, melds - 1, pair, ov + 3);
                 d->wm &= ~(cb | b | b2);
-                if (DONE(d)) return;
             }
         }
         for (int st = r - 2; st <= r; st++)
             if (st >= 0 && st <= 10) seq_variants(d, rest, c, st, melds, pair, ov, single_ok);
-        if (DONE(d)) return;
         for (u64 t = mates; t; t &= t - 1) {
             u64 b = t & -t;
             d->wm |= cb | b;
@@ -837,7 +833,6 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
                 d->jk_used = 0; d->jk_rank = -1;
             }
             d->wm &= ~(cb | b);
-            if (DONE(d)) return;
         }
         d->wm |= cb;
         int spare = single_ok ? supply(d, r) - d->dem[r] : 0;
@@ -854,7 +849,6 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
             d->dem[r]--;
         }
         d->wm &= ~cb;
-        if (DONE(d)) return;
     }
     if (pair) {
         if (supply(d, r) > d->dem[r]) {
@@ -863,15 +857,11 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
             dfs(d, rest, melds, 0, ov + 1);
             d->dem[r]--;
             d->wm &= ~cb;
-            if (DONE(d)) return;
         }
     }
     dfs(d, rest, melds, pair, ov); /* c is not in W */
 }
 
-/* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
-/* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
- * ones (crown pairs, royal and pure straights), 3 all */
 /* Rank-count planes of a card set, 13-bit rank masks: ge[k] has bit r when rank r holds at least k + 1 cards. */
 static inline void rank_planes(u64 s, u64 ge[4]) {
     u64 a = s & ROW, b = (s >> 13) & ROW, c = (s >> 26) & ROW, e = (s >> 39) & ROW;
@@ -894,6 +884,9 @@ static inline int top_rank_count(u64 S, const u64 hg[4], int cap, u64 *at) {
     return 0;
 }
 
+/* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
+/* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
+ * ones (crown pairs, royal and pure straights), 3 all */
 static int special_overlap_parts(const dist_t *d, int parts) {
     u64 H = d->H, av = d->av, Hav = H | av;
     int jkh = d->jk_held, jku = d->jk_unseen;
