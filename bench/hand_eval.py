@@ -4,7 +4,7 @@ Usage: python bench/hand_eval.py [--n 200000] [--n-python 300] [--repeats 5]
 
 Each cell is the median of ``--repeats`` timed runs on the same hands (one thread). Hand sets:
 uniform random hands, winning hands (sampled from the table of all 1,865,828), tenpai 7-card hands
-(a winning hand minus one card, kept if it still has waits).
+(a winning hand minus one card, kept if it still has waits): the near-ready hands bots rate most.
 """
 
 from __future__ import annotations
@@ -87,6 +87,8 @@ def main() -> None:
          py_loop(lambda h: _reference.distance(h, 0, None), rand7, few)),
         ("distance_to_win, random 8", c_dist(rand8[: n // 10]), n // 10,
          py_loop(lambda h: _reference.distance(h, 0, None), rand8, few)),
+        ("distance_to_win, tenpai 7", c_dist(tenpai7[: n // 10]), len(tenpai7[: n // 10]),
+         py_loop(lambda h: _reference.distance(h, 0, None), tenpai7, few)),
     ]  # fmt: skip
     _reference.distance(int(rand7[0]), 0, None)  # build the reference table outside the timing
     print(f"hand evaluator, one thread, median of {args.repeats} runs (C: {n:,} hands; Python twin: fewer)")

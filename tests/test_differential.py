@@ -179,3 +179,46 @@ def test_acceptance_and_threaded_distance_against_python():
     one = H.distance_batch(many, None, None, threads=1)
     for t in (2, 3):
         assert np.array_equal(H.distance_batch(many, None, None, threads=t), one)
+
+
+def test_distance_anchor_completions_against_definition():
+    """The yes/no search completes a meld that still needs cards only at its leaf (fill_anchors); its hard
+    cases are the Joker's (R27: held it must stay in W, its stand-in in neither W nor the exposed meld) and
+    dead cards that leave a rank or a run short. Near-ready hands, Joker held or not, beside an exposed meld
+    or not, many cards seen elsewhere, against min |W \\ H| over the table of every winning hand."""
+    rng = np.random.default_rng(20)
+    jk = np.uint64(1 << 52)
+    with_joker = WIN[(WIN & jk) != 0]
+    hands = np.concatenate(
+        [
+            drop_random_card(rng, with_joker[rng.integers(0, len(with_joker), 50)]),  # 7 cards
+            drop_random_card(rng, drop_random_card(rng, WIN[rng.integers(0, len(WIN), 50)])),  # 6 (+1 below)
+            random_masks(rng, 25, 6, exclude=np.full(25, jk)) | jk,  # 7 cards with the Joker
+            random_masks(rng, 25, 7, exclude=np.full(25, jk)) | jk,  # 8 cards with the Joker
+        ]
+    )
+    cases = [(int(h), 0) for h in hands]
+    parts, standins = _reference.winning_parts()
+    for k, m in enumerate(random_melds(rng, 80)):  # 4-5 concealed cards beside a meld: part of a win, or random
+        ok = parts[((standins & m) == 0) & ((parts & m) == 0)]
+        ok = ok[(ok & jk) != 0] if k % 4 == 0 else ok
+        h = drop_random_card(rng, ok[rng.integers(0, len(ok), 1)])
+        if k % 2:
+            h = random_masks(rng, 1, 4 + k % 4 // 2, exclude=np.array([m]))
+        cases.append((int(h[0]), int(m)))
+    full = (1 << 53) - 1
+    bad = []
+    for i, (h, m) in enumerate(cases):
+        if h.bit_count() == 6:  # six of a winning hand plus a random card: one or two steps away
+            h |= 1 << int(rng.choice([c for c in range(53) if not h >> c & 1]))
+        unseen = full & ~(h | m)
+        if i % 4:  # a quarter with nothing seen elsewhere
+            unseen &= ~int(random_masks(rng, 1, int(rng.integers(5, 25)))[0])
+        if i % 5 == 1:
+            unseen &= ~(1 << 52)  # the Joker seen elsewhere (in another seat's meld)
+        c, p = _native.distance(h, m, unseen), _reference.distance(h, m, unseen)
+        if c != p:
+            bad.append((h, m, unseen, c, p))
+    assert not bad, "\n".join(
+        f"{mask_str(h)} | meld {mask_str(m)} | unseen {mask_str(u)}: C={c} python={p}" for h, m, u, c, p in bad[:10]
+    )

@@ -1,10 +1,14 @@
 /* Meld8 hand evaluator: win check, readings, waits, exact distance to win. See _eval.h. */
 #include "_eval.h"
 
+#include <stddef.h>
+
 u64 RANKM[13];
 u64 NOT_K, NOT_QK;
 static u64 SUITM[4];
+#define RUN_START 0x3FF9FFCFFE7FFULL /* ranks A..J of every suit lane: where a run of three can start */
 static u64 CROWN_RED[4], CROWN_BLACK[4]; /* pair masks of A J Q K in red / black */
+static u64 CROWN_CARDS;                  /* every A, J, Q and K */
 
 void eval_init(void) {
     for (int r = 0; r < 13; r++) {
@@ -22,6 +26,7 @@ void eval_init(void) {
         int r = crowns[i];
         CROWN_RED[i] = (1ULL << (13 + r)) | (1ULL << (26 + r));
         CROWN_BLACK[i] = (1ULL << r) | (1ULL << (39 + r));
+        CROWN_CARDS |= RANKM[r];
     }
 }
 
@@ -309,10 +314,12 @@ u64 eval_waits(u64 hand, u64 meld) {
 
 /* ---------------------------------------------------------------- distance to win */
 /* Exact branch and bound (HAND_EVAL_NOTES.md): maximise |W & H| over winning concealed W whose other
- * cards are unseen. Each held card, lowest first, is dropped or covered by a group containing it;
- * draws for pairs/triplets are counted per rank (suits are interchangeable there) and checked for
- * supply at the leaves, sequence draws are concrete cards. Slots left open at a leaf are filled
- * with groups made only of drawn cards. */
+ * cards are unseen. Each held card, lowest first (lone cards last), is dropped or covered by a group
+ * containing it; draws for pairs/triplets are counted per rank (suits are interchangeable there) and
+ * checked for supply at the leaves, sequence draws are concrete cards. Slots left open at a leaf are
+ * filled with groups made only of drawn cards. eval_distance asks yes/no questions (is there a W of
+ * overlap >= level?), where a meld that still needs cards is an anchor completed at the leaf; the
+ * collecting search (acceptance) branches on every completion, since it must see every best W. */
 typedef struct {
     u64 H, av, E;
     int jk_held, jk_unseen, best;
@@ -322,17 +329,27 @@ typedef struct {
     int jk_rank; /* rank of the triplet holding the Joker, or -1 */
     int jk_used;
     int ncomp;
-    u64 comp[8]; /* components of the held cards (see cover_bound) */
     int goal;    /* stop searching once best reaches this overlap (a yes/no question) */
     int collect; /* 1: visit every W of overlap >= best and OR its drawn cards into acc (acceptance) */
     u64 acc, leafacc;
     /* one pass over a hand before its discard (eval_discard_table): per allowed card x, the union of the drawn
      * cards of every best W that avoids x, and the set of allowed cards some best W avoids */
     int nx;
-    u64 xs[8], avoid_acc[8], avoided, xwant[8]; /* xwant: the pool of hand - x (only its cards are counted) */
+    u64 avoided;
     u64 want; /* collecting: only drawn cards of want count; skip subtrees that cannot add one (0: all count) */
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
+    u64 lone; /* held cards with no rank-mate or suit neighbour within two in H: searched last */
+    int no_shapes; /* shapes H lacks (see shape_bound; 0: test every node) */
+    /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
+    int nanch;
+    /* not cleared by dist_init_core (written before they are read; dist_init clears them for the one pass) */
+    u64 comp[8]; /* components of two cards or more of the held cards (see cover_bound) */
+    u64 anch[2];
+    u64 xs[8], avoid_acc[8], xwant[8]; /* xwant: the pool of hand - x (only its cards are counted) */
 } dist_t;
+
+/* a yes/no search found its answer: every caller unwinds at once (state restored first; collecting never stops) */
+#define DONE(d) ((d)->best >= (d)->goal)
 
 static inline int supply(const dist_t *d, int r) { return pc64(d->av & RANKM[r] & ~d->wm & ~d->blocked); }
 
@@ -476,11 +493,86 @@ static int fill(dist_t *d, int melds, int pair) {
     return any;
 }
 
-static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov);
+static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov);
+
+/* A yes/no leaf with anchors: complete anchor i and the ones after it as the search would have when it placed
+ * them, then fill the open slots. A lone card takes a triplet with two drawn cards or a drawn card and the Joker,
+ * or a run with two drawn cards or one and the Joker; two rank-mates a drawn mate or the Joker; two cards of a
+ * suit the missing card of a run, drawn or the Joker. The Joker's stand-in is in neither W nor E. Every check
+ * is on the final W (supply only falls as W grows), so deciding here gives the answers placing them would. */
+static int fill_anchors(dist_t *d, int i, int melds, int pair) {
+    if (i == d->nanch) return fill(d, melds, pair);
+    u64 g = d->anch[i];
+    int c = ctz64(g), r = c % 13, base = c - r;
+    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen), ok = 0;
+    u64 b = g & (g - 1); /* the second held card, if any */
+    if (!b || (RANKM[r] & b)) {
+        int spare = supply(d, r) - d->dem[r], need = b ? 1 : 2;
+        if (spare >= need) {
+            d->dem[r] += need;
+            ok = fill_anchors(d, i + 1, melds, pair);
+            d->dem[r] -= need;
+            if (ok) return 1;
+        }
+        if (jkok && spare >= need - 1) {
+            d->dem[r] += need - 1;
+            d->jk_used = 1; d->jk_rank = r;
+            ok = fill_anchors(d, i + 1, melds, pair);
+            d->jk_used = 0; d->jk_rank = -1;
+            d->dem[r] -= need - 1;
+            if (ok) return 1;
+        }
+        if (b) return 0;
+    }
+    int rb = b ? ctz64(b) - base : r;
+    for (int st = rb - 2; st <= r; st++) {
+        if (st < 0 || st > 10) continue;
+        u64 slot[2];
+        int ns = 0;
+        for (int p = st; p < st + 3; p++)
+            if (p != r && p != rb) slot[ns++] = 1ULL << (base + p);
+        u64 free = d->av & ~d->wm & ~d->blocked, taken = d->wm | d->E;
+        int opt[2] = {1, 1}; /* with a second held card one slot is left */
+        for (int k = 0; k < ns; k++) {
+            u64 x = slot[k];
+            int rk = ctz64(x) % 13;
+            opt[k] = ((free & x) && supply(d, rk) - 1 >= d->dem[rk]) | ((jkok && !(taken & x)) ? 2 : 0);
+        }
+        if (!opt[0] || !opt[1]) continue;
+        for (int o0 = 1; o0 <= 2; o0++) {
+            if (!(opt[0] & o0)) continue;
+            for (int o1 = 1; o1 <= (ns == 2 ? 2 : 1); o1++) {
+                if (!(opt[1] & o1) || (o0 == 2 && o1 == 2)) continue;
+                u64 draws = (o0 == 1 ? slot[0] : 0) | (ns == 2 && o1 == 1 ? slot[1] : 0);
+                u64 standin = (o0 == 2 ? slot[0] : 0) | (ns == 2 && o1 == 2 ? slot[1] : 0);
+                u64 wm0 = d->wm, bl0 = d->blocked;
+                d->wm |= draws;
+                if (standin) { d->blocked = standin; d->jk_used = 1; }
+                ok = fill_anchors(d, i + 1, melds, pair);
+                if (standin) d->jk_used = 0;
+                d->wm = wm0;
+                d->blocked = bl0;
+                if (ok) return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The search's entry at every node: the cheapest cut-offs inline at the call site, the node itself below. */
+static inline void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
+    if (DONE(d)) return;
+    int jk_pending = d->jk_held && !d->jk_used && !d->nanch; /* an anchor's meld may still take the Joker */
+    if (jk_pending && !melds) return;
+    int cap = 3 * melds + 2 * pair - jk_pending, n = pc64(rem);
+    if (ov + (n < cap ? n : cap) <= d->best - d->collect) return;
+    dfs_node(d, rem, melds, pair, ov);
+}
 
 /* Place a sequence containing lowest card c (rank r) starting at st. Each of its two other slots is a held
  * card of rest, a drawn card, or the Joker as that card (one slot at most; a held card it stands for leaves W). */
-static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair, int ov) {
+/* single_ok: 0 when the bounds already cut the child of every variant that covers c alone (see dfs_node). */
+static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair, int ov, int single_ok) {
     int r = c % 13, base = c - r;
     u64 slot[2];
     int ns = 0;
@@ -516,6 +608,7 @@ static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair
                     forced_drop = rest & b; /* a held card the Joker replaces leaves W */
                 }
             }
+            if (!reals && !forced_drop && !single_ok) continue;
             int usejk = standin != 0;
             u64 wm0 = d->wm, bl0 = d->blocked;
             d->wm |= (1ULL << c) | reals | draws;
@@ -529,7 +622,8 @@ static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair
 }
 
 /* Upper bound on held cards still coverable: a group's held cards lie in one component of the
- * "rank-mate or same suit within two" graph of the hand, and a slot covers at most 3 of them. */
+ * "rank-mate or same suit within two" graph of the hand, and a slot covers at most 3 of them. comp holds
+ * the components of two cards or more; the lone cards (d->lone) are the rest. */
 static void find_components(dist_t *d, u64 h) {
     d->ncomp = 0;
     while (h && d->ncomp < 8) {
@@ -543,14 +637,32 @@ static void find_components(dist_t *d, u64 h) {
     }
 }
 
+/* Upper bound on held cards the open slots can still cover, by the shape of what is left: three held cards
+ * in one meld form a complete meld (a triplet or a run of three) inside rem, two in the pair a rank pair;
+ * a held Joker still to place takes one card of a meld. no_shapes: which of the two H itself lacks (bit 0
+ * a complete meld, bit 1 a rank pair); a subset of H lacks them too, so the test is skipped. */
+#define NO_MELD3 1
+#define NO_PAIR2 2
+static inline int shape_bound(u64 rem, int melds, int pair, int jk_pending, int no_shapes) {
+    u64 a = rem & ROW, b = (rem >> 13) & ROW, c = (rem >> 26) & ROW, e = (rem >> 39) & ROW;
+    int m3 = melds && !(no_shapes & NO_MELD3) &&
+             (((a & b & (c | e)) | (c & e & (a | b))) || (rem & (rem >> 1) & (rem >> 2) & RUN_START));
+    int pair_cap = pair ? (!(no_shapes & NO_PAIR2) && ((a & b) | (c & e) | ((a | b) & (c | e))) ? 2 : 1) : 0;
+    return melds * (m3 ? 3 : 2) - (m3 && jk_pending) + pair_cap;
+}
+
 static int cover_bound(const dist_t *d, u64 rem, int slots) {
-    int sizes[8], total = 0;
+    /* lone cards are components of one card each, counted together */
+    int sizes[8], total = 0, nlone = pc64(rem & d->lone);
     for (int i = 0; i < d->ncomp; i++) sizes[i] = pc64(rem & d->comp[i]);
     for (int k = 0; k < slots; k++) {
         int bi = 0;
         for (int i = 1; i < d->ncomp; i++)
             if (sizes[i] > sizes[bi]) bi = i;
-        if (d->ncomp == 0 || sizes[bi] <= 0) break;
+        if (d->ncomp == 0 || sizes[bi] <= 0) {
+            int t = slots - k < nlone ? slots - k : nlone;
+            return total + t;
+        }
         int t = sizes[bi] < 3 ? sizes[bi] : 3;
         total += t;
         sizes[bi] -= t;
@@ -558,8 +670,76 @@ static int cover_bound(const dist_t *d, u64 rem, int slots) {
     return total;
 }
 
-static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
-    if (d->best >= d->goal) return;
+/* 0 when the bounds cut a child (rem, melds, pair, ov) whatever the drawn cards and the Joker (taken as not
+ * pending, the looser case): the children that differ only in those need one test. */
+static int child_bound_ok(const dist_t *d, u64 rem, int melds, int pair, int ov) {
+    int floor = d->best - d->collect, cap = 3 * melds + 2 * pair, n = pc64(rem);
+    if (ov + (n < cap ? n : cap) <= floor) return 0;
+    if (rem && ov + shape_bound(rem, melds, pair, 0, d->no_shapes) <= floor) return 0;
+    return !rem || ov + cover_bound(d, rem, melds + pair) > floor;
+}
+
+/* A node of a yes/no search (no collecting), lowest card c: the same W as the collecting node below, with every
+ * meld that still needs cards placed as an anchor (its held cards only; fill_anchors completes it at the leaf)
+ * instead of one branch per completion. Only a run of three held cards is placed whole; with the lone cards
+ * last, a run through c that is complete in H starts at c. */
+static void yes_no_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov) {
+    int r = c % 13;
+    u64 cb = 1ULL << c, mates = rest & RANKM[r];
+    if (pair) /* the pair with a held rank-mate first: a witness is met sooner on most hands */
+        for (u64 t = mates; t; t &= t - 1) {
+            u64 b = t & -t;
+            d->wm |= cb | b;
+            dfs(d, rest ^ b, melds, 0, ov + 2);
+            d->wm &= ~(cb | b);
+            if (DONE(d)) return;
+        }
+    if (melds) {
+        for (u64 t = mates; t; t &= t - 1) /* triplets of held cards */
+            for (u64 t2 = t & (t - 1); t2; t2 &= t2 - 1) {
+                u64 g = cb | (t & -t) | (t2 & -t2);
+                d->wm |= g;
+                dfs(d, rest & ~g, melds - 1, pair, ov + 3);
+                d->wm &= ~g;
+                if (DONE(d)) return;
+            }
+        u64 run = cb | (cb << 1) | (cb << 2);
+        if (r <= 10 && !(run & ~(rest | cb))) {
+            d->wm |= run;
+            dfs(d, rest & ~run, melds - 1, pair, ov + 3);
+            d->wm &= ~run;
+            if (DONE(d)) return;
+        }
+        /* c and one held card of a meld still short of one (a rank-mate, or the same suit within two ranks) */
+        u64 two = mates | (rest & ((cb << 1) | (cb << 2)) & SUITM[c / 13]);
+        for (u64 t = two; t; t &= t - 1) {
+            u64 g = cb | (t & -t);
+            d->wm |= g;
+            d->anch[d->nanch++] = g;
+            dfs(d, rest & ~g, melds - 1, pair, ov + 2);
+            d->nanch--;
+            d->wm &= ~g;
+            if (DONE(d)) return;
+        }
+        d->wm |= cb; /* c alone in a meld */
+        d->anch[d->nanch++] = cb;
+        dfs(d, rest, melds - 1, pair, ov + 1);
+        d->nanch--;
+        d->wm &= ~cb;
+        if (DONE(d)) return;
+    }
+    if (pair && supply(d, r) > d->dem[r]) { /* c in the pair with a drawn rank-mate */
+        d->wm |= cb;
+        d->dem[r]++;
+        dfs(d, rest, melds, 0, ov + 1);
+        d->dem[r]--;
+        d->wm &= ~cb;
+        if (DONE(d)) return;
+    }
+    dfs(d, rest, melds, pair, ov); /* c is not in W */
+}
+
+static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (d->want) {
         /* the drawn cards a subtree can add: rank-mates and suit neighbours of the cards still to place,
          * spares of ranks already demanded (rank-mates of placed cards), the Joker, and what a slot left
@@ -580,16 +760,13 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             if (!useful) return;
         }
     }
-    int jk_pending = d->jk_held && !d->jk_used;
-    if (jk_pending && !melds) return;
-    int cap = 3 * melds + 2 * pair - jk_pending;
-    int n = pc64(rem);
+    int jk_pending = d->jk_held && !d->jk_used && !d->nanch;
     int floor = d->best - d->collect; /* collecting, ties with best must be visited too */
-    if (ov + (n < cap ? n : cap) <= floor) return;
+    if (rem && ov + shape_bound(rem, melds, pair, jk_pending, d->no_shapes) <= floor) return;
     if (rem && ov + cover_bound(d, rem, melds + pair) <= floor) return;
     if (!rem || (!melds && !pair)) {
         if (!d->collect) {
-            if (fill(d, melds, pair)) d->best = ov;
+            if (fill_anchors(d, 0, melds, pair)) d->best = ov;
         } else if (ov >= d->best) {
             d->leafacc = 0;
             if (fill(d, melds, pair)) {
@@ -605,11 +782,31 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
         }
         return;
     }
-    int c = ctz64(rem);
-    u64 cb = 1ULL << c, rest = rem & (rem - 1);
+    /* lone cards (no neighbour in H) last: each can only be a single with drawn cards, so deciding them at the
+     * bottom keeps their interchangeable options from multiplying the search above. A lone card is nobody's
+     * rank-mate or suit neighbour, so rest still holds no card that c could group with below it. */
+    u64 pick = rem & ~d->lone;
+    int c = ctz64(pick ? pick : rem);
+    u64 cb = 1ULL << c, rest = rem & ~cb;
+    if (!d->collect) {
+        yes_no_node(d, rest, c, melds, pair, ov);
+        return;
+    }
     int r = c % 13;
     u64 mates = rest & RANKM[r];
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
+    /* below: the collecting search (acceptance, the one-pass table), which visits every W of overlap >= best */
+    if (pair) {
+        for (u64 t = mates; t; t &= t - 1) {
+            u64 b = t & -t;
+            d->wm |= cb | b;
+            dfs(d, rest ^ b, melds, 0, ov + 2);
+            d->wm &= ~(cb | b);
+        }
+    }
+    /* every option that covers c alone in a meld (drawn cards, or the Joker) leads to (rest, melds - 1, pair,
+     * ov + 1): one bound for all of them */
+    int single_ok = melds && child_bound_ok(d, rest, melds - 1, pair, ov + 1);
     if (melds) {
         for (u64 t = mates; t; t &= t - 1) {
             u64 b = t & -t;
@@ -621,7 +818,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             }
         }
         for (int st = r - 2; st <= r; st++)
-            if (st >= 0 && st <= 10) seq_variants(d, rest, c, st, melds, pair, ov);
+            if (st >= 0 && st <= 10) seq_variants(d, rest, c, st, melds, pair, ov, single_ok);
         for (u64 t = mates; t; t &= t - 1) {
             u64 b = t & -t;
             d->wm |= cb | b;
@@ -638,7 +835,7 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
             d->wm &= ~(cb | b);
         }
         d->wm |= cb;
-        int spare = supply(d, r) - d->dem[r];
+        int spare = single_ok ? supply(d, r) - d->dem[r] : 0;
         if (spare >= 2) {
             d->dem[r] += 2;
             dfs(d, rest, melds - 1, pair, ov + 1);
@@ -654,12 +851,6 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
         d->wm &= ~cb;
     }
     if (pair) {
-        for (u64 t = mates; t; t &= t - 1) {
-            u64 b = t & -t;
-            d->wm |= cb | b;
-            dfs(d, rest ^ b, melds, 0, ov + 2);
-            d->wm &= ~(cb | b);
-        }
         if (supply(d, r) > d->dem[r]) {
             d->wm |= cb;
             d->dem[r]++;
@@ -671,6 +862,28 @@ static void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     dfs(d, rest, melds, pair, ov); /* c is not in W */
 }
 
+/* Rank-count planes of a card set, 13-bit rank masks: ge[k] has bit r when rank r holds at least k + 1 cards. */
+static inline void rank_planes(u64 s, u64 ge[4]) {
+    u64 a = s & ROW, b = (s >> 13) & ROW, c = (s >> 26) & ROW, e = (s >> 39) & ROW;
+    ge[0] = a | b | c | e;
+    ge[1] = (a & b) | (c & e) | ((a | b) & (c | e));
+    ge[2] = (a & b & (c | e)) | (c & e & (a | b));
+    ge[3] = a & b & c & e;
+}
+
+/* The largest min(held, cap) over the ranks of the rank mask S (hg: planes of the held cards), -1 when S is
+ * empty; *at: the ranks of S that reach it. */
+static inline int top_rank_count(u64 S, const u64 hg[4], int cap, u64 *at) {
+    *at = S;
+    if (!S) return -1;
+    for (int k = cap; k >= 1; k--)
+        if (S & hg[k - 1]) {
+            *at = S & hg[k - 1];
+            return k;
+        }
+    return 0;
+}
+
 /* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
 /* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
  * ones (crown pairs, royal and pure straights), 3 all */
@@ -678,48 +891,41 @@ static int special_overlap_parts(const dist_t *d, int parts) {
     u64 H = d->H, av = d->av, Hav = H | av;
     int jkh = d->jk_held, jku = d->jk_unseen;
     int best = -1;
-    int held[13], can[13];
-    for (int r = 0; r < 13; r++) {
-        held[r] = pc64(H & RANKM[r]);
-        can[r] = pc64(Hav & RANKM[r]);
-    }
     if (parts & 1) {
-        /* four pairs: the four best ranks that can still make a pair (no Joker in hand) */
-        int t0 = -1, t1 = -1, t2 = -1, t3 = -1, n = 0;
-        /* two quads: the two best full ranks; with a Joker, one full rank q and another rank t of three */
-        int q0 = -1, q1 = -1, q0r = -1;       /* best held counts among can == 4, rank of the best */
-        int s0 = -1, s1 = -1, s0r = -1;       /* best min(held, 3) among can >= 3, rank of the best */
-        for (int r = 0; r < 13; r++) {
-            int h = held[r];
-            if (!jkh && can[r] >= 2) {
-                int g = h < 2 ? h : 2;
-                n++;
-                if (g > t0) { t3 = t2; t2 = t1; t1 = t0; t0 = g; }
-                else if (g > t1) { t3 = t2; t2 = t1; t1 = g; }
-                else if (g > t2) { t3 = t2; t2 = g; }
-                else if (g > t3) t3 = g;
-            }
-            if (can[r] == 4) {
-                if (h > q0) { q1 = q0; q0 = h; q0r = r; }
-                else if (h > q1) q1 = h;
-            }
-            if (can[r] >= 3) {
-                int g = h < 3 ? h : 3;
-                if (g > s0) { s1 = s0; s0 = g; s0r = r; }
-                else if (g > s1) s1 = g;
-            }
+        u64 hg[4], cg[4], at, at2; /* planes of the held cards and of the cards W may hold */
+        rank_planes(H, hg);
+        rank_planes(Hav, cg);
+        if (!jkh && pc64(cg[1]) >= 4) {
+            /* four pairs: the four ranks that can still make a pair with the most held cards (at most 2 count) */
+            int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
+            int t = two < 4 ? two : 4, left = 4 - t;
+            t = 2 * t + (one < left ? one : left);
+            if (t > best) best = t;
         }
-        if (n >= 4 && t0 + t1 + t2 + t3 > best) best = t0 + t1 + t2 + t3;
-        if (!jkh && q1 >= 0 && q0 + q1 > best) best = q0 + q1;
+        u64 full = cg[3], three = cg[2]; /* ranks whose four cards / three cards W may hold */
+        int q0 = top_rank_count(full, hg, 4, &at);
+        if (!jkh && pc64(full) >= 2) {
+            /* two quads: the two full ranks with the most held cards */
+            int q1 = pc64(at) >= 2 ? q0 : top_rank_count(full & ~at, hg, 4, &at2);
+            if (q0 + q1 > best) best = q0 + q1;
+        }
         if ((jkh || jku) && q0 >= 0) {
-            /* the best full rank with the best other three-rank, or the runner-up full rank with the best */
-            int other = q0r == s0r ? s1 : s0;
-            if (other >= 0 && q0 + other + jkh > best) best = q0 + other + jkh;
-            if (q1 >= 0 && q0r == s0r && q1 + s0 + jkh > best) best = q1 + s0 + jkh;
+            /* one full rank and another rank of three with the Joker: the best of each unless both are the
+             * same single rank, then the runner-up of either */
+            int s0 = top_rank_count(three, hg, 3, &at2);
+            int v = q0 + s0;
+            if (at == at2 && pc64(at) == 1) {
+                int s1 = top_rank_count(three & ~at, hg, 3, &at2), q1 = top_rank_count(full & ~at, hg, 4, &at2);
+                v = s1 >= 0 ? q0 + s1 : -1; /* -1: no second rank at all */
+                if (q1 >= 0 && q1 + s0 > v) v = q1 + s0;
+            }
+            if (v >= 0 && v + jkh > best) best = v + jkh;
         }
     }
     if (parts & 2) {
-        if (!jkh) {
+        /* each form below covers only held cards of one suit (straights) or of the crown ranks: skip those
+         * that cannot beat best (the result is the same) */
+        if (!jkh && pc64(H & CROWN_CARDS) > best) {
             /* crown pairs: per crown rank the better of its red and black pair that is still complete */
             int sum = 0;
             for (int i = 0; i < 4 && sum >= 0; i++) {
@@ -729,12 +935,13 @@ static int special_overlap_parts(const dist_t *d, int parts) {
                 sum = v < 0 ? -1 : sum + v;
             }
             if (sum > best) best = sum;
-            for (int s = 0; s < 4; s++) {
+        }
+        for (int s = 0; s < 4; s++) {
+            if (pc64(H & SUITM[s]) + jkh <= best) continue;
+            if (!jkh) {
                 u64 w = 0x1FC1ULL << (13 * s);
                 if (!(w & ~Hav) && pc64(w & H) > best) best = pc64(w & H);
             }
-        }
-        for (int s = 0; s < 4; s++)
             for (int st = 0; st <= 5; st++) {
                 u64 run = 0xFFULL << (13 * s + st);
                 u64 missing_unavail = run & ~Hav;
@@ -745,6 +952,7 @@ static int special_overlap_parts(const dist_t *d, int parts) {
                     if (ov > best) best = ov;
                 }
             }
+        }
     }
     return best;
 }
@@ -754,8 +962,9 @@ static int special_overlap(const dist_t *d) { return special_overlap_parts(d, 3)
 /* The search behind eval_distance: best overlap found above floor (floor when none), stopping
  * early once it reaches goal. */
 /* The search state of a hand: what is held, what may still be drawn, where the Joker is. */
-static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
-    memset(d, 0, sizeof *d);
+/* The search state without the held cards' components (lone, comp: see dist_components). */
+static void dist_init_core(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
+    memset(d, 0, offsetof(dist_t, comp));
     u64 held = hand | meld;
     d->H = hand & REAL;
     d->E = meld & REAL;
@@ -765,24 +974,48 @@ static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int 
     d->jk_rank = -1;
     d->best = floor;
     d->goal = goal;
-    find_components(d, d->H);
+}
+
+static void dist_components(dist_t *d) {
+    d->lone = d->H & ~neighbours(d->H);
+    find_components(d, d->H & ~d->lone);
+    d->no_shapes = (shape_bound(d->H, 1, 0, 0, 0) < 3 ? NO_MELD3 : 0) | (shape_bound(d->H, 0, 1, 0, 0) < 2 ? NO_PAIR2 : 0);
+}
+
+static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int goal) {
+    memset(d, 0, sizeof *d);
+    dist_init_core(d, hand, meld, unseen, floor, goal);
+    dist_components(d);
 }
 
 static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
     dist_t d;
-    dist_init(&d, hand, meld, unseen, floor, goal);
+    dist_init_core(&d, hand, meld, unseen, floor, goal);
     if (!meld) {
         int sp = special_overlap(&d);
         if (sp > d.best) d.best = sp;
     }
-    /* no standard W covers more than the root bound: stop as soon as one reaches it */
+    /* no standard W covers more than the root bound: stop as soon as one reaches it (the cheap bounds first:
+     * most random hands end here, before the components are needed) */
     int melds = meld ? 1 : 2, n = pc64(d.H), cap = 3 * melds + 2 - d.jk_held;
     int ub = d.jk_held + (n < cap ? n : cap);
+    int sb = d.jk_held + shape_bound(d.H, melds, 1, d.jk_held, 0);
+    if (sb < ub) ub = sb;
+    int known = d.best;
+    if (ub <= known) return known;
+    dist_components(&d);
     int cb = d.jk_held + cover_bound(&d, d.H, melds + 1);
     if (cb < ub) ub = cb;
     if (ub < d.goal) d.goal = ub;
-    dfs(&d, d.H, melds, 1, d.jk_held);
-    return d.best;
+    /* one yes/no question per overlap level, highest first: with the floor just below the level asked,
+     * the bounds cut every subtree that cannot reach it, and most hands reach the root bound */
+    for (int level = d.goal; level > known; level--) {
+        d.best = level - 1;
+        d.goal = level;
+        dfs(&d, d.H, melds, 1, d.jk_held);
+        if (d.best >= level) return d.best;
+    }
+    return known;
 }
 
 int eval_distance(u64 hand, u64 meld, u64 unseen) {
