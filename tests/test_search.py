@@ -91,18 +91,24 @@ def _permute_hidden(rec: np.ndarray, seat: int, rng: np.random.Generator) -> np.
     return out
 
 
-def test_no_leak_decisions_ignore_hidden_cards_and_seed():
-    """Records that differ only in the hidden cards and the seed give the same decisions and values."""
-    rng = np.random.default_rng(2)
-    recs = bot_states(2, 70, every=5)[:24]
+def _hidden_twins(recs: np.ndarray, rng: np.random.Generator) -> tuple[list[np.ndarray], list[int]]:
+    """For each record, its twin with the hidden cards and seed permuted, kept only where it stays the same
+    seat's decision with the same mask (a permuted claim window can ask other seats, or none)."""
     twins, kept = [], []
     for i in range(len(recs)):
         seat = int(recs[i]["acting"])
         t = _permute_hidden(recs[i : i + 1], seat, rng)
-        # a permuted claim window can ask other seats (or none): only states that stay this seat's decision
         if int(t[0]["acting"]) == seat and int(t[0]["mask"]) == int(recs[i]["mask"]):
             twins.append(t)
             kept.append(i)
+    return twins, kept
+
+
+def test_no_leak_decisions_ignore_hidden_cards_and_seed():
+    """Records that differ only in the hidden cards and the seed give the same decisions and values."""
+    rng = np.random.default_rng(2)
+    recs = bot_states(2, 70, every=5)[:24]
+    twins, kept = _hidden_twins(recs, rng)
     assert len(kept) >= 12
     a = load_agent(SMALL, RULES, seed=9)
     acts1, vals1 = decide(a, recs[kept])
@@ -180,13 +186,7 @@ def test_screening_is_deterministic_legal_and_leak_free():
     assert [int(decide(agent, recs[i : i + 1])[0][0]) for i in range(len(recs))] == a1.tolist()
     masks = np.array([[int(r["mask"]) >> b & 1 for b in range(64)] for r in recs], bool)
     assert masks[np.arange(len(recs)), a1].all()
-    twins, kept = [], []
-    for i in range(len(recs)):
-        seat = int(recs[i]["acting"])
-        t = _permute_hidden(recs[i : i + 1], seat, rng)
-        if int(t[0]["acting"]) == seat and int(t[0]["mask"]) == int(recs[i]["mask"]):
-            twins.append(t)
-            kept.append(i)
+    twins, kept = _hidden_twins(recs, rng)
     assert len(kept) >= 8
     a2, v2 = decide(load_agent(SCREENED, RULES, seed=3), sb.cat_records(twins))
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
