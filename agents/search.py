@@ -33,7 +33,8 @@ from both), so it is deterministic and cannot depend on hidden cards or the game
 Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent list is comma-separated,
 ``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix),
 ``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5),
-``threads`` (2), ``screen`` (0 = off), and the
+``threads`` (2), ``screen`` (0 = off), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each
+opponent is ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the
 diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
 resampled); it needs the caller to pass the true records (``act_batch(..., records=...)``) and exists only
 to measure the ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x
@@ -77,6 +78,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "threads": (int, 2, "rollout threads"),
     "cheat": (int, 0, "1 = CHEATING diagnostic: worlds keep the true hidden hands"),
     "screen": (int, 0, "worlds screened for an immediate end (a Ron on the discard); 0 = off (see _search)"),
+    "strat": (int, 0, "1 = weight the worlds so each opponent's ready share is its fitted prior (see _worlds)"),
 }
 CHOICES = {
     "opp": ("greedy", "defensive", "mix"),
@@ -118,8 +120,9 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option margin={full['margin']}: must be 0..100 (tenths of a standard error)")
     if not 0 <= int(full["win_rounds"]) <= 16:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
-    if full["cheat"] not in (0, 1):
-        raise ValueError(f"search option cheat={full['cheat']}: must be 0 or 1")
+    for key in ("cheat", "strat"):
+        if full[key] not in (0, 1):
+            raise ValueError(f"search option {key}={full[key]}: must be 0 or 1")
     for key, allowed in CHOICES.items():
         if full[key] not in allowed:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}")
@@ -244,7 +247,10 @@ class SearchAgent(Agent):
                 out[k]["seed"] = int(rng.integers(0, 2**63))
             return out, np.ones(K)
         method = "uniform" if self.opts["belief"] == "uniform" else "two_level"
-        return sb.sample_worlds(info, K, rng, self.rules, method=method)
+        worlds, weights = sb.sample_worlds(info, K, rng, self.rules, method=method)
+        if self.opts["strat"]:
+            weights = sb.stratify(info, worlds, weights)
+        return worlds, weights
 
     def _policies(self, seat: int, K: int, rng: np.random.Generator) -> np.ndarray:
         P = self.rules.num_players

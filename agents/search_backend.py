@@ -5,7 +5,8 @@ Four calls, named as in the lanes' agreed interfaces (docs: ``/work/briefs/inter
 
 - ``infoset_of(record, seat, rules)``: the seat's information set (``meld8_env.infoset.infoset``);
 - ``sample_worlds(info, n, rng, method)`` -> (records (n,) STATE_DTYPE, weights (n,)) consistent with it
-  (``meld8_env.belief.sample_worlds``);
+  (``meld8_env.belief.sample_worlds``); ``stratify(info, worlds, weights)`` re-weights them so that each
+  opponent is ready in the share of the weight its fitted prior says (post-stratification);
 - ``step_copies(rules, records, actions)``: step caller-owned records in place (``step_records``);
 - ``rollout_hand(rules, records, seat_policies (N, P) int8, seeds (N,) uint64)``: play every record to the
   end of its hand with the C bots (``meld8_env.rollout.rollout(..., until="hand")``), records advanced in
@@ -25,6 +26,7 @@ from meld8_env import belief
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import step_records
+from meld8_env.hands import waits_batch
 from meld8_env.infoset import infoset
 from meld8_env.policies import policy_act
 from meld8_env.rollout import rollout
@@ -42,6 +44,34 @@ def sample_worlds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """n records consistent with ``info`` and their weights (``meld8_env.belief.sample_worlds``)."""
     return belief.sample_worlds(info, n, rng, method=method, rules=rules)
+
+
+def ready_in_worlds(info, worlds: np.ndarray, j: int) -> np.ndarray:
+    """(n,) bool: opponent ``j`` is ready in each world (its waits, R33, non-empty and none in its own
+    discards, which are public and so the same in every world)."""
+    waits = waits_batch(worlds["hands"][:, j].copy(), worlds["melds"][:, j].copy())
+    return (waits != 0) & ((waits & np.uint64(info.uncalled_discards(j))) == 0)
+
+
+def stratify(info, worlds: np.ndarray, weights: np.ndarray, sweeps: int = 3) -> np.ndarray:
+    """Weights under which each opponent's weighted share of ready worlds is its fitted prior
+    (``belief.ready_prior``): post-stratification, so that K worlds do not carry the binomial noise of how many
+    of them drew each status (the value of a discard swings most with whether someone is ready). The shares of
+    the opponents are matched in turn, ``sweeps`` times (iterative proportional fitting); an opponent ready in
+    every world or in none keeps its weights (no stratum to scale). Only ``info`` and the sampled worlds are
+    read."""
+    w = np.asarray(weights, np.float64).copy()
+    ready = {j: ready_in_worlds(info, worlds, j) for j in info.opponents}
+    prior = {j: belief.ready_prior(info, j) for j in info.opponents}
+    for _ in range(sweeps):
+        for j, r in ready.items():
+            total, on = w.sum(), w[r].sum()
+            if total <= 0 or on <= 0 or on >= total:
+                continue
+            f, p = on / total, prior[j]
+            w[r] *= p / f
+            w[~r] *= (1 - p) / (1 - f)
+    return w * (len(w) / w.sum())
 
 
 def cat_records(parts: list[np.ndarray]) -> np.ndarray:

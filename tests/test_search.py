@@ -244,3 +244,47 @@ def test_screening_prices_a_certain_deal_in_at_its_exact_value():
             found += 1
             break
     assert found >= 3
+
+
+def test_stratify_matches_each_opponents_ready_share_to_its_prior():
+    """``search_backend.stratify``: after re-weighting, each opponent that is ready in some worlds and not in
+    others is ready in the share of the weight that ``belief.ready_prior`` gives it (to the fitting's
+    tolerance), weights stay positive with mean 1, and an opponent with one status in every world is left as
+    it was; the status read from each world is its waits (R33) outside its own discards."""
+    from meld8_env import belief
+    from meld8_env.hands import waits_batch
+
+    recs = bot_states(3, 90, every=4)
+    recs = recs[np.isin(recs["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])][:40]
+    rng = np.random.default_rng(8)
+    checked = 0
+    for r in recs:
+        info = sb.infoset_of(r, int(r["acting"]), RULES)
+        worlds, w0 = sb.sample_worlds(info, 32, rng, RULES)
+        w = sb.stratify(info, worlds, w0, sweeps=30)
+        assert (w > 0).all() and abs(w.mean() - 1) < 1e-9
+        for j in info.opponents:
+            ready = sb.ready_in_worlds(info, worlds, j)
+            assert ready.tolist() == [
+                bool(x) and not (x & info.uncalled_discards(j))
+                for x in waits_batch(worlds["hands"][:, j].copy(), worlds["melds"][:, j].copy()).tolist()
+            ]
+            if 0 < ready.sum() < len(ready):
+                assert w[ready].sum() / w.sum() == pytest.approx(belief.ready_prior(info, j), abs=0.02)
+                checked += 1
+    assert checked >= 10
+
+
+def test_stratified_search_is_deterministic_and_leak_free():
+    """``strat=1`` only re-weights sampled worlds: decisions stay a pure function of the seed and the
+    information set (hidden cards and seed permuted = the same choices and values)."""
+    spec = "search:worlds=8,cands=3,stages=2,strat=1"
+    rng = np.random.default_rng(6)
+    recs = bot_states(2, 72, every=5)[:16]
+    a1, v1 = decide(load_agent(spec, RULES, seed=4), recs)
+    twins, kept = _hidden_twins(recs, rng)
+    assert len(kept) >= 8
+    a2, v2 = decide(load_agent(spec, RULES, seed=4), sb.cat_records(twins))
+    assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
+    with pytest.raises(AgentLoadError, match="0 or 1"):
+        load_agent("search:strat=2", RULES)

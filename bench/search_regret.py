@@ -1,0 +1,146 @@
+"""Decision quality against an oracle: how much each agent's choice is worth by a CHEATING reference search.
+
+Usage: ``python bench/search_regret.py [--states 400] [--ref-worlds 256] [--seed 11] [--cache FILE] SPEC ...``
+
+A tournament needs thousands of games to tell two search settings apart (one changed decision changes the
+rest of the game, so pairing removes little of the deal luck). This bench scores single decisions instead.
+States: decisions with more than one legal action from games of ``greedy`` vs ``defensive``
+(``bench/search_speed.states``). Reference: ``search:cheat=1`` (the true hidden hands, only the wall order
+resampled; ``--ref-worlds`` worlds, one stage, every discard a candidate, no margin), whose per-candidate
+values estimate each action's worth in placement units (minus the expected final placement) when the
+players go on as the bots. Each SPEC (an agent spec: ``search:worlds=64``, ``defensive``, ...) decides every
+state honestly (information sets only); its score is the reference value of its choice.
+
+Rows (markdown): per spec, the mean over states of (reference value of the spec's choice - that of
+``defensive``'s choice) with a 95 % interval over states (positive = better than ``defensive``, in placement
+per decision), the same against the first SPEC (paired, so its interval is narrower), the mean regret to the
+reference's best candidate, the share of decisions where it leaves ``defensive``'s choice, and the median
+CPU ms per decision. The reference values are noisy (sampled wall orders); that noise is the same for every
+spec, so differences between specs are fair. A choice the reference did not evaluate (should not happen) is
+counted and scored as the worst candidate.
+
+The reference values are cached in ``--cache`` (keyed by states, seed and reference worlds) so that
+several runs compare specs on the same reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(__file__))
+
+from search_speed import states as decision_states  # noqa: E402
+
+from agents import search_backend as sb  # noqa: E402
+from agents.registry import load_agent  # noqa: E402
+from meld8_env.engine.records import observe_records  # noqa: E402
+from meld8_env.rules import RuleConfig  # noqa: E402
+
+
+def reference_values(rules: RuleConfig, recs: np.ndarray, worlds: int, batch: int = 8) -> list[dict[int, float]]:
+    """Per state, {action: value} of the CHEATING reference (every candidate evaluated on the same worlds)."""
+    ref = load_agent(f"search:cheat=1,worlds={worlds},stages=1,margin=0,cands=8", rules, seed=987_654_321)
+    obs, masks = observe_records(rules, recs)
+    infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
+    out: list[dict[int, float]] = []
+    for a in range(0, len(recs), batch):
+        sl = slice(a, a + batch)
+        ref.act_batch(obs[sl], masks[sl], infosets=infos[sl], records=recs[sl])
+        out.extend({int(k): float(v[0]) for k, v in vals.items()} for vals in ref.last_values)
+        print(f"\rreference: {min(a + batch, len(recs))}/{len(recs)} states", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return out
+
+
+def choices(spec: str, rules: RuleConfig, recs: np.ndarray) -> tuple[np.ndarray, float]:
+    """The spec's action in every state (one decision at a time, honest) and its median CPU ms per decision."""
+    agent = load_agent(spec, rules, seed=1)
+    obs, masks = observe_records(rules, recs)
+    infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
+    acts, cpu = np.empty(len(recs), np.int64), []
+    for i in range(len(recs)):
+        c0 = time.process_time()
+        kw = {"infosets": infos[i : i + 1]} if getattr(agent, "wants_infoset", False) else {}
+        acts[i] = agent.act_batch(obs[i : i + 1], masks[i : i + 1], **kw)[0]
+        cpu.append(time.process_time() - c0)
+    return acts, 1000 * float(np.median(cpu))
+
+
+def score(acts: np.ndarray, ref: list[dict[int, float]]) -> tuple[np.ndarray, int]:
+    """Reference value of each chosen action (the worst candidate's when the reference lacks it) and misses."""
+    out, missing = np.empty(len(acts)), 0
+    for i, (a, vals) in enumerate(zip(acts.tolist(), ref, strict=True)):
+        if a in vals:
+            out[i] = vals[a]
+        else:
+            missing += 1
+            out[i] = min(vals.values())
+    return out, missing
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("specs", nargs="+", help="agent specs to score (defensive is always scored)")
+    ap.add_argument("--states", type=int, default=400)
+    ap.add_argument("--ref-worlds", type=int, default=256)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--cache", default=None, help="npz file for the reference values (reused when it matches)")
+    a = ap.parse_args()
+    rules = RuleConfig()
+    recs = decision_states(rules, a.states, a.seed)
+    # only the decisions the reference really chooses between (forced moves and immediate wins score 0 for all)
+    key = hashlib.sha256(recs.tobytes() + f"{a.ref_worlds}".encode()).hexdigest()[:16]
+    ref = None
+    if a.cache and os.path.exists(a.cache):
+        z = np.load(a.cache, allow_pickle=False)
+        if str(z["key"]) == key:
+            ref = [dict(zip(k.tolist(), v.tolist(), strict=True)) for k, v in zip(z["acts"], z["vals"], strict=True)]
+            ref = [{int(x): float(y) for x, y in d.items() if x >= 0} for d in ref]
+    if ref is None:
+        ref = reference_values(rules, recs, a.ref_worlds)
+        if a.cache:
+            width = max(1, max(len(d) for d in ref))
+            acts = np.full((len(ref), width), -1, np.int64)
+            vals = np.zeros((len(ref), width))
+            for i, d in enumerate(ref):
+                acts[i, : len(d)] = list(d)
+                vals[i, : len(d)] = list(d.values())
+            tmp = a.cache + ".part.npz"
+            np.savez(tmp, key=key, acts=acts, vals=vals)
+            os.replace(tmp, a.cache)
+    keep = np.array([len(d) > 1 for d in ref])
+    recs, ref = recs[keep], [d for d, k in zip(ref, keep, strict=True) if k]
+    best = np.array([max(d.values()) for d in ref])
+    spread = np.array([max(d.values()) - min(d.values()) for d in ref])
+    print(f"{len(recs)} decision states with a choice (seed {a.seed}), reference search:cheat=1 at "
+          f"{a.ref_worlds} worlds; median spread best - worst candidate {np.median(spread):.3f} placement")  # fmt: skip
+    base, _ = choices("defensive", rules, recs)
+    base_v, _ = score(base, ref)
+    head = f"| spec | value - defensive's (per decision, 95 %) | value - {a.specs[0]}'s | regret to the ref's best"
+    print(f"\n{head} | leaves defensive | CPU ms / decision | not in reference |\n|---|---|---|---|---|---|---|")
+    first_v = None
+    for spec in ["defensive", *a.specs]:
+        acts, ms = (base, 0.0) if spec == "defensive" else choices(spec, rules, recs)
+        v, missing = score(acts, ref)
+        if spec == a.specs[0] and first_v is None:
+            first_v = v
+        rel = "-" if first_v is None else interval(v - first_v)
+        print(f"| {spec} | {interval(v - base_v)} | {rel} | {(best - v).mean():.4f} | {(acts != base).mean():.3f} | "
+              f"{ms:.1f} | {missing} |", flush=True)  # fmt: skip
+
+
+def interval(d: np.ndarray) -> str:
+    """Mean and 95 % interval over states."""
+    half = 1.96 * d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+    return f"{d.mean():+.4f} [{d.mean() - half:+.4f}, {d.mean() + half:+.4f}]"
+
+
+if __name__ == "__main__":
+    main()
