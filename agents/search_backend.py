@@ -40,10 +40,11 @@ def infoset_of(record: np.void, seat: int, rules: RuleConfig):
 
 
 def sample_worlds(
-    info, n: int, rng: np.random.Generator, rules: RuleConfig, method: str = "two_level"
+    info, n: int, rng: np.random.Generator, rules: RuleConfig, method: str = "two_level", **options: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """n records consistent with ``info`` and their weights (``meld8_env.belief.sample_worlds``)."""
-    return belief.sample_worlds(info, n, rng, method=method, rules=rules)
+    """n records consistent with ``info`` and their weights (``meld8_env.belief.sample_worlds``; ``options``:
+    its modelling flags, ``no_pass`` / ``last_discard``)."""
+    return belief.sample_worlds(info, n, rng, method=method, rules=rules, **options)
 
 
 def ready_in_worlds(info, worlds: np.ndarray, j: int) -> np.ndarray:

@@ -9,7 +9,8 @@ States: decisions with more than one legal action from games of ``greedy`` vs ``
 resampled; ``--ref-worlds`` worlds, one stage, every discard a candidate, no margin), whose per-candidate
 values estimate each action's worth in placement units (minus the expected final placement) when the
 players go on as the bots. Each SPEC (an agent spec: ``search:worlds=64``, ``defensive``, ...) decides every
-state honestly (information sets only); its score is the reference value of its choice.
+state honestly (information sets only; a ``cheat=1`` spec, as a calibration row, gets the true records and
+its own seed); its score is the reference value of its choice.
 
 Rows (markdown): per spec, the mean over states of (reference value of the spec's choice - that of
 ``defensive``'s choice) with a 95 % interval over states (positive = better than ``defensive``, in placement
@@ -68,6 +69,8 @@ def choices(spec: str, rules: RuleConfig, recs: np.ndarray) -> tuple[np.ndarray,
     for i in range(len(recs)):
         c0 = time.process_time()
         kw = {"infosets": infos[i : i + 1]} if getattr(agent, "wants_infoset", False) else {}
+        if getattr(agent, "name", "") == "search-CHEAT":  # the diagnostic needs the truth; its seed is not the ref's
+            kw["records"] = recs[i : i + 1]
         acts[i] = agent.act_batch(obs[i : i + 1], masks[i : i + 1], **kw)[0]
         cpu.append(time.process_time() - c0)
     return acts, 1000 * float(np.median(cpu))
