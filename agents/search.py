@@ -37,8 +37,10 @@ Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent li
 ``threads`` (2), ``screen`` (0 = off), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each
 opponent is ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the
 diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
-resampled); it needs the caller to pass the true records (``act_batch(..., records=...)``) and exists only
-to measure the ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x
+resampled); 2 = CHEATING about the status only: worlds sampled as usual, kept only where every opponent's
+ready status (R33) is its TRUE status (the ceiling of a perfect status model); both need the caller to pass
+the true records (``act_batch(..., records=...)``) and exist only to measure the ceiling that better belief
+could reach. Default budget: at most ``cands + 2`` candidates x
 (``worlds`` / ``stages``) rollouts in the first stage, halving after: at most 5 x 8 + 3 x 8 = 64 rollouts per
 decision (chosen so a 5,000-game tournament fits the shared 2-core machine; see the README for its time).
 
@@ -77,7 +79,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "win_rounds": (int, 2, "search Tsumo/Ron in the last N rounds (0: always win)"),
     "margin": (int, 5, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
     "threads": (int, 2, "rollout threads"),
-    "cheat": (int, 0, "1 = CHEATING diagnostic: worlds keep the true hidden hands"),
+    "cheat": (int, 0, "CHEATING diagnostics: 1 = worlds keep the true hidden hands, 2 = the true ready statuses"),
     "screen": (int, 0, "worlds screened for an immediate end (a Ron on the discard); 0 = off (see _search)"),
     "strat": (int, 0, "1 = weight the worlds so each opponent's ready share is its fitted prior (see _worlds)"),
 }
@@ -121,9 +123,10 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option margin={full['margin']}: must be 0..100 (tenths of a standard error)")
     if not 0 <= int(full["win_rounds"]) <= 16:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
-    for key in ("cheat", "strat"):
-        if full[key] not in (0, 1):
-            raise ValueError(f"search option {key}={full[key]}: must be 0 or 1")
+    if full["strat"] not in (0, 1):
+        raise ValueError(f"search option strat={full['strat']}: must be 0 or 1")
+    if full["cheat"] not in (0, 1, 2):
+        raise ValueError(f"search option cheat={full['cheat']}: must be 0, 1 or 2")
     for key, allowed in CHOICES.items():
         if full[key] not in allowed:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}")
@@ -157,7 +160,9 @@ class SearchAgent(Agent):
         masks = np.asarray(masks).astype(bool)
         n = len(masks)
         if self.opts["cheat"] and records is None:
-            raise ValueError("search:cheat=1 needs the true records (act_batch(..., records=...)); it is a diagnostic")
+            raise ValueError(
+                "search:cheat=1|2 needs the true records (act_batch(..., records=...)); it is a diagnostic"
+            )
         if infosets is None and records is None:
             self.fallback_decisions += n
             self.last_values = [{} for _ in range(n)]
@@ -239,6 +244,8 @@ class SearchAgent(Agent):
         return np.random.default_rng(words)
 
     def _worlds(self, info, record, rng: np.random.Generator, K: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.opts["cheat"] == 2:
+            return self._status_cheat_worlds(info, record, rng, K)
         if self.opts["cheat"]:  # CHEATING: the true hands, only the wall order and future seeds resampled
             base = np.asarray(record, STATE_DTYPE).reshape(1)
             out = np.repeat(base, K).copy()
@@ -254,6 +261,25 @@ class SearchAgent(Agent):
         if self.opts["strat"]:
             weights = sb.stratify(info, worlds, weights)
         return worlds, weights
+
+    def _status_cheat_worlds(self, info, record, rng: np.random.Generator, K: int) -> tuple[np.ndarray, np.ndarray]:
+        """CHEATING about the status only: honest two-level worlds, kept where each opponent's ready status is
+        the true one (up to 8 rounds of 4K proposals; short of K, the worlds matching the most opponents fill
+        the rest)."""
+        truth = {
+            j: bool(sb.ready_in_worlds(info, np.asarray(record, STATE_DTYPE).reshape(1), j)[0]) for j in info.opponents
+        }
+        pool, score = [], []
+        for _ in range(8):
+            worlds, _ = sb.sample_worlds(info, 4 * K, rng, self.rules)
+            hits = sum((sb.ready_in_worlds(info, worlds, j) == t).astype(int) for j, t in truth.items())
+            pool.append(worlds)
+            score.append(hits)
+            if sum(int((h == len(truth)).sum()) for h in score) >= K:
+                break
+        worlds, hits = sb.cat_records(pool), np.concatenate(score)
+        order = np.argsort(-hits, kind="stable")[:K]
+        return worlds[np.sort(order)].copy(), np.ones(K)
 
     def _policies(self, seat: int, K: int, rng: np.random.Generator) -> np.ndarray:
         P = self.rules.num_players

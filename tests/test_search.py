@@ -290,3 +290,27 @@ def test_stratified_search_is_deterministic_and_leak_free():
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
     with pytest.raises(AgentLoadError, match="0 or 1"):
         load_agent("search:strat=2", RULES)
+
+
+def test_status_cheat_worlds_carry_the_true_ready_statuses():
+    """``cheat=2`` (a CHEATING diagnostic): the worlds are honest samples, kept where every opponent's ready
+    status equals the true one, so nearly all K worlds carry the true statuses while the hands still differ
+    from the true ones."""
+    recs = bot_states(3, 91, every=4)
+    recs = recs[np.isin(recs["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])][:12]
+    agent = load_agent("search:cheat=2,worlds=16", RULES, seed=2)
+    assert agent.name == "search-CHEAT"
+    match = same_hands = total = 0
+    for r in recs:
+        info = sb.infoset_of(r, int(r["acting"]), RULES)
+        worlds, w = agent._worlds(info, r, np.random.default_rng(1), 16)
+        assert len(worlds) == 16 and (w == 1).all()
+        ok = np.ones(16, bool)
+        for j in info.opponents:
+            truth = bool(sb.ready_in_worlds(info, r.reshape(1), j)[0])
+            ok &= sb.ready_in_worlds(info, worlds, j) == truth
+            same_hands += int((worlds["hands"][:, j] == r["hands"][j]).sum())
+        match += int(ok.sum())
+        total += 16
+    assert match >= 0.9 * total
+    assert same_hands < 0.1 * total
