@@ -1,6 +1,7 @@
 """How well sampled worlds predict danger: "can opponent j Ron card c now?" on bot-game decision states.
 
 Usage: python bench/belief_quality.py [--states 3000] [--worlds 16] [--seed 7] [--rules default|two_player]
+       [--methods uniform,two_level,...]
 
 States: discard decisions (draw / call-discard phase) of ``greedy``/``defensive`` games
 (``training.bot_states``, seeds not used to fit the table). Triples: (state, opponent j, each legal discard
@@ -29,11 +30,12 @@ from meld8_env.engine.records import step_records
 from meld8_env.features import danger
 from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
+from meld8_env.wait_model import wait_probs
 from training.bot_states import play_bot_states
 from training.fit_belief import true_ready
 
 #: the estimators compared: a sampler method and its options (keyword flags of ``sample_worlds``)
-METHODS = ("uniform", "two_level", "two_level no_pass", "two_level last_discard")
+METHODS = ("uniform", "two_level", "two_level no_pass", "two_level last_discard", "learned", "learned no_pass")
 
 
 def ron_after_discards(records: np.ndarray, cards: np.ndarray, rules: RuleConfig) -> np.ndarray:
@@ -69,7 +71,11 @@ def main() -> None:
     ap.add_argument("--worlds", type=int, default=16)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rules", choices=["default", "two_player"], default="default")
+    ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated rows of METHODS (default: all)")
     a = ap.parse_args()
+    methods = a.methods.split(",")
+    if bad := [m for m in methods if m not in METHODS]:
+        raise SystemExit(f"belief_quality: unknown --methods {bad}; choose among {', '.join(METHODS)}")
     rules = RuleConfig() if a.rules == "default" else RuleConfig.two_player()
     P = rules.num_players
     games = max(8, a.states // 25)
@@ -77,8 +83,9 @@ def main() -> None:
     states = states[np.isin(states["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])]
     rng = np.random.default_rng(a.seed)
     states = np.ascontiguousarray(states[np.sort(rng.permutation(len(states))[: a.states])])
-    y, est, dang, times = [], {m: [] for m in METHODS}, [], []
+    y, est, dang, times = [], {m: [] for m in methods}, [], []
     prior, oracle = [], []  # the status alone: the fitted P(ready), and the true status (CHEATING ceiling)
+    direct, direct_orc = [], []  # the wait model without worlds: P(ready) * q(c), and true status * q(c)
     for r in states:
         seat = int(r["acting"])
         info = infoset(r, seat, rules)
@@ -93,11 +100,15 @@ def main() -> None:
             est[method].append((hits + 0.02) / (w.sum() + 1.0))  # one pseudo-world at ~the base rate
         y.append(truth)
         pr, orc = np.zeros((len(cards), P)), np.zeros((len(cards), P))
+        dm = np.zeros((len(cards), P))
         for j in info.opponents:
             pr[:, j] = ready_prior(info, j)
             orc[:, j] = float(true_ready(r.reshape(1), np.array([j]), P)[0])
+            dm[:, j] = wait_probs(info, j)[cards]
         prior.append(pr)
         oracle.append(orc)
+        direct.append(pr * dm)
+        direct_orc.append(orc * dm)
         d = np.zeros((len(cards), P))
         for j in info.opponents:
             mine = 0
@@ -124,6 +135,9 @@ def main() -> None:
     print(f"| defensive danger count | {auc(flat(dang), yy):.4f} | - |")
     print(f"| status alone: the fitted P(ready), same for every card | {auc(flat(prior), yy):.4f} | - |")
     print(f"| CHEATING: the true status, same for every card | {auc(flat(oracle), yy):.4f} | - |")
+    p = flat(direct)
+    print(f"| wait model direct, no worlds: P(ready) * q(c) | {auc(p, yy):.4f} | {logloss(p, yy):.4f} |")
+    print(f"| CHEATING: the true status * q(c) | {auc(flat(direct_orc), yy):.4f} | - |")
     print("\n| timing | ms |\n|---|---|")
     for method in est:
         ms = [t * 1e3 for m, t in times if m == method]

@@ -75,7 +75,7 @@ __all__ = [
     "table_checksum",
 ]
 
-METHODS = ("uniform", "two_level")
+METHODS = ("uniform", "two_level", "learned")
 WALL_BUCKETS, DISCARD_BUCKETS = 8, 4
 TABLE_FILE = "belief_table.json"
 LAST_STATS: dict[str, int] = {"worlds": 0, "status_missed": 0}
@@ -231,6 +231,109 @@ def _choose(rng: np.random.Generator, pool: np.ndarray, n: int, tries: int, h: i
     return idx[:, :h].reshape(n, tries, h)
 
 
+#: ``learned``: rounds of ``tries`` proposals per ready world, until each has this many ready ones
+LEARNED_MIN_READY, LEARNED_ROUNDS = 8, 4
+#: ``learned``: Newton steps of the tilt fit, its L2 weight, the bound on a card's log-weight, the targets' range
+TILT_ITERS, TILT_L2, TILT_CLIP, TARGET_RANGE = 5, 0.01, 6.0, (1e-3, 0.9)
+
+
+def _propose(rng: np.random.Generator, pool: np.ndarray, k: int, h: int, meld: int) -> tuple[np.ndarray, ...]:
+    """``k`` uniform hands of ``h`` cards per row of ``pool`` (m, U): indices (m, k, h), masks and waits (m, k)."""
+    m = len(pool)
+    cand = _choose(rng, pool, m, k, h)
+    cards = np.take_along_axis(pool[:, None, :], cand.reshape(m, -1)[:, None, :], axis=2)
+    masks = np.bitwise_or.reduce(BITS[cards.reshape(m, k, h).astype(np.int64)], axis=2)
+    waits = waits_batch(masks.ravel(), np.full(masks.size, meld, np.uint64)).reshape(masks.shape)
+    return cand, masks, waits
+
+
+def _tilt(x: np.ndarray, allowed: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """(m, M) selection probabilities: world i picks proposal k (x (M, C): which of C cards it waits on;
+    ``allowed`` (m, M): k fits in world i) with probability proportional to ``exp(x_k theta)``, theta chosen
+    so that each card c, averaged over the worlds, is waited on with probability ``target[c]``, as nearly as
+    the proposals allow: theta minimizes the convex ``mean_i log sum_{k allowed in i} exp(x_k theta) -
+    theta . target + TILT_L2 |theta|^2`` (maximum entropy under the marginals; the L2 term keeps theta finite
+    when a target cannot be met), by ``TILT_ITERS`` Newton steps (C <= 53: the C x C Hessian is cheap)."""
+    m, C = allowed.shape[0], x.shape[1]
+    theta = np.zeros(C)
+    for it in range(TILT_ITERS + 1):
+        logits = np.where(allowed, (x @ theta)[None, :], -np.inf)
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p = e / e.sum(axis=1, keepdims=True)
+        if it == TILT_ITERS:
+            return p
+        mu = p @ x  # (m, C): each world's expected wait set
+        grad = mu.mean(axis=0) - target + 2 * TILT_L2 * theta
+        hess = ((x * p.sum(axis=0)[:, None]).T @ x - mu.T @ mu) / m + 2 * TILT_L2 * np.eye(C)
+        theta = np.clip(theta - np.linalg.solve(hess, grad), -TILT_CLIP, TILT_CLIP)
+    raise AssertionError("unreachable")
+
+
+def _learned_ready(
+    info: InfoSet,
+    j: int,
+    rng: np.random.Generator,
+    pool: np.ndarray,
+    h: int,
+    furiten: np.uint64,
+    passed: np.uint64,
+    tries: int,
+) -> tuple[np.ndarray, int]:
+    """Indices (m, h) into ``pool`` (m, U) of one ready hand of ``j`` per world, and how many worlds had no
+    ready proposal to choose from (they keep their first proposal).
+
+    Ready proposals are gathered per world (up to ``LEARNED_ROUNDS`` rounds of ``tries`` uniform hands, until
+    each world has ``LEARNED_MIN_READY``) and shared: a world may take any proposal whose cards are all still
+    in its pool (all of them for the first opponent, whose pool every world shares; for a later one, those
+    disjoint from the cards this world gave earlier opponents). Each world then draws one with the
+    probabilities of :func:`_tilt`, which make the worlds' wait sets follow ``wait_probs(info, j)`` on the
+    cards the seat cannot place (its own hand and the pool)."""
+    from meld8_env.wait_model import wait_probs  # the model imports this module (passed_cards)
+
+    m = len(pool)
+    count = np.zeros(m, np.int64)
+    first = np.zeros((m, h), np.int64)
+    got_masks, got_waits = [], []
+    for r in range(LEARNED_ROUNDS):
+        todo = np.flatnonzero(count < LEARNED_MIN_READY)
+        if todo.size == 0:
+            break
+        cand, masks, waits = _propose(rng, pool[todo], tries, h, info.melds[j])
+        if r == 0:
+            first[:] = cand[:, 0]
+        ok = (waits != 0) & ((waits & furiten) == 0) & ((waits & passed) == 0)
+        got_masks.append(masks[ok])
+        got_waits.append(waits[ok])
+        count[todo] += ok.sum(axis=1)
+    masks, waits = np.concatenate(got_masks), np.concatenate(got_waits)
+    if masks.size == 0:
+        return first, m
+    # each world's pool as a mask: a proposal fits where all its cards are in it
+    in_pool = np.bitwise_or.reduce(BITS[pool.astype(np.int64)], axis=1)
+    allowed = (masks[None, :] & ~in_pool[:, None]) == 0
+    cards = np.flatnonzero((((info.hand | info.pool) >> np.arange(52)) & 1).astype(bool))
+    x = ((waits[:, None] >> cards[None, :].astype(np.uint64)) & np.uint64(1)).astype(np.float64)
+    target = np.clip(wait_probs(info, j)[cards], *TARGET_RANGE)
+    have = allowed.any(axis=1)
+    out = first.copy()
+    if have.any():
+        p = _tilt(x, allowed[have], target)
+        # stratified draws: world i inverts its own cumulative probabilities at u_i = (pi(i) + v) / k, with
+        # pi a random permutation and v one uniform, so each u_i is uniform (each world's draw is exact)
+        # while together they sweep (0, 1) evenly: where the worlds share their proposals (the first
+        # opponent) this is systematic resampling, and the wait sets across worlds follow the weighted
+        # proposals with far less Monte-Carlo noise than independent draws
+        k = p.shape[0]
+        u = (rng.permutation(k) + rng.random()) / k
+        pick = (p.cumsum(axis=1) < u[:, None]).sum(axis=1).clip(max=p.shape[1] - 1)
+        # the chosen hand as indices into this world's pool row (its cards are all there: ``allowed``)
+        chosen = masks[pick]
+        rows = np.flatnonzero(have)
+        held = ((chosen[:, None] >> pool[rows].astype(np.uint64)) & np.uint64(1)).astype(bool)  # (k, U)
+        out[rows] = np.argsort(~held, axis=1, kind="stable")[:, :h]
+    return out, int((~have).sum())
+
+
 def sample_worlds(
     info: InfoSet,
     n: int,
@@ -250,6 +353,8 @@ def sample_worlds(
         raise ValueError("the game is over: there is no hidden card left to sample")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
+    if last_discard and method == "learned":
+        raise ValueError("last_discard picks its own proposal; use it with method two_level, not learned")
     rules = rules or _default_rules(info.num_players)
     if rules.num_players != info.num_players:
         raise ValueError(f"rules seat {rules.num_players} players, the infoset {info.num_players}")
@@ -270,6 +375,11 @@ def sample_worlds(
             passed = np.uint64(passed_cards(info, j)) if no_pass else np.uint64(0)
             idx = np.zeros((n, h), np.int64)
             todo = np.arange(n)
+            if method == "learned" and want.any():  # ready worlds: hands whose waits follow the wait model
+                rows = np.flatnonzero(want)
+                idx[rows], m = _learned_ready(info, j, rng, pool[rows], h, furiten, passed, tries)
+                missed += m
+                todo = np.flatnonzero(~want)
             # a few proposals first (most "not ready" worlds match at once), then ``tries`` for the rest
             for stage, k in enumerate((min(8, tries), tries)):
                 if todo.size == 0:
