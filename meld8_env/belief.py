@@ -57,12 +57,14 @@ import numpy as np
 
 from meld8_env.cardmask import ALL, BITS, JK
 from meld8_env.codes import HAND_SIZE, N_CARDS, Phase
+from meld8_env.discard_history import discard_order, passed_cards
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import check_conservation, refresh
 from meld8_env.features import best_discards
 from meld8_env.hands import waits_batch
 from meld8_env.infoset import InfoSet
 from meld8_env.rules import RuleConfig
+from meld8_env.wait_model import wait_probs
 
 __all__ = [
     "LAST_STATS",
@@ -111,37 +113,6 @@ def _tables() -> dict[str, np.ndarray]:
 def ready_prior(info: InfoSet, j: int) -> float:
     """P(opponent ``j`` is ready | its public features), from the fitted table."""
     return float(_tables()[f"{info.num_players}p"][status_key(info, j)])
-
-
-def discard_order(info: InfoSet) -> list[tuple[int, int]]:
-    """The deal's discards in the order they were made, as (seat, card): rebuilt from the per-seat lists,
-    since the turn order is fixed by the calls (R11: the next seat draws; R19: a caller discards at once and
-    its shimocha draws next). A called discard is found in the caller's meld."""
-    P = info.num_players
-    left = [list(d) for d in info.discards]
-    called_by = {c: p for p in range(P) for c in range(N_CARDS) if info.melds[p] >> c & 1}
-    order: list[tuple[int, int]] = []
-    seat, pos = info.dealer, [0] * P
-    while pos[seat] < len(left[seat]):
-        i = pos[seat]
-        card = left[seat][i]
-        pos[seat] += 1
-        order.append((seat, card))
-        caller = called_by.get(card) if info.called[seat] >> i & 1 else None
-        seat = caller if caller is not None else (seat + 1) % P
-    return order
-
-
-def passed_cards(info: InfoSet, j: int) -> int:
-    """Mask of the cards other seats discarded after ``j``'s last discard: ``j`` saw each of them holding the
-    hand it holds now and did not Ron it (a called one included: Ron beats a call, R21)."""
-    order = discard_order(info)
-    last = max((k for k, (p, _) in enumerate(order) if p == j), default=-1)
-    m = 0
-    for p, c in order[last + 1 :]:
-        if p != j:
-            m |= 1 << c
-    return m
 
 
 def _prefer_greedy_discard(info: InfoSet, j: int, masks: np.ndarray, match: np.ndarray, rounds: int = 8) -> np.ndarray:
@@ -231,8 +202,9 @@ def _choose(rng: np.random.Generator, pool: np.ndarray, n: int, tries: int, h: i
     return idx[:, :h].reshape(n, tries, h)
 
 
-#: ``learned``: rounds of ``tries`` proposals per ready world, until each has this many ready ones
-LEARNED_MIN_READY, LEARNED_ROUNDS = 8, 4
+#: ``learned``: at most LEARNED_ROUNDS rounds of ``tries`` proposals per ready world, until the worlds share
+#: LEARNED_MIN_POOL ready ones and each found LEARNED_MIN_READY itself
+LEARNED_MIN_READY, LEARNED_MIN_POOL, LEARNED_ROUNDS = 8, 128, 4
 #: ``learned``: Newton steps of the tilt fit, its L2 weight, the bound on a card's log-weight, the targets' range
 TILT_ITERS, TILT_L2, TILT_CLIP, TARGET_RANGE = 5, 0.01, 6.0, (1e-3, 0.9)
 
@@ -283,19 +255,18 @@ def _learned_ready(
     ready proposal to choose from (they keep their first proposal).
 
     Ready proposals are gathered per world (up to ``LEARNED_ROUNDS`` rounds of ``tries`` uniform hands, until
-    each world has ``LEARNED_MIN_READY``) and shared: a world may take any proposal whose cards are all still
+    the worlds have ``LEARNED_MIN_POOL`` together and each ``LEARNED_MIN_READY``) and shared: a world may take any proposal whose cards are all still
     in its pool (all of them for the first opponent, whose pool every world shares; for a later one, those
     disjoint from the cards this world gave earlier opponents). Each world then draws one with the
     probabilities of :func:`_tilt`, which make the worlds' wait sets follow ``wait_probs(info, j)`` on the
     cards the seat cannot place (its own hand and the pool)."""
-    from meld8_env.wait_model import wait_probs  # the model imports this module (passed_cards)
-
     m = len(pool)
     count = np.zeros(m, np.int64)
     first = np.zeros((m, h), np.int64)
     got_masks, got_waits = [], []
     for r in range(LEARNED_ROUNDS):
-        todo = np.flatnonzero(count < LEARNED_MIN_READY)
+        # every world until the shared pool holds LEARNED_MIN_POOL; then those short of LEARNED_MIN_READY
+        todo = np.arange(m) if count.sum() < LEARNED_MIN_POOL else np.flatnonzero(count < LEARNED_MIN_READY)
         if todo.size == 0:
             break
         cand, masks, waits = _propose(rng, pool[todo], tries, h, info.melds[j])
@@ -306,6 +277,11 @@ def _learned_ready(
         got_waits.append(waits[ok])
         count[todo] += ok.sum(axis=1)
     masks, waits = np.concatenate(got_masks), np.concatenate(got_waits)
+    # proposals ordered by their waits among the seat's own cards, then by all their waits: the stratified
+    # draws below then take each kind of wait set (above all: which of our discards it Rons) in proportion
+    # to its weight, instead of by luck
+    by_waits = np.lexsort((waits, waits & np.uint64(info.hand)))
+    masks, waits = masks[by_waits], waits[by_waits]
     if masks.size == 0:
         return first, m
     # each world's pool as a mask: a proposal fits where all its cards are in it

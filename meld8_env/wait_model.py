@@ -24,6 +24,7 @@ from importlib import resources
 
 import numpy as np
 
+from meld8_env.discard_history import passed_cards
 from meld8_env.infoset import InfoSet
 
 __all__ = ["FEATURES", "MODEL_FILE", "model_checksum", "wait_features", "wait_probs"]
@@ -89,8 +90,6 @@ def _near(card: int) -> np.ndarray:
 
 def wait_features(info: InfoSet, j: int) -> np.ndarray:
     """(52, F) float64: the :data:`FEATURES` of (``j``, c) for every playing card c, from ``info`` only."""
-    from meld8_env.belief import passed_cards  # belief imports this module; the cycle is broken here
-
     unseen = _plane(info.pool)
     mine = _plane(info.hand)
     disc_all = 0
