@@ -255,11 +255,11 @@ def _learned_ready(
     ready proposal to choose from (they keep their first proposal).
 
     Ready proposals are gathered per world (up to ``LEARNED_ROUNDS`` rounds of ``tries`` uniform hands, until
-    the worlds have ``LEARNED_MIN_POOL`` together and each ``LEARNED_MIN_READY``) and shared: a world may take any proposal whose cards are all still
-    in its pool (all of them for the first opponent, whose pool every world shares; for a later one, those
-    disjoint from the cards this world gave earlier opponents). Each world then draws one with the
-    probabilities of :func:`_tilt`, which make the worlds' wait sets follow ``wait_probs(info, j)`` on the
-    cards the seat cannot place (its own hand and the pool)."""
+    the worlds have ``LEARNED_MIN_POOL`` together and each ``LEARNED_MIN_READY``) and shared: a world may
+    take any proposal whose cards are all still in its pool (all of them for the first opponent, whose pool
+    every world shares; for a later one, those disjoint from the cards this world gave earlier opponents).
+    Each world then draws one with the probabilities of :func:`_tilt`, which make the worlds' wait sets
+    follow ``wait_probs(info, j)`` on the cards the seat cannot place (its own hand and the pool)."""
     m = len(pool)
     count = np.zeros(m, np.int64)
     first = np.zeros((m, h), np.int64)
