@@ -1,6 +1,7 @@
 """Belief: playable worlds sampled from one seat's information set (issue 21 §1).
 
-``sample_worlds(info, n, rng, method="two_level", rules=None) -> (records (n,) STATE_DTYPE, weights (n,) f8)``
+``sample_worlds(info, n, rng, method="two_level", rules=None, tries=96, no_pass=False, last_discard=False)
+-> (records (n,) STATE_DTYPE, weights (n,) f8)``; ``method`` is one of :data:`METHODS`.
 
 Each world is a full engine record consistent with everything ``info`` holds (own hand, melds, discards,
 scores, phase, hand sizes): the pool of hidden cards is dealt to the other seats (their known sizes) and
@@ -23,6 +24,22 @@ Methods:
   If no proposal has the status, the first proposal is kept (the world then misses its drawn status;
   :data:`LAST_STATS` counts these). Weights are 1: the sequential rejection draws each later opponent
   from what earlier ones left, a small bias we accept rather than estimate.
+
+- ``"learned"``: the two-level status part as in ``"two_level"`` (the same table and kind of draw), then, for the
+  worlds where an opponent j is ready, hands whose *wait sets* follow the per-card wait model
+  ``meld8_env.wait_model.wait_probs(info, j)`` = ``q(c) = P(c in j's waits | j ready, public facts)`` (a
+  logistic regression on public features of (j, c): discards and their order, suji and rank-mates in j's
+  discards, cards j let pass, live shapes among the unseen cards, calls, wall left; fitted by
+  ``training/fit_waits.py`` on bot self-play with oracle labels, checksum verified on load). Ready
+  proposals are gathered as in ``"two_level"`` (rounds of ``tries`` uniform hands per ready world until the
+  worlds hold 128 together and 8 each, at most 4 rounds) and shared between the worlds where their cards
+  are free; a maximum-entropy tilt ``exp(theta . waits(hand))`` is fitted (Newton, L2 0.01) so that the
+  chance of each card the seat cannot place (its hand and the pool) being waited on, averaged over the
+  worlds, matches ``q``; each world then draws one proposal with those probabilities, the draws stratified
+  across worlds (``u_i = (perm(i) + v) / k``, proposals ordered by their waits on the seat's own cards), so
+  the wait sets follow the weights with little Monte-Carlo noise. Each world's draw is exact; the worlds
+  are not independent (stratified), and weights are 1. Compatible with ``no_pass`` (rejection as
+  below), not with ``last_discard`` (a ``ValueError``). It costs ~4-6x ``"two_level"``.
 
 A claim window in a sampled world is rebuilt from scratch: every seat eligible in that world is asked
 again, in turn order (R22 hides what earlier seats answered, so the world cannot keep it); the acting
