@@ -12,7 +12,9 @@ p = (hits + 0.02) / (worlds + 1)), and
 ``defensive``'s danger count (live wait shapes on c; AUC only: it is not a probability), and two rows that
 score every card of an opponent alike: the fitted ``P(ready)`` and, as a CHEATING ceiling, the true status
 (what a perfect status model could reach without knowing the hand). Rows: AUC,
-log-loss (base rate's log-loss beside it), and the median time of one ``sample_worlds`` call.
+log-loss (base rate's log-loss beside it), 95% bootstrap intervals over the states, the paired AUC differences
+to ``two_level``, and the median time of one ``sample_worlds`` call. ``learned``: the per-card wait model
+(``meld8_env.wait_model``); its direct row ``P(ready) * q(c)`` asks the model itself, without worlds.
 """
 
 from __future__ import annotations
@@ -63,6 +65,26 @@ def auc(score: np.ndarray, y: np.ndarray) -> float:
 def logloss(p: np.ndarray, y: np.ndarray) -> float:
     p = np.clip(p, 1e-4, 1 - 1e-4)
     return float(-np.mean(np.where(y, np.log(p), np.log(1 - p))))
+
+
+BOOT = 200
+
+
+def bootstrap_aucs(
+    scores: dict[str, np.ndarray], y: np.ndarray, sid: np.ndarray, n_states: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """(BOOT,) AUCs per estimator over resamples of the states (with replacement; a state's triples move
+    together, since they share its worlds). The same resamples serve every estimator, so differences pair."""
+    order = np.argsort(sid, kind="stable")
+    starts = np.searchsorted(sid[order], np.arange(n_states))
+    sizes = np.bincount(sid, minlength=n_states)
+    out = {k: np.empty(BOOT) for k in scores}
+    for b in range(BOOT):
+        pick = rng.integers(0, n_states, n_states)
+        idx = order[np.concatenate([np.arange(starts[i], starts[i] + sizes[i]) for i in pick.tolist()])]
+        for k, v in scores.items():
+            out[k][b] = auc(v[idx], y[idx])
+    return out
 
 
 def main() -> None:
@@ -123,21 +145,31 @@ def main() -> None:
 
     yy = flat(y).astype(bool)
     base = yy.mean()
+    sid = flat([np.full(x.shape, i) for i, x in enumerate(y)])  # the state of each triple
+    scores = {m: flat(xs) for m, xs in est.items()}
+    scores |= {"defensive danger count": flat(dang), "status alone: the fitted P(ready), same for every card":
+               flat(prior), "CHEATING: the true status, same for every card": flat(oracle),
+               "wait model direct, no worlds: P(ready) * q(c)": flat(direct),
+               "CHEATING: the true status * q(c)": flat(direct_orc)}  # fmt: skip
+    probs = set(est) | {"wait model direct, no worlds: P(ready) * q(c)"}  # the rows whose log-loss means something
+    boot = bootstrap_aucs(scores, yy, sid, len(states), np.random.default_rng(a.seed + 1))
     print(f"{len(states)} decision states, {yy.size} (state, opponent, card) triples, base rate {base:.4f}, "
           f"{a.worlds} worlds per state, rules {a.rules}")  # fmt: skip
     print(f"two-level worlds whose drawn status no proposal met: {LAST_STATS['status_missed']} of "
           f"{LAST_STATS['worlds']} (per opponent)")  # fmt: skip
-    print("\n| estimator | AUC | log-loss |\n|---|---|---|")
-    print(f"| base rate | 0.5 | {logloss(np.full(yy.size, base), yy):.4f} |")
-    for method, xs in est.items():
-        p = flat(xs)
-        print(f"| {method} | {auc(p, yy):.4f} | {logloss(p, yy):.4f} |")
-    print(f"| defensive danger count | {auc(flat(dang), yy):.4f} | - |")
-    print(f"| status alone: the fitted P(ready), same for every card | {auc(flat(prior), yy):.4f} | - |")
-    print(f"| CHEATING: the true status, same for every card | {auc(flat(oracle), yy):.4f} | - |")
-    p = flat(direct)
-    print(f"| wait model direct, no worlds: P(ready) * q(c) | {auc(p, yy):.4f} | {logloss(p, yy):.4f} |")
-    print(f"| CHEATING: the true status * q(c) | {auc(flat(direct_orc), yy):.4f} | - |")
+    print(f"\n| estimator | AUC | 95% CI ({BOOT} bootstrap resamples of the states) | log-loss |\n|---|---|---|---|")
+    print(f"| base rate | 0.5 | - | {logloss(np.full(yy.size, base), yy):.4f} |")
+    for name, p in scores.items():
+        lo, hi = np.percentile(boot[name], [2.5, 97.5])
+        ll = f"{logloss(p, yy):.4f}" if name in probs else "-"
+        print(f"| {name} | {auc(p, yy):.4f} | [{lo:.4f}, {hi:.4f}] | {ll} |")
+    if "two_level" in scores:
+        print("\n| paired AUC difference (same states, same bootstrap resamples) | d | 95% CI |\n|---|---|---|")
+        for name in scores:
+            if name != "two_level" and name in est:
+                d = auc(scores[name], yy) - auc(scores["two_level"], yy)
+                lo, hi = np.percentile(boot[name] - boot["two_level"], [2.5, 97.5])
+                print(f"| {name} - two_level | {d:+.4f} | [{lo:+.4f}, {hi:+.4f}] |")
     print("\n| timing | ms |\n|---|---|")
     for method in est:
         ms = [t * 1e3 for m, t in times if m == method]
