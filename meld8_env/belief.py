@@ -32,7 +32,7 @@ Methods:
   discards, cards j let pass, live shapes among the unseen cards, calls, wall left; fitted by
   ``training/fit_waits.py`` on bot self-play with oracle labels, checksum verified on load). Ready
   proposals are gathered as in ``"two_level"`` (rounds of ``tries`` uniform hands per ready world until the
-  worlds hold 128 together and 8 each, at most 4 rounds) and shared between the worlds where their cards
+  worlds hold 64 together, at most 4 rounds) and shared between the worlds where their cards
   are free; a maximum-entropy tilt ``exp(theta . waits(hand))`` is fitted (Newton, L2 0.01) so that the
   chance of each card the seat cannot place (its hand and the pool) being waited on, averaged over the
   worlds, matches ``q``; each world then draws one proposal with those probabilities, the draws stratified
@@ -219,11 +219,11 @@ def _choose(rng: np.random.Generator, pool: np.ndarray, n: int, tries: int, h: i
     return idx[:, :h].reshape(n, tries, h)
 
 
-#: ``learned``: at most LEARNED_ROUNDS rounds of ``tries`` proposals per ready world, until the worlds share
-#: LEARNED_MIN_POOL ready ones and each found LEARNED_MIN_READY itself
-LEARNED_MIN_READY, LEARNED_MIN_POOL, LEARNED_ROUNDS = 8, 128, 4
+#: ``learned``: at most LEARNED_ROUNDS rounds of proposals per ready world (``tries`` in the first, then as
+#: many as the ready rate seen so far asks, up to 3 * ``tries``), until the worlds share LEARNED_MIN_POOL
+LEARNED_MIN_POOL, LEARNED_ROUNDS = 64, 4
 #: ``learned``: Newton steps of the tilt fit, its L2 weight, the bound on a card's log-weight, the targets' range
-TILT_ITERS, TILT_L2, TILT_CLIP, TARGET_RANGE = 5, 0.01, 6.0, (1e-3, 0.9)
+TILT_ITERS, TILT_L2, TILT_CLIP, TARGET_RANGE = 3, 0.01, 6.0, (1e-3, 0.9)
 
 
 def _propose(rng: np.random.Generator, pool: np.ndarray, k: int, h: int, meld: int) -> tuple[np.ndarray, ...]:
@@ -271,8 +271,8 @@ def _learned_ready(
     """Indices (m, h) into ``pool`` (m, U) of one ready hand of ``j`` per world, and how many worlds had no
     ready proposal to choose from (they keep their first proposal).
 
-    Ready proposals are gathered per world (up to ``LEARNED_ROUNDS`` rounds of ``tries`` uniform hands, until
-    the worlds have ``LEARNED_MIN_POOL`` together and each ``LEARNED_MIN_READY``) and shared: a world may
+    Ready proposals are gathered per world (up to ``LEARNED_ROUNDS`` rounds of uniform hands, until the
+    worlds have ``LEARNED_MIN_POOL`` together) and shared: a world may
     take any proposal whose cards are all still in its pool (all of them for the first opponent, whose pool
     every world shares; for a later one, those disjoint from the cards this world gave earlier opponents).
     Each world then draws one with the probabilities of :func:`_tilt`, which make the worlds' wait sets
@@ -281,18 +281,20 @@ def _learned_ready(
     count = np.zeros(m, np.int64)
     first = np.zeros((m, h), np.int64)
     got_masks, got_waits = [], []
+    k = tries
     for r in range(LEARNED_ROUNDS):
-        # every world until the shared pool holds LEARNED_MIN_POOL; then those short of LEARNED_MIN_READY
-        todo = np.arange(m) if count.sum() < LEARNED_MIN_POOL else np.flatnonzero(count < LEARNED_MIN_READY)
-        if todo.size == 0:
+        if count.sum() >= LEARNED_MIN_POOL:
             break
-        cand, masks, waits = _propose(rng, pool[todo], tries, h, info.melds[j])
+        if r == 1:  # the next rounds sized by the ready rate seen so far (at most 3 * tries per world)
+            rate = max(count.sum(), 1) / (m * tries)
+            k = int(np.clip((LEARNED_MIN_POOL - count.sum()) / (rate * m), tries // 2, 3 * tries))
+        cand, masks, waits = _propose(rng, pool, k, h, info.melds[j])
         if r == 0:
             first[:] = cand[:, 0]
         ok = (waits != 0) & ((waits & furiten) == 0) & ((waits & passed) == 0)
         got_masks.append(masks[ok])
         got_waits.append(waits[ok])
-        count[todo] += ok.sum(axis=1)
+        count += ok.sum(axis=1)
     masks, waits = np.concatenate(got_masks), np.concatenate(got_waits)
     # proposals ordered by their waits among the seat's own cards, then by all their waits: the stratified
     # draws below then take each kind of wait set (above all: which of our discards it Rons) in proportion

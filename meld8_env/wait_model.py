@@ -58,8 +58,12 @@ FEATURES = (
     "pair_live_clean",  # a card of c's rank unseen and none of the rank in j's discards
 )
 F = len(FEATURES)
-_R = np.arange(52) % 13
-_S = np.arange(52) // 13
+_RANKS = np.arange(13)
+_EDGE = np.broadcast_to(np.isin(_RANKS, (0, 12)), (4, 13))
+_NEAR_EDGE = np.broadcast_to(np.isin(_RANKS, (1, 11)), (4, 13))
+_CROWN = np.broadcast_to(np.isin(_RANKS, (0, 10, 11, 12)), (4, 13))
+_VALID = np.ones((4, 13), bool)
+_ZERO = np.zeros((4, 13))
 
 
 def _plane(mask: int) -> np.ndarray:
@@ -77,6 +81,10 @@ def _shift(p: np.ndarray, d: int) -> np.ndarray:
     else:
         out[:] = p
     return out
+
+
+_UP_OK, _DOWN_OK = _shift(_VALID, 2), _shift(_VALID, -2)  # c+2 / c-2 exist
+_MID_OK = _shift(_VALID, 1) & _shift(_VALID, -1)
 
 
 def _near(card: int) -> np.ndarray:
@@ -98,9 +106,7 @@ def wait_features(info: InfoSet, j: int) -> np.ndarray:
     dj = _plane(disc_all)
     pj = _plane(passed_cards(info, j))
     joker_unseen = float(info.pool >> 52 & 1)
-    valid = np.ones((4, 13), bool)
-    up_ok, down_ok = _shift(valid, 2), _shift(valid, -2)  # c+2 / c-2 exist
-    mid_ok = _shift(valid, 1) & _shift(valid, -1)
+    up_ok, down_ok, mid_ok = _UP_OK, _DOWN_OK, _MID_OK
     u1, u2, d1, d2 = _shift(unseen, 1), _shift(unseen, 2), _shift(unseen, -1), _shift(unseen, -2)
     up, down, mid = u1 & u2, d1 & d2, d1 & u1
     half = (up_ok & (u1 ^ u2)).astype(int) + (down_ok & (d1 ^ d2)) + (mid_ok & (d1 ^ u1))
@@ -110,7 +116,7 @@ def wait_features(info: InfoSet, j: int) -> np.ndarray:
     rank_unseen = rank_count(unseen)
     rank_dj = rank_count(dj) + dj
     ds = info.discards[j]
-    near_count = lambda cards: sum(_near(c).astype(int) for c in cards) if cards else np.zeros((4, 13), int)  # noqa: E731
+    near_count = lambda cards: sum(_near(c).astype(int) for c in cards) if cards else _ZERO  # noqa: E731
     suit_share = np.zeros((4, 13))
     if ds:
         per_suit = np.bincount(np.asarray(ds) // 13, minlength=4) / len(ds)
@@ -122,9 +128,9 @@ def wait_features(info: InfoSet, j: int) -> np.ndarray:
     cols = [
         np.ones((4, 13)),
         mine,
-        np.broadcast_to(np.isin(np.arange(13), (0, 12)), (4, 13)),
-        np.broadcast_to(np.isin(np.arange(13), (1, 11)), (4, 13)),
-        np.broadcast_to(np.isin(np.arange(13), (0, 10, 11, 12)), (4, 13)),
+        _EDGE,
+        _NEAR_EDGE,
+        _CROWN,
         up.astype(int) + down + mid,
         (up & ~_shift(dj, 3)).astype(int) + (down & ~_shift(dj, -3)) + mid,
         half * joker_unseen,
@@ -135,7 +141,7 @@ def wait_features(info: InfoSet, j: int) -> np.ndarray:
         rank_count(pj),
         suji(pj),
         adj(pj),
-        _near(ds[-1]) if ds else np.zeros((4, 13)),
+        _near(ds[-1]) if ds else _ZERO,
         near_count(ds[-3:]),
         near_count(ds[:3]),
         suit_share,
