@@ -37,9 +37,12 @@ Methods:
   chance of each card the seat cannot place (its hand and the pool) being waited on, averaged over the
   worlds, matches ``q``; each world then draws one proposal with those probabilities, the draws stratified
   across worlds (``u_i = (perm(i) + v) / k``, proposals ordered by their waits on the seat's own cards), so
-  the wait sets follow the weights with little Monte-Carlo noise. Each world's draw is exact; the worlds
-  are not independent (stratified), and weights are 1. Compatible with ``no_pass`` (rejection as
-  below), not with ``last_discard`` (a ``ValueError``). It costs ~4-6x ``"two_level"``.
+  the wait sets follow the weights with little Monte-Carlo noise. Each world's draw is exact given the
+  shared proposals; the worlds are not independent (stratified), and weights are 1. For a later opponent a
+  world takes only the proposals whose cards are free in it, those made in other worlds included: a
+  small bias toward hands the other worlds could also hold, accepted like two_level's sequential one.
+  Compatible with ``no_pass`` (rejection as below), not with ``last_discard`` (a ``ValueError``). It costs
+  ~5x ``"two_level"`` (``bench/belief_quality.py`` prints the time per call).
 
 A claim window in a sampled world is rebuilt from scratch: every seat eligible in that world is asked
 again, in turn order (R22 hides what earlier seats answered, so the world cannot keep it); the acting
