@@ -32,7 +32,7 @@ Methods:
   discards, cards j let pass, live shapes among the unseen cards, calls, wall left; fitted by
   ``training/fit_waits.py`` on bot self-play with oracle labels, checksum verified on load). Ready
   proposals are gathered as in ``"two_level"`` (rounds of ``tries`` uniform hands per ready world until the
-  m ready worlds hold max(64, 8 m) together, at most 4 rounds) and shared between the worlds where their cards
+  worlds hold 64 together, at most 4 rounds) and shared between the worlds where their cards
   are free; a maximum-entropy tilt ``exp(theta . waits(hand))`` is fitted (Newton, L2 0.01) so that the
   chance of each card the seat cannot place (its hand and the pool) being waited on, averaged over the
   worlds, matches ``q``; each world then draws one proposal with those probabilities, the draws stratified
@@ -223,9 +223,8 @@ def _choose(rng: np.random.Generator, pool: np.ndarray, n: int, tries: int, h: i
 
 
 #: ``learned``: at most LEARNED_ROUNDS rounds of proposals per ready world (``tries`` in the first, then as
-#: many as the ready rate seen so far asks, up to 3 * ``tries``), until the m ready worlds share
-#: max(LEARNED_MIN_POOL, LEARNED_PER_WORLD * m) ready proposals
-LEARNED_MIN_POOL, LEARNED_PER_WORLD, LEARNED_ROUNDS = 64, 8, 4
+#: many as the ready rate seen so far asks, up to 3 * ``tries``), until the worlds share LEARNED_MIN_POOL
+LEARNED_MIN_POOL, LEARNED_ROUNDS = 64, 4
 #: ``learned``: Newton steps of the tilt fit, its L2 weight, the bound on a card's log-weight, the targets' range
 TILT_ITERS, TILT_L2, TILT_CLIP, TARGET_RANGE = 3, 0.01, 6.0, (1e-3, 0.9)
 
@@ -276,7 +275,7 @@ def _learned_ready(
     ready proposal to choose from (they keep their first proposal).
 
     Ready proposals are gathered per world (up to ``LEARNED_ROUNDS`` rounds of uniform hands, until the
-    worlds have ``max(LEARNED_MIN_POOL, LEARNED_PER_WORLD * m)`` together) and shared: a world may
+    worlds have ``LEARNED_MIN_POOL`` together) and shared: a world may
     take any proposal whose cards are all still in its pool (all of them for the first opponent, whose pool
     every world shares; for a later one, those disjoint from the cards this world gave earlier opponents).
     Each world then draws one with the probabilities of :func:`_tilt`, which make the worlds' wait sets
@@ -285,13 +284,13 @@ def _learned_ready(
     count = np.zeros(m, np.int64)
     first = np.zeros((m, h), np.int64)
     got_masks, got_waits = [], []
-    k, want = tries, max(LEARNED_MIN_POOL, LEARNED_PER_WORLD * m)
+    k = tries
     for r in range(LEARNED_ROUNDS):
-        if count.sum() >= want:
+        if count.sum() >= LEARNED_MIN_POOL:
             break
         if r == 1:  # the next rounds sized by the ready rate seen so far (at most 3 * tries per world)
             rate = max(count.sum(), 1) / (m * tries)
-            k = int(np.clip((want - count.sum()) / (rate * m), tries // 2, 3 * tries))
+            k = int(np.clip((LEARNED_MIN_POOL - count.sum()) / (rate * m), tries // 2, 3 * tries))
         cand, masks, waits = _propose(rng, pool, k, h, info.melds[j])
         if r == 0:
             first[:] = cand[:, 0]
