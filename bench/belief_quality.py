@@ -1,6 +1,7 @@
 """How well sampled worlds predict danger: "can opponent j Ron card c now?" on bot-game decision states.
 
 Usage: python bench/belief_quality.py [--states 3000] [--worlds 16] [--seed 7] [--rules default|two_player]
+       [--methods uniform,two_level,...]
 
 States: discard decisions (draw / call-discard phase) of ``greedy``/``defensive`` games
 (``training.bot_states``, seeds not used to fit the table). Triples: (state, opponent j, each legal discard
@@ -11,7 +12,9 @@ p = (hits + 0.02) / (worlds + 1)), and
 ``defensive``'s danger count (live wait shapes on c; AUC only: it is not a probability), and two rows that
 score every card of an opponent alike: the fitted ``P(ready)`` and, as a CHEATING ceiling, the true status
 (what a perfect status model could reach without knowing the hand). Rows: AUC,
-log-loss (base rate's log-loss beside it), and the median time of one ``sample_worlds`` call.
+log-loss (base rate's log-loss beside it), 95% bootstrap intervals over the states, the paired AUC differences
+to ``two_level``, and the median time of one ``sample_worlds`` call. ``learned``: the per-card wait model
+(``meld8_env.wait_model``); its direct row ``P(ready) * q(c)`` asks the model itself, without worlds.
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from meld8_env.engine.records import step_records
 from meld8_env.features import danger
 from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
+from meld8_env.wait_model import wait_probs
 from training.bot_states import play_bot_states
 from training.fit_belief import true_ready
 
 #: the estimators compared: a sampler method and its options (keyword flags of ``sample_worlds``)
-METHODS = ("uniform", "two_level", "two_level no_pass", "two_level last_discard")
+METHODS = ("uniform", "two_level", "two_level no_pass", "two_level last_discard", "learned", "learned no_pass")
 
 
 def ron_after_discards(records: np.ndarray, cards: np.ndarray, rules: RuleConfig) -> np.ndarray:
@@ -63,13 +67,37 @@ def logloss(p: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(np.where(y, np.log(p), np.log(1 - p))))
 
 
+BOOT = 200
+
+
+def bootstrap_aucs(
+    scores: dict[str, np.ndarray], y: np.ndarray, sid: np.ndarray, n_states: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """(BOOT,) AUCs per estimator over resamples of the states (with replacement; a state's triples move
+    together, since they share its worlds). The same resamples serve every estimator, so differences pair."""
+    order = np.argsort(sid, kind="stable")
+    starts = np.searchsorted(sid[order], np.arange(n_states))
+    sizes = np.bincount(sid, minlength=n_states)
+    out = {k: np.empty(BOOT) for k in scores}
+    for b in range(BOOT):
+        pick = rng.integers(0, n_states, n_states)
+        idx = order[np.concatenate([np.arange(starts[i], starts[i] + sizes[i]) for i in pick.tolist()])]
+        for k, v in scores.items():
+            out[k][b] = auc(v[idx], y[idx])
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--states", type=int, default=3000)
     ap.add_argument("--worlds", type=int, default=16)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rules", choices=["default", "two_player"], default="default")
+    ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated rows of METHODS (default: all)")
     a = ap.parse_args()
+    methods = a.methods.split(",")
+    if bad := [m for m in methods if m not in METHODS]:
+        raise SystemExit(f"belief_quality: unknown --methods {bad}; choose among {', '.join(METHODS)}")
     rules = RuleConfig() if a.rules == "default" else RuleConfig.two_player()
     P = rules.num_players
     games = max(8, a.states // 25)
@@ -77,8 +105,9 @@ def main() -> None:
     states = states[np.isin(states["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])]
     rng = np.random.default_rng(a.seed)
     states = np.ascontiguousarray(states[np.sort(rng.permutation(len(states))[: a.states])])
-    y, est, dang, times = [], {m: [] for m in METHODS}, [], []
+    y, est, dang, times = [], {m: [] for m in methods}, [], []
     prior, oracle = [], []  # the status alone: the fitted P(ready), and the true status (CHEATING ceiling)
+    direct, direct_orc = [], []  # the wait model without worlds: P(ready) * q(c), and true status * q(c)
     for r in states:
         seat = int(r["acting"])
         info = infoset(r, seat, rules)
@@ -93,11 +122,15 @@ def main() -> None:
             est[method].append((hits + 0.02) / (w.sum() + 1.0))  # one pseudo-world at ~the base rate
         y.append(truth)
         pr, orc = np.zeros((len(cards), P)), np.zeros((len(cards), P))
+        dm = np.zeros((len(cards), P))
         for j in info.opponents:
             pr[:, j] = ready_prior(info, j)
             orc[:, j] = float(true_ready(r.reshape(1), np.array([j]), P)[0])
+            dm[:, j] = wait_probs(info, j)[cards]
         prior.append(pr)
         oracle.append(orc)
+        direct.append(pr * dm)
+        direct_orc.append(orc * dm)
         d = np.zeros((len(cards), P))
         for j in info.opponents:
             mine = 0
@@ -112,18 +145,31 @@ def main() -> None:
 
     yy = flat(y).astype(bool)
     base = yy.mean()
+    sid = flat([np.full(x.shape, i) for i, x in enumerate(y)])  # the state of each triple
+    scores = {m: flat(xs) for m, xs in est.items()}
+    scores |= {"defensive danger count": flat(dang), "status alone: the fitted P(ready), same for every card":
+               flat(prior), "CHEATING: the true status, same for every card": flat(oracle),
+               "wait model direct, no worlds: P(ready) * q(c)": flat(direct),
+               "CHEATING: the true status * q(c)": flat(direct_orc)}  # fmt: skip
+    probs = set(est) | {"wait model direct, no worlds: P(ready) * q(c)"}  # the rows whose log-loss means something
+    boot = bootstrap_aucs(scores, yy, sid, len(states), np.random.default_rng(a.seed + 1))
     print(f"{len(states)} decision states, {yy.size} (state, opponent, card) triples, base rate {base:.4f}, "
           f"{a.worlds} worlds per state, rules {a.rules}")  # fmt: skip
     print(f"two-level worlds whose drawn status no proposal met: {LAST_STATS['status_missed']} of "
           f"{LAST_STATS['worlds']} (per opponent)")  # fmt: skip
-    print("\n| estimator | AUC | log-loss |\n|---|---|---|")
-    print(f"| base rate | 0.5 | {logloss(np.full(yy.size, base), yy):.4f} |")
-    for method, xs in est.items():
-        p = flat(xs)
-        print(f"| {method} | {auc(p, yy):.4f} | {logloss(p, yy):.4f} |")
-    print(f"| defensive danger count | {auc(flat(dang), yy):.4f} | - |")
-    print(f"| status alone: the fitted P(ready), same for every card | {auc(flat(prior), yy):.4f} | - |")
-    print(f"| CHEATING: the true status, same for every card | {auc(flat(oracle), yy):.4f} | - |")
+    print(f"\n| estimator | AUC | 95% CI ({BOOT} bootstrap resamples of the states) | log-loss |\n|---|---|---|---|")
+    print(f"| base rate | 0.5 | - | {logloss(np.full(yy.size, base), yy):.4f} |")
+    for name, p in scores.items():
+        lo, hi = np.percentile(boot[name], [2.5, 97.5])
+        ll = f"{logloss(p, yy):.4f}" if name in probs else "-"
+        print(f"| {name} | {auc(p, yy):.4f} | [{lo:.4f}, {hi:.4f}] | {ll} |")
+    if "two_level" in scores:
+        print("\n| paired AUC difference (same states, same bootstrap resamples) | d | 95% CI |\n|---|---|---|")
+        for name in scores:
+            if name != "two_level" and name in est:
+                d = auc(scores[name], yy) - auc(scores["two_level"], yy)
+                lo, hi = np.percentile(boot[name] - boot["two_level"], [2.5, 97.5])
+                print(f"| {name} - two_level | {d:+.4f} | [{lo:+.4f}, {hi:+.4f}] |")
     print("\n| timing | ms |\n|---|---|")
     for method in est:
         ms = [t * 1e3 for m, t in times if m == method]

@@ -1,6 +1,7 @@
 """Belief: playable worlds sampled from one seat's information set (issue 21 §1).
 
-``sample_worlds(info, n, rng, method="two_level", rules=None) -> (records (n,) STATE_DTYPE, weights (n,) f8)``
+``sample_worlds(info, n, rng, method="two_level", rules=None, tries=96, no_pass=False, last_discard=False)
+-> (records (n,) STATE_DTYPE, weights (n,) f8)``; ``method`` is one of :data:`METHODS`.
 
 Each world is a full engine record consistent with everything ``info`` holds (own hand, melds, discards,
 scores, phase, hand sizes): the pool of hidden cards is dealt to the other seats (their known sizes) and
@@ -23,6 +24,25 @@ Methods:
   If no proposal has the status, the first proposal is kept (the world then misses its drawn status;
   :data:`LAST_STATS` counts these). Weights are 1: the sequential rejection draws each later opponent
   from what earlier ones left, a small bias we accept rather than estimate.
+
+- ``"learned"``: the two-level status part as in ``"two_level"`` (the same table and kind of draw), then, for the
+  worlds where an opponent j is ready, hands whose *wait sets* follow the per-card wait model
+  ``meld8_env.wait_model.wait_probs(info, j)`` = ``q(c) = P(c in j's waits | j ready, public facts)`` (a
+  logistic regression on public features of (j, c): discards and their order, suji and rank-mates in j's
+  discards, cards j let pass, live shapes among the unseen cards, calls, wall left; fitted by
+  ``training/fit_waits.py`` on bot self-play with oracle labels, checksum verified on load). Ready
+  proposals are gathered as in ``"two_level"`` (rounds of ``tries`` uniform hands per ready world until the
+  worlds hold 64 together, at most 4 rounds) and shared between the worlds where their cards
+  are free; a maximum-entropy tilt ``exp(theta . waits(hand))`` is fitted (Newton, L2 0.01) so that the
+  chance of each card the seat cannot place (its hand and the pool) being waited on, averaged over the
+  worlds, matches ``q``; each world then draws one proposal with those probabilities, the draws stratified
+  across worlds (``u_i = (perm(i) + v) / k``, proposals ordered by their waits on the seat's own cards), so
+  the wait sets follow the weights with little Monte-Carlo noise. Each world's draw is exact given the
+  shared proposals; the worlds are not independent (stratified), and weights are 1. For a later opponent a
+  world takes only the proposals whose cards are free in it, those made in other worlds included: a
+  small bias toward hands the other worlds could also hold, accepted like two_level's sequential one.
+  Compatible with ``no_pass`` (rejection as below), not with ``last_discard`` (a ``ValueError``). It costs
+  ~5x ``"two_level"`` (``bench/belief_quality.py`` prints the time per call).
 
 A claim window in a sampled world is rebuilt from scratch: every seat eligible in that world is asked
 again, in turn order (R22 hides what earlier seats answered, so the world cannot keep it); the acting
@@ -57,12 +77,14 @@ import numpy as np
 
 from meld8_env.cardmask import ALL, BITS, JK
 from meld8_env.codes import HAND_SIZE, N_CARDS, Phase
+from meld8_env.discard_history import discard_order, passed_cards
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import check_conservation, refresh
 from meld8_env.features import best_discards
 from meld8_env.hands import waits_batch
 from meld8_env.infoset import InfoSet
 from meld8_env.rules import RuleConfig
+from meld8_env.wait_model import wait_probs
 
 __all__ = [
     "LAST_STATS",
@@ -75,7 +97,7 @@ __all__ = [
     "table_checksum",
 ]
 
-METHODS = ("uniform", "two_level")
+METHODS = ("uniform", "two_level", "learned")
 WALL_BUCKETS, DISCARD_BUCKETS = 8, 4
 TABLE_FILE = "belief_table.json"
 LAST_STATS: dict[str, int] = {"worlds": 0, "status_missed": 0}
@@ -111,37 +133,6 @@ def _tables() -> dict[str, np.ndarray]:
 def ready_prior(info: InfoSet, j: int) -> float:
     """P(opponent ``j`` is ready | its public features), from the fitted table."""
     return float(_tables()[f"{info.num_players}p"][status_key(info, j)])
-
-
-def discard_order(info: InfoSet) -> list[tuple[int, int]]:
-    """The deal's discards in the order they were made, as (seat, card): rebuilt from the per-seat lists,
-    since the turn order is fixed by the calls (R11: the next seat draws; R19: a caller discards at once and
-    its shimocha draws next). A called discard is found in the caller's meld."""
-    P = info.num_players
-    left = [list(d) for d in info.discards]
-    called_by = {c: p for p in range(P) for c in range(N_CARDS) if info.melds[p] >> c & 1}
-    order: list[tuple[int, int]] = []
-    seat, pos = info.dealer, [0] * P
-    while pos[seat] < len(left[seat]):
-        i = pos[seat]
-        card = left[seat][i]
-        pos[seat] += 1
-        order.append((seat, card))
-        caller = called_by.get(card) if info.called[seat] >> i & 1 else None
-        seat = caller if caller is not None else (seat + 1) % P
-    return order
-
-
-def passed_cards(info: InfoSet, j: int) -> int:
-    """Mask of the cards other seats discarded after ``j``'s last discard: ``j`` saw each of them holding the
-    hand it holds now and did not Ron it (a called one included: Ron beats a call, R21)."""
-    order = discard_order(info)
-    last = max((k for k, (p, _) in enumerate(order) if p == j), default=-1)
-    m = 0
-    for p, c in order[last + 1 :]:
-        if p != j:
-            m |= 1 << c
-    return m
 
 
 def _prefer_greedy_discard(info: InfoSet, j: int, masks: np.ndarray, match: np.ndarray, rounds: int = 8) -> np.ndarray:
@@ -231,6 +222,116 @@ def _choose(rng: np.random.Generator, pool: np.ndarray, n: int, tries: int, h: i
     return idx[:, :h].reshape(n, tries, h)
 
 
+#: ``learned``: at most LEARNED_ROUNDS rounds of proposals per ready world (``tries`` in the first, then as
+#: many as the ready rate seen so far asks, up to 3 * ``tries``), until the worlds share LEARNED_MIN_POOL
+LEARNED_MIN_POOL, LEARNED_ROUNDS = 64, 4
+#: ``learned``: Newton steps of the tilt fit, its L2 weight, the bound on a card's log-weight, the targets' range
+TILT_ITERS, TILT_L2, TILT_CLIP, TARGET_RANGE = 3, 0.01, 6.0, (1e-3, 0.9)
+
+
+def _propose(rng: np.random.Generator, pool: np.ndarray, k: int, h: int, meld: int) -> tuple[np.ndarray, ...]:
+    """``k`` uniform hands of ``h`` cards per row of ``pool`` (m, U): indices (m, k, h), masks and waits (m, k)."""
+    m = len(pool)
+    cand = _choose(rng, pool, m, k, h)
+    cards = np.take_along_axis(pool[:, None, :], cand.reshape(m, -1)[:, None, :], axis=2)
+    masks = np.bitwise_or.reduce(BITS[cards.reshape(m, k, h).astype(np.int64)], axis=2)
+    waits = waits_batch(masks.ravel(), np.full(masks.size, meld, np.uint64)).reshape(masks.shape)
+    return cand, masks, waits
+
+
+def _tilt(x: np.ndarray, allowed: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """(m, M) selection probabilities: world i picks proposal k (x (M, C): which of C cards it waits on;
+    ``allowed`` (m, M): k fits in world i) with probability proportional to ``exp(x_k theta)``, theta chosen
+    so that each card c, averaged over the worlds, is waited on with probability ``target[c]``, as nearly as
+    the proposals allow: theta minimizes the convex ``mean_i log sum_{k allowed in i} exp(x_k theta) -
+    theta . target + TILT_L2 |theta|^2`` (maximum entropy under the marginals; the L2 term keeps theta finite
+    when a target cannot be met), by ``TILT_ITERS`` Newton steps (C <= 53: the C x C Hessian is cheap)."""
+    m, C = allowed.shape[0], x.shape[1]
+    theta = np.zeros(C)
+    for it in range(TILT_ITERS + 1):
+        logits = np.where(allowed, (x @ theta)[None, :], -np.inf)
+        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p = e / e.sum(axis=1, keepdims=True)
+        if it == TILT_ITERS:
+            return p
+        mu = p @ x  # (m, C): each world's expected wait set
+        grad = mu.mean(axis=0) - target + 2 * TILT_L2 * theta
+        hess = ((x * p.sum(axis=0)[:, None]).T @ x - mu.T @ mu) / m + 2 * TILT_L2 * np.eye(C)
+        theta = np.clip(theta - np.linalg.solve(hess, grad), -TILT_CLIP, TILT_CLIP)
+    raise AssertionError("unreachable")
+
+
+def _learned_ready(
+    info: InfoSet,
+    j: int,
+    rng: np.random.Generator,
+    pool: np.ndarray,
+    h: int,
+    furiten: np.uint64,
+    passed: np.uint64,
+    tries: int,
+) -> tuple[np.ndarray, int]:
+    """Indices (m, h) into ``pool`` (m, U) of one ready hand of ``j`` per world, and how many worlds had no
+    ready proposal to choose from (they keep their first proposal).
+
+    Ready proposals are gathered per world (up to ``LEARNED_ROUNDS`` rounds of uniform hands, until the
+    worlds have ``LEARNED_MIN_POOL`` together) and shared: a world may
+    take any proposal whose cards are all still in its pool (all of them for the first opponent, whose pool
+    every world shares; for a later one, those disjoint from the cards this world gave earlier opponents).
+    Each world then draws one with the probabilities of :func:`_tilt`, which make the worlds' wait sets
+    follow ``wait_probs(info, j)`` on the cards the seat cannot place (its own hand and the pool)."""
+    m = len(pool)
+    count = np.zeros(m, np.int64)
+    first = np.zeros((m, h), np.int64)
+    got_masks, got_waits = [], []
+    k = tries
+    for r in range(LEARNED_ROUNDS):
+        if count.sum() >= LEARNED_MIN_POOL:
+            break
+        if r == 1:  # the next rounds sized by the ready rate seen so far (at most 3 * tries per world)
+            rate = max(count.sum(), 1) / (m * tries)
+            k = int(np.clip((LEARNED_MIN_POOL - count.sum()) / (rate * m), tries // 2, 3 * tries))
+        cand, masks, waits = _propose(rng, pool, k, h, info.melds[j])
+        if r == 0:
+            first[:] = cand[:, 0]
+        ok = (waits != 0) & ((waits & furiten) == 0) & ((waits & passed) == 0)
+        got_masks.append(masks[ok])
+        got_waits.append(waits[ok])
+        count += ok.sum(axis=1)
+    masks, waits = np.concatenate(got_masks), np.concatenate(got_waits)
+    # proposals ordered by their waits among the seat's own cards, then by all their waits: the stratified
+    # draws below then take each kind of wait set (above all: which of our discards it Rons) in proportion
+    # to its weight, instead of by luck
+    by_waits = np.lexsort((waits, waits & np.uint64(info.hand)))
+    masks, waits = masks[by_waits], waits[by_waits]
+    if masks.size == 0:
+        return first, m
+    # each world's pool as a mask: a proposal fits where all its cards are in it
+    in_pool = np.bitwise_or.reduce(BITS[pool.astype(np.int64)], axis=1)
+    allowed = (masks[None, :] & ~in_pool[:, None]) == 0
+    cards = np.flatnonzero((((info.hand | info.pool) >> np.arange(52)) & 1).astype(bool))
+    x = ((waits[:, None] >> cards[None, :].astype(np.uint64)) & np.uint64(1)).astype(np.float64)
+    target = np.clip(wait_probs(info, j)[cards], *TARGET_RANGE)
+    have = allowed.any(axis=1)
+    out = first.copy()
+    if have.any():
+        p = _tilt(x, allowed[have], target)
+        # stratified draws: world i inverts its own cumulative probabilities at u_i = (pi(i) + v) / k, with
+        # pi a random permutation and v one uniform, so each u_i is uniform (each world's draw is exact)
+        # while together they sweep (0, 1) evenly: where the worlds share their proposals (the first
+        # opponent) this is systematic resampling, and the wait sets across worlds follow the weighted
+        # proposals with far less Monte-Carlo noise than independent draws
+        k = p.shape[0]
+        u = (rng.permutation(k) + rng.random()) / k
+        pick = (p.cumsum(axis=1) < u[:, None]).sum(axis=1).clip(max=p.shape[1] - 1)
+        # the chosen hand as indices into this world's pool row (its cards are all there: ``allowed``)
+        chosen = masks[pick]
+        rows = np.flatnonzero(have)
+        held = ((chosen[:, None] >> pool[rows].astype(np.uint64)) & np.uint64(1)).astype(bool)  # (k, U)
+        out[rows] = np.argsort(~held, axis=1, kind="stable")[:, :h]
+    return out, int((~have).sum())
+
+
 def sample_worlds(
     info: InfoSet,
     n: int,
@@ -250,6 +351,8 @@ def sample_worlds(
         raise ValueError("the game is over: there is no hidden card left to sample")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
+    if last_discard and method == "learned":
+        raise ValueError("last_discard picks its own proposal; use it with method two_level, not learned")
     rules = rules or _default_rules(info.num_players)
     if rules.num_players != info.num_players:
         raise ValueError(f"rules seat {rules.num_players} players, the infoset {info.num_players}")
@@ -270,6 +373,11 @@ def sample_worlds(
             passed = np.uint64(passed_cards(info, j)) if no_pass else np.uint64(0)
             idx = np.zeros((n, h), np.int64)
             todo = np.arange(n)
+            if method == "learned" and want.any():  # ready worlds: hands whose waits follow the wait model
+                rows = np.flatnonzero(want)
+                idx[rows], m = _learned_ready(info, j, rng, pool[rows], h, furiten, passed, tries)
+                missed += m
+                todo = np.flatnonzero(~want)
             # a few proposals first (most "not ready" worlds match at once), then ``tries`` for the rest
             for stage, k in enumerate((min(8, tries), tries)):
                 if todo.size == 0:

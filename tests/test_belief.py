@@ -29,7 +29,7 @@ def states(request):
     return rules, np.ascontiguousarray(s[:: max(1, len(s) // 150)])
 
 
-@pytest.mark.parametrize("method", ["uniform", "two_level"])
+@pytest.mark.parametrize("method", ["uniform", "two_level", "learned"])
 def test_worlds_are_consistent_and_playable(states, method):
     rules, recs = states
     rng = np.random.default_rng(2)
@@ -144,7 +144,96 @@ def test_same_rng_same_worlds_whatever_the_hidden_truth(name):
         assert np.array_equal(wa, wb)
 
 
-def test_sampled_locations_do_not_depend_on_the_truth():
+@pytest.mark.parametrize("name", list(RULES))
+def test_learned_same_rng_same_worlds_whatever_the_hidden_truth(name):
+    """Leak test for ``learned`` (with and without ``no_pass``): records that differ only by hidden cards and
+    seed give the same samples for the same rng, on 600 bot-game decision states per rule set."""
+    rules = RULES[name]
+    recs = play_bot_states(rules, games=12, seed=78)
+    recs = np.ascontiguousarray(recs[np.linspace(0, len(recs) - 1, 600).astype(np.int64)])
+    rng = np.random.default_rng(6)
+    for i, r in enumerate(recs):
+        seat = int(r["acting"])
+        twin = recs[i : i + 1].copy()
+        permute_hidden(twin, seat, rules.num_players, rng)
+        opts = {"no_pass": bool(i % 2)}
+        a, wa = sample_worlds(infoset(r, seat, rules), 6, np.random.default_rng(i), "learned", rules, **opts)
+        b, wb = sample_worlds(infoset(twin[0], seat, rules), 6, np.random.default_rng(i), "learned", rules, **opts)
+        for f in a.dtype.names:
+            assert np.array_equal(a[f], b[f]), f"state {i}: field {f} depends on the hidden truth"
+        assert np.array_equal(wa, wb) and (wa == 1).all()
+
+
+def test_learned_is_deterministic_under_its_rng_and_varies_with_it(states):
+    rules, recs = states
+    r = recs[len(recs) // 2]
+    info = infoset(r, int(r["acting"]), rules)
+    a, _ = sample_worlds(info, 16, np.random.default_rng(11), "learned", rules)
+    b, _ = sample_worlds(info, 16, np.random.default_rng(11), "learned", rules)
+    c, _ = sample_worlds(info, 16, np.random.default_rng(12), "learned", rules)
+    assert a.tobytes() == b.tobytes()
+    assert not np.array_equal(a["hands"], c["hands"])
+
+
+def _ready_wait_freq(info, worlds, j) -> np.ndarray | None:
+    """(52,) how often each card is in j's waits among the worlds where j is ready (None if none is)."""
+    w = waits_batch(worlds["hands"][:, j].copy(), worlds["melds"][:, j].copy())
+    ready = (w != 0) & ((w & np.uint64(info.uncalled_discards(j))) == 0)
+    if not ready.any():
+        return None
+    return ((w[ready, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)).mean(axis=0)
+
+
+def test_learned_worlds_wait_where_the_model_says(states):
+    """``learned``: among the worlds where an opponent is ready, how often each card it cannot be holding is
+    in its waits follows the wait model's q(c) more closely than ``two_level``'s uniform ready hands do
+    (correlation over (state, opponent, card), 64 worlds per state)."""
+    from meld8_env.wait_model import wait_probs
+
+    rules, recs = states
+    rng = np.random.default_rng(13)
+    got = {"two_level": ([], []), "learned": ([], [])}
+    for r in recs[::3]:
+        info = infoset(r, int(r["acting"]), rules)
+        cards = np.flatnonzero((((info.hand | info.pool) >> np.arange(52)) & 1).astype(bool))
+        for method, (freq, model) in got.items():
+            worlds, _ = sample_worlds(info, 64, rng, method, rules)
+            for j in info.opponents:
+                f = _ready_wait_freq(info, worlds, j)
+                if f is not None:
+                    freq.extend(f[cards])
+                    model.extend(wait_probs(info, j)[cards])
+    corr = {m: np.corrcoef(f, q)[0, 1] for m, (f, q) in got.items()}
+    assert len(got["learned"][0]) > 1000
+    assert corr["learned"] > corr["two_level"] + 0.05, corr
+
+
+def test_tilt_meets_the_marginals_the_proposals_can_reach(monkeypatch):
+    """The max-entropy tilt: targets = the marginals of a known tilt of the proposals; the fitted weights
+    give each card its target (within 0.04: the L2 term, TILT_L2, pulls theta toward 0; within 0.005 without
+    it), where the untilted proposals miss by more than 0.1."""
+    from meld8_env import belief
+    from meld8_env.belief import _tilt
+
+    rng = np.random.default_rng(0)
+    x = (rng.random((400, 6)) < 0.3).astype(np.float64)
+    theta = np.array([1.5, -1.0, 0.0, 0.8, -2.0, 0.3])
+    w = np.exp(x @ theta)
+    target = (w / w.sum()) @ x
+    allowed = np.ones((20, 400), bool)
+    p = _tilt(x, allowed, target)
+    assert np.allclose(p.sum(axis=1), 1.0)
+    assert np.abs((p @ x).mean(axis=0) - target).max() < 0.04
+    assert np.abs(x.mean(axis=0) - target).max() > 0.1
+    monkeypatch.setattr(belief, "TILT_L2", 1e-4)
+    assert np.abs((_tilt(x, allowed, target) @ x).mean(axis=0) - target).max() < 0.005
+    allowed[:, ::2] = False  # worlds may take only some proposals: those are the only ones with weight
+    p = _tilt(x, allowed, target)
+    assert (p[~allowed] == 0).all()
+
+
+@pytest.mark.parametrize("method", ["two_level", "learned"])
+def test_sampled_locations_do_not_depend_on_the_truth(method):
     """chi-squared: for one decision state, 6 different truths (permutations of the hidden cards); where the
     sampler puts each hidden card (which opponent, or the wall) is independent of the truth (six cards,
     p > 1e-4 each)."""
@@ -165,7 +254,7 @@ def test_sampled_locations_do_not_depend_on_the_truth():
                             for c in cards])  # fmt: skip
         info = infoset(twin[0], seat, rules)
         assert info.to_bytes() == info0.to_bytes()
-        worlds, _ = sample_worlds(info, 400, np.random.default_rng(100 + t), "two_level")
+        worlds, _ = sample_worlds(info, 400, np.random.default_rng(100 + t), method)
         for k, c in enumerate(cards):
             for j in info0.opponents:
                 table[t, k, places.index(str(j))] += int(((worlds["hands"][:, j] >> np.uint64(c)) & 1).sum())
@@ -224,5 +313,11 @@ def test_bad_input_one_line():
         sample_worlds(recs[0], 4, np.random.default_rng(0))
     with pytest.raises(ValueError, match="rules seat 2 players"):
         sample_worlds(info, 4, np.random.default_rng(0), rules=RULES["2p"])
+    with pytest.raises(ValueError, match="method must be one of uniform, two_level, learned, got 'Learned'"):
+        sample_worlds(info, 4, np.random.default_rng(0), "Learned")
+    with pytest.raises(ValueError, match="use it with method two_level, not learned"):
+        sample_worlds(info, 4, np.random.default_rng(0), "learned", last_discard=True)
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        sample_worlds(info, 0, np.random.default_rng(0), "learned")
     assert status_key(info, info.opponents[0])[1] in (0, 1)
     assert packed(rules)
