@@ -8,9 +8,10 @@ At each decision (docs/search.md has the whole story):
    Tsumo / Ron are taken at once, except in the last ``win_rounds`` rounds, where they are searched like any
    other candidate (placement can make a small win wrong, R40).
 2. Worlds: ``worlds`` records sampled once from the information set (``search_backend.sample_worlds``,
-   ``belief=two_level|uniform``, or two_level with the ``belief.sample_worlds`` flag ``no_pass`` or
-   ``last_discard``), shared by every candidate (common random numbers: the same worlds and the same rollout
-   seeds, so candidates are compared on the same deals).
+   ``belief=two_level|uniform|learned`` (learned: the per-card wait model, ``meld8_env.wait_model``), or
+   two_level with the ``belief.sample_worlds`` flag ``no_pass`` or ``last_discard``), shared by every
+   candidate (common random numbers: the same worlds and the same rollout seeds, so candidates are compared
+   on the same deals).
 3. Each (candidate, world): the candidate is applied to a copy of the world, then the hand is rolled out to
    its end with the C bots (opponents ``opp``: ``greedy``, ``defensive`` or ``mix`` = each opponent drawn per
    world; own continuation ``me``).
@@ -75,7 +76,11 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "opp": (str, "mix", "opponent model in rollouts: greedy, defensive or mix"),
     "me": (str, "defensive", "own continuation in rollouts: greedy or defensive"),
     "leaf": (str, "placement", "leaf value: placement (expected final placement) or points"),
-    "belief": (str, "two_level", "sampler: two_level, uniform, no_pass or last_discard (two_level + that flag)"),
+    "belief": (
+        str,
+        "two_level",
+        "sampler: two_level, uniform, learned, no_pass or last_discard (two_level + that flag)",
+    ),
     "win_rounds": (int, 2, "search Tsumo/Ron in the last N rounds (0: always win)"),
     "margin": (int, 5, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
     "threads": (int, 2, "rollout threads"),
@@ -87,7 +92,7 @@ CHOICES = {
     "opp": ("greedy", "defensive", "mix"),
     "me": ("greedy", "defensive"),
     "leaf": ("placement", "points"),
-    "belief": ("two_level", "uniform", "no_pass", "last_discard"),
+    "belief": ("two_level", "uniform", "learned", "no_pass", "last_discard"),
 }
 
 
@@ -255,7 +260,7 @@ class SearchAgent(Agent):
                 out[k]["seed"] = int(rng.integers(0, 2**63))
             return out, np.ones(K)
         belief = str(self.opts["belief"])
-        method = "uniform" if belief == "uniform" else "two_level"
+        method = belief if belief in ("uniform", "learned") else "two_level"
         flags = {belief: True} if belief in ("no_pass", "last_discard") else {}  # belief.sample_worlds options
         worlds, weights = sb.sample_worlds(info, K, rng, self.rules, method=method, **flags)
         if self.opts["strat"]:

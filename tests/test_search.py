@@ -55,7 +55,7 @@ def test_spec_options_and_bad_options_are_one_line():
     assert load_agent("search:belief=no_pass", RULES).opts["belief"] == "no_pass"
     for bad, why in [("search:wrlds=3", "key one of"), ("search:worlds=x", "integer"),
                      ("search:worlds=0", "1..4096"), ("search:leaf=gold", "placement, points"),
-                     ("search:belief=psychic", "two_level, uniform, no_pass, last_discard")]:  # fmt: skip
+                     ("search:belief=psychic", "two_level, uniform, learned, no_pass, last_discard")]:  # fmt: skip
         with pytest.raises(AgentLoadError, match=why):
             load_agent(bad, RULES)
 
@@ -277,10 +277,11 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
     assert checked >= 10
 
 
-def test_stratified_search_is_deterministic_and_leak_free():
-    """``strat=1`` only re-weights sampled worlds: decisions stay a pure function of the seed and the
-    information set (hidden cards and seed permuted = the same choices and values)."""
-    spec = "search:worlds=8,cands=3,stages=2,strat=1"
+@pytest.mark.parametrize("spec", ["search:worlds=8,cands=3,stages=2,strat=1", "search:worlds=8,cands=3,belief=learned"])
+def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
+    """``strat=1`` (re-weighted worlds) and ``belief=learned`` (the wait model's worlds): decisions stay a pure
+    function of the seed and the information set (hidden cards and seed permuted = the same choices and
+    values)."""
     rng = np.random.default_rng(6)
     recs = bot_states(2, 72, every=5)[:16]
     a1, v1 = decide(load_agent(spec, RULES, seed=4), recs)
@@ -290,6 +291,8 @@ def test_stratified_search_is_deterministic_and_leak_free():
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
     with pytest.raises(AgentLoadError, match="0 or 1"):
         load_agent("search:strat=2", RULES)
+    masks = np.array([[int(r["mask"]) >> b & 1 for b in range(64)] for r in recs], bool)
+    assert masks[np.arange(len(recs)), a1].all()
 
 
 def test_status_cheat_worlds_carry_the_true_ready_statuses():
