@@ -90,29 +90,31 @@ static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table
     for (int i = 0; i < T->n; i++) T->tied += T->dist[i] == T->best;
 }
 
-/* The acceptance count of each discard that ties for the smallest distance, when at least two do (0
- * elsewhere), as discard_table computes them; need (NULL: all) marks the counts the caller will read. */
-static void table_acceptance(u64 hand, u64 meld, u64 unseen, table_t *T, const int *need) {
-    if (T->tied < 2) return;
-    for (int i = 0; i < T->n; i++) {
-        if (T->dist[i] != T->best || (need && !need[i])) continue;
-        u64 after = hand & ~(1ULL << T->card[i]);
-        u64 pool = (neighbours(after) | JK_BIT) & unseen;
-        T->acc[i] = eval_acceptance_fast(after, meld, unseen, pool, T->dist[i]);
-    }
+/* The acceptance count of discard i of T (a tie for the smallest distance), or a count <= beat when it is not
+ * above beat: the decisions below only ask whether a later card beats the best so far. */
+static int tie_acceptance(u64 hand, u64 meld, u64 unseen, const table_t *T, int i, int beat) {
+    u64 after = hand & ~(1ULL << T->card[i]);
+    u64 pool = (neighbours(after) | JK_BIT) & unseen;
+    return eval_acceptance_beat(after, meld, unseen, pool, T->dist[i], beat);
 }
 
-static void discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
-    discard_distances(hand, meld, unseen, allowed, T);
-    table_acceptance(hand, meld, unseen, T, NULL);
-}
-
+/* lexsort((cards, -accept, dist)) of greedy.discard_table: the smallest distance, then the most acceptance
+ * (counted only when at least two discards tie for the smallest distance, as in Python), then the lowest id.
+ * Cards ascend, so a later card wins only with a strictly larger count: each count is asked only whether it
+ * beats the best so far. */
 int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out) {
     table_t T;
-    discard_table(hand, meld, unseen, allowed, &T);
+    discard_distances(hand, meld, unseen, allowed, &T);
     int bi = -1;
-    for (int i = 0; i < T.n; i++) { /* lexsort((cards, -accept, dist)): cards ascend, so the first wins ties */
-        if (bi < 0 || T.dist[i] < T.dist[bi] || (T.dist[i] == T.dist[bi] && T.acc[i] > T.acc[bi])) bi = i;
+    for (int i = 0; i < T.n; i++) {
+        if (T.dist[i] != T.best) continue;
+        if (bi < 0) {
+            bi = i;
+            if (T.tied >= 2) T.acc[i] = tie_acceptance(hand, meld, unseen, &T, i, -1);
+            continue;
+        }
+        T.acc[i] = tie_acceptance(hand, meld, unseen, &T, i, T.acc[bi]);
+        if (T.acc[i] > T.acc[bi]) bi = i;
     }
     if (dist_out) *dist_out = bi < 0 ? 127 : T.dist[bi];
     return bi < 0 ? -1 : T.card[bi];
@@ -197,30 +199,30 @@ static int defensive_discard(const bot_view_t *v) {
         keys[i] = fold ? to_threats : 0;
         totals[i] = total;
     }
-    /* the acceptance counts decide only among the discards of the smallest fold key and, within them, the
-     * smallest distance: count those (the table's count is 0 off the global best distance, as in Python) */
-    if (T.tied >= 2) {
-        int kmin = 1 << 30, dmin = 1 << 30, need[N_CARDS];
-        for (int i = 0; i < T.n; i++)
-            if (keys[i] < kmin) kmin = keys[i];
-        for (int i = 0; i < T.n; i++)
-            if (keys[i] == kmin && T.dist[i] < dmin) dmin = T.dist[i];
-        int n_need = 0;
-        for (int i = 0; i < T.n; i++) {
-            need[i] = keys[i] == kmin && T.dist[i] == dmin;
-            n_need += need[i] && T.dist[i] == T.best;
-        }
-        if (n_need >= 2) table_acceptance(v->hand, v->meld, v->unseen, &T, need); /* one alone needs no tie-break */
-    }
-    int bi = -1, bkey = 0, btot = 0;
+    /* lexsort((cards, total, -accept, dist, key_fold)): the acceptance counts (the table's, 0 unless at least two
+     * discards tie for the global smallest distance, as in Python) decide only among the discards of the
+     * smallest key and, within them, the smallest distance; those compare by (-accept, total, card), so each
+     * count is asked only whether it beats the best so far (equal counts: a smaller total wins) */
+    int kmin = 1 << 30, dmin = 1 << 30;
+    for (int i = 0; i < T.n; i++)
+        if (keys[i] < kmin) kmin = keys[i];
+    for (int i = 0; i < T.n; i++)
+        if (keys[i] == kmin && T.dist[i] < dmin) dmin = T.dist[i];
+    int group = 0, bi = -1;
+    for (int i = 0; i < T.n; i++) group += keys[i] == kmin && T.dist[i] == dmin;
+    int counted = T.tied >= 2 && dmin == T.best && group >= 2; /* one alone needs no tie-break */
     for (int i = 0; i < T.n; i++) {
-        int total = totals[i], key = keys[i];
-        /* lexsort((cards, total, -accept, dist, key_fold)): cards ascend, so strict improvements only */
-        int better = bi < 0 || key < bkey ||
-                     (key == bkey && (T.dist[i] < T.dist[bi] ||
-                                      (T.dist[i] == T.dist[bi] && (T.acc[i] > T.acc[bi] ||
-                                                                   (T.acc[i] == T.acc[bi] && total < btot)))));
-        if (better) { bi = i; bkey = key; btot = total; }
+        if (keys[i] != kmin || T.dist[i] != dmin) continue;
+        if (bi < 0) {
+            bi = i;
+            if (counted) T.acc[i] = tie_acceptance(v->hand, v->meld, v->unseen, &T, i, -1);
+            continue;
+        }
+        if (counted) {
+            int beat = totals[i] < totals[bi] ? T.acc[bi] - 1 : T.acc[bi];
+            T.acc[i] = tie_acceptance(v->hand, v->meld, v->unseen, &T, i, beat);
+        }
+        if (T.acc[i] > T.acc[bi] || (T.acc[i] == T.acc[bi] && totals[i] < totals[bi])) bi = i;
     }
     return bi < 0 ? -1 : T.card[bi];
 }
