@@ -10,7 +10,8 @@ Rows (medians of ``--repeats``; the machine is shared, so compare rows of one ru
 - bots-only tournament (greedy, defensive, random; ``training.arena.play``, all games batched): games/s
   with the Python twins vs the C bots;
 - evaluator: distance on random 7-card hands (all cards unseen), waits on them, the acceptance count
-  of discard candidates from the game states (per-card search vs one search), and the distance after
+  of discard candidates from the game states (per-card search vs one search vs the bots' tie-break
+  search, ``acceptance_tiebreak_batch`` with no early stop), and the distance after
   every allowed discard of those hands: one distance call per discard vs one pass per hand
   (``discard_table_batch``, distances only and with the bots' tie-break acceptance).
 """
@@ -146,6 +147,12 @@ def main() -> None:
             f"acceptance of game discards, {label}",
             len(after) / median_time(lambda fn=fn: fn(after, meld, un, pool, dist, out), a.repeats),
         )
+    exact = np.full(len(after), -1, np.int8)  # the bots' pick of the faster search per distance, always exact
+    row(
+        "acceptance of game discards, bots' tie-break search (exact)",
+        len(after)
+        / median_time(lambda: _native.acceptance_tiebreak_batch(after, meld, un, pool, dist, exact, out), a.repeats),
+    )
     # distance after every discard: one call per discard (the bots' path) vs one pass per hand
     h8, m8, u8 = (np.ascontiguousarray(x) for x in (d["hand"], d["melds"][:, 0], d["unseen"]))
     al8 = discard_masks(m[disc])

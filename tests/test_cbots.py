@@ -275,9 +275,39 @@ def test_one_search_acceptance_equals_per_card_search():
     assert check_acceptance(1500, seed=31) >= 20_000
 
 
+def check_tiebreak(n_states: int, seed: int) -> int:
+    """eval_acceptance_beat (the bots' tie-break count) against the per-card count: exact where the count is
+    above beat (always with beat -1), never above beat elsewhere. beat runs from -1 to past the pool's size."""
+    from meld8_env.hands import _native
+
+    h, m, u, pools, dist = acceptance_cases(n_states, seed)
+    rng = np.random.default_rng(seed)
+    for pool in pools:
+        want = np.zeros(len(h), np.int8)
+        _native.acceptance_batch(h, m, u, pool, dist, want)
+        for beat in (np.full(len(h), -1, np.int8), rng.integers(-1, 27, len(h)).astype(np.int8), want - 1, want):
+            got = np.zeros(len(h), np.int8)
+            _native.acceptance_tiebreak_batch(h, m, u, pool, dist, beat, got)
+            bad = np.flatnonzero(np.where(want > beat, got != want, got > beat))
+            lines = [f"  {mask_str(int(h[i]))} | meld {mask_str(int(m[i])) or '-'} | dist {dist[i]} | pool "
+                     f"{mask_str(int(pool[i]))} | beat {beat[i]}: tie-break={got[i]} per card={want[i]}"
+                     for i in bad[:5]]  # fmt: skip
+            assert bad.size == 0, f"tie-break count wrong on {bad.size} of {len(h)} hands:\n" + "\n".join(lines)
+    return len(h)
+
+
+def test_tiebreak_acceptance_is_exact_above_beat():
+    assert check_tiebreak(600, seed=33) >= 8_000
+
+
 @pytest.mark.slow
 def test_one_search_acceptance_equals_per_card_search_1m():
     assert check_acceptance(100_000, seed=32) >= 1_000_000
+
+
+@pytest.mark.slow
+def test_tiebreak_acceptance_is_exact_above_beat_1m():
+    assert check_tiebreak(100_000, seed=34) >= 1_000_000
 
 
 # ---------------------------------------------------------------------------------------------- one pass

@@ -90,30 +90,72 @@ static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table
     for (int i = 0; i < T->n; i++) T->tied += T->dist[i] == T->best;
 }
 
-/* The acceptance count of each discard that ties for the smallest distance, when at least two do (0
- * elsewhere), as discard_table computes them; need (NULL: all) marks the counts the caller will read. */
-static void table_acceptance(u64 hand, u64 meld, u64 unseen, table_t *T, const int *need) {
-    if (T->tied < 2) return;
-    for (int i = 0; i < T->n; i++) {
-        if (T->dist[i] != T->best || (need && !need[i])) continue;
-        u64 after = hand & ~(1ULL << T->card[i]);
-        u64 pool = (neighbours(after) | JK_BIT) & unseen;
-        T->acc[i] = eval_acceptance_fast(after, meld, unseen, pool, T->dist[i]);
+#define DIST_ABOVE 126 /* in a table of discard_best: a discard known to leave more than T->best */
+
+/* The smallest distance after an allowed discard and the discards that leave it (T->dist: best there, DIST_ABOVE
+ * elsewhere), as discard_distances finds them. hand - x reaches no W that hand does not (x is seen once
+ * discarded, so no W of hand - x holds it), so no discard leaves less than hand's own distance d, and x leaves d
+ * exactly when some W of hand's best avoids it: one search of hand, then one yes/no question per discard. When no
+ * allowed discard leaves d (each best W holds every allowed card), every distance is computed. */
+static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
+    allowed &= REAL;
+    int d = eval_distance(hand, meld, unseen);
+    T->n = T->tied = 0;
+    T->best = 127;
+    if (d < UNREACHABLE)
+        for (u64 t = allowed; t; t &= t - 1) {
+            int c = ctz64(t), i = T->n++;
+            T->card[i] = c;
+            T->acc[i] = 0;
+            T->dist[i] = eval_distance_at_most(hand & ~(1ULL << c), meld, unseen, d) ? d : DIST_ABOVE;
+            T->tied += T->dist[i] == d;
+        }
+    if (T->tied) T->best = d;
+    else discard_distances(hand, meld, unseen, allowed, T);
+}
+
+/* The tie-break among the discards idx[0..k) of T (k >= 2, all of one distance): the most acceptance, then the
+ * smallest totals[i] (NULL: all 0), then the lowest card; the counts are stored in T->acc (exact for the winner,
+ * possibly lower elsewhere). Each count is only asked whether it beats the best so far (eval_acceptance_beat),
+ * so the candidates are tried in the order of their pool's size, largest first (an upper bound of the count:
+ * a high best early lets the others stop sooner); the winner is the same in any order. */
+static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx, int k, const int *totals) {
+    int order[N_CARDS], size[N_CARDS];
+    u64 pool[N_CARDS];
+    for (int j = 0; j < k; j++) {
+        u64 after = hand & ~(1ULL << T->card[idx[j]]);
+        pool[j] = (neighbours(after) | JK_BIT) & unseen & ~(after | meld);
+        size[j] = pc64(pool[j]);
+        int p = j; /* insertion by size, descending; equal sizes keep the card order */
+        while (p > 0 && size[order[p - 1]] < size[j]) { order[p] = order[p - 1]; p--; }
+        order[p] = j;
     }
+    int bj = -1;
+    for (int q = 0; q < k; q++) {
+        int j = order[q], i = idx[j];
+        u64 after = hand & ~(1ULL << T->card[i]);
+        if (bj < 0) {
+            T->acc[i] = eval_acceptance_beat(after, meld, unseen, pool[j], T->dist[i], -1);
+            bj = j;
+            continue;
+        }
+        int b = idx[bj], ti = totals ? totals[i] : 0, tb = totals ? totals[b] : 0;
+        int wins_ties = ti < tb || (ti == tb && T->card[i] < T->card[b]);
+        T->acc[i] = eval_acceptance_beat(after, meld, unseen, pool[j], T->dist[i], wins_ties ? T->acc[b] - 1 : T->acc[b]);
+        if (T->acc[i] > T->acc[b] || (T->acc[i] == T->acc[b] && wins_ties)) bj = j;
+    }
+    return idx[bj];
 }
 
-static void discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
-    discard_distances(hand, meld, unseen, allowed, T);
-    table_acceptance(hand, meld, unseen, T, NULL);
-}
-
+/* lexsort((cards, -accept, dist)) of greedy.discard_table: the smallest distance, then the most acceptance
+ * (counted only when at least two discards tie for the smallest distance, as in Python), then the lowest id. */
 int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out) {
     table_t T;
-    discard_table(hand, meld, unseen, allowed, &T);
-    int bi = -1;
-    for (int i = 0; i < T.n; i++) { /* lexsort((cards, -accept, dist)): cards ascend, so the first wins ties */
-        if (bi < 0 || T.dist[i] < T.dist[bi] || (T.dist[i] == T.dist[bi] && T.acc[i] > T.acc[bi])) bi = i;
-    }
+    discard_best(hand, meld, unseen, allowed, &T);
+    int idx[N_CARDS], k = 0;
+    for (int i = 0; i < T.n; i++)
+        if (T.dist[i] == T.best) idx[k++] = i;
+    int bi = k == 0 ? -1 : k == 1 ? idx[0] : tie_break(hand, meld, unseen, &T, idx, k, NULL);
     if (dist_out) *dist_out = bi < 0 ? 127 : T.dist[bi];
     return bi < 0 ? -1 : T.card[bi];
 }
@@ -143,7 +185,7 @@ static int greedy_claim(const bot_view_t *v, const rules_t *R) {
         u64 after = v->hand & ~pair;
         u64 allowed = after & ~eng_kuikae_after(R, a, card) & REAL;
         table_t T; /* only the smallest distance after the call's discard matters: no tie-break counts */
-        discard_distances(after, meld, v->unseen, allowed, &T);
+        discard_best(after, meld, v->unseen, allowed, &T);
         int dist = T.best;
         if (dist < now && yaku_possible(after, meld, a) && (best_a == PASS_A || dist < best_d)) {
             best_a = a; /* actions ascend: the first of equal distance is the lowest id */
@@ -179,7 +221,7 @@ static int danger(int c, u64 unseen, u64 theirs) {
 
 static int defensive_discard(const bot_view_t *v) {
     table_t T;
-    discard_distances(v->hand, v->meld, v->unseen, v->mask & REAL, &T);
+    discard_best(v->hand, v->meld, v->unseen, v->mask & REAL, &T);
     int P = v->P, threat[MAXP] = {0}, any = 0;
     for (int k = 1; k < P; k++) {
         threat[k] = v->calls_used[k] || v->wall_left <= LATE_WALL;
@@ -197,31 +239,27 @@ static int defensive_discard(const bot_view_t *v) {
         keys[i] = fold ? to_threats : 0;
         totals[i] = total;
     }
-    /* the acceptance counts decide only among the discards of the smallest fold key and, within them, the
-     * smallest distance: count those (the table's count is 0 off the global best distance, as in Python) */
-    if (T.tied >= 2) {
-        int kmin = 1 << 30, dmin = 1 << 30, need[N_CARDS];
+    /* lexsort((cards, total, -accept, dist, key_fold)): the acceptance counts (the table's, 0 unless at least two
+     * discards tie for the global smallest distance, as in Python) decide only among the discards of the
+     * smallest key and, within them, the smallest distance; those compare by (-accept, total, card) */
+    int kmin = 1 << 30, dmin = 1 << 30;
+    for (int i = 0; i < T.n; i++)
+        if (keys[i] < kmin) kmin = keys[i];
+    int at_best = 0;
+    for (int i = 0; i < T.n; i++) at_best |= keys[i] == kmin && T.dist[i] == T.best;
+    if (!at_best) /* the smallest key holds no discard of the smallest distance: its distances decide */
         for (int i = 0; i < T.n; i++)
-            if (keys[i] < kmin) kmin = keys[i];
-        for (int i = 0; i < T.n; i++)
-            if (keys[i] == kmin && T.dist[i] < dmin) dmin = T.dist[i];
-        int n_need = 0;
-        for (int i = 0; i < T.n; i++) {
-            need[i] = keys[i] == kmin && T.dist[i] == dmin;
-            n_need += need[i] && T.dist[i] == T.best;
-        }
-        if (n_need >= 2) table_acceptance(v->hand, v->meld, v->unseen, &T, need); /* one alone needs no tie-break */
-    }
-    int bi = -1, bkey = 0, btot = 0;
-    for (int i = 0; i < T.n; i++) {
-        int total = totals[i], key = keys[i];
-        /* lexsort((cards, total, -accept, dist, key_fold)): cards ascend, so strict improvements only */
-        int better = bi < 0 || key < bkey ||
-                     (key == bkey && (T.dist[i] < T.dist[bi] ||
-                                      (T.dist[i] == T.dist[bi] && (T.acc[i] > T.acc[bi] ||
-                                                                   (T.acc[i] == T.acc[bi] && total < btot)))));
-        if (better) { bi = i; bkey = key; btot = total; }
-    }
+            if (keys[i] == kmin && T.dist[i] == DIST_ABOVE)
+                T.dist[i] = eval_distance(v->hand & ~(1ULL << T.card[i]), v->meld, v->unseen);
+    for (int i = 0; i < T.n; i++)
+        if (keys[i] == kmin && T.dist[i] < dmin) dmin = T.dist[i];
+    int idx[N_CARDS], k = 0, bi = -1;
+    for (int i = 0; i < T.n; i++)
+        if (keys[i] == kmin && T.dist[i] == dmin) idx[k++] = i;
+    if (k >= 2 && T.tied >= 2 && dmin == T.best) bi = tie_break(v->hand, v->meld, v->unseen, &T, idx, k, totals);
+    else /* no counts (all 0, as in Python): the smallest total, then the lowest card */
+        for (int j = 0; j < k; j++)
+            if (bi < 0 || totals[idx[j]] < totals[bi]) bi = idx[j];
     return bi < 0 ? -1 : T.card[bi];
 }
 

@@ -739,6 +739,15 @@ static void yes_no_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov)
     dfs(d, rest, melds, pair, ov); /* c is not in W */
 }
 
+/* Collecting: can a W of overlap >= best still come out of the held cards rem placed in melds + pair slots
+ * (over ov already covered)? An upper bound: each slot covers at most 3 held cards (2 the pair) of one
+ * component. */
+static int open_slot_ok(const dist_t *d, u64 rem, int melds, int pair, int ov) {
+    int cap = 3 * melds + 2 * pair, n = pc64(rem);
+    if (ov + (n < cap ? n : cap) < d->best) return 0;
+    return ov + cover_bound(d, rem, melds + pair) >= d->best;
+}
+
 static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (d->want) {
         /* the drawn cards a subtree can add: rank-mates and suit neighbours of the cards still to place,
@@ -746,8 +755,10 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
          * open could be filled with */
         u64 placed = d->wm & d->H;
         u64 pot = (d->wm & ~d->H) | neighbours(rem) | rank_mates(placed) | JK_BIT;
-        if (pair) pot |= d->fill_pair;
-        if (melds) pot |= d->fill_meld;
+        /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
+         * still bring W to best may the subtree fill one */
+        if (pair && open_slot_ok(d, rem, melds, 0, ov)) pot |= d->fill_pair;
+        if (melds && open_slot_ok(d, rem, melds - 1, pair, ov)) pot |= d->fill_meld;
         if (!d->nx) {
             if (!(d->want & ~d->acc & pot)) return;
         } else {
@@ -988,6 +999,32 @@ static void dist_init(dist_t *d, u64 hand, u64 meld, u64 unseen, int floor, int 
     dist_components(d);
 }
 
+/* The standard-form levels of distance_search on a prepared state (d->best: the floor, special forms included;
+ * d->goal: stop there). have_components: d->lone / comp / no_shapes already describe d->H. */
+static int search_levels(dist_t *d, int melds, int have_components) {
+    /* no standard W covers more than the root bound: stop as soon as one reaches it (the cheap bounds first:
+     * most random hands end here, before the components are needed) */
+    int n = pc64(d->H), cap = 3 * melds + 2 - d->jk_held;
+    int ub = d->jk_held + (n < cap ? n : cap);
+    int sb = d->jk_held + shape_bound(d->H, melds, 1, d->jk_held, 0);
+    if (sb < ub) ub = sb;
+    int known = d->best;
+    if (ub <= known) return known;
+    if (!have_components) dist_components(d);
+    int cb = d->jk_held + cover_bound(d, d->H, melds + 1);
+    if (cb < ub) ub = cb;
+    if (ub < d->goal) d->goal = ub;
+    /* one yes/no question per overlap level, highest first: with the floor just below the level asked,
+     * the bounds cut every subtree that cannot reach it, and most hands reach the root bound */
+    for (int level = d->goal; level > known; level--) {
+        d->best = level - 1;
+        d->goal = level;
+        dfs(d, d->H, melds, 1, d->jk_held);
+        if (d->best >= level) return d->best;
+    }
+    return known;
+}
+
 static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
     dist_t d;
     dist_init_core(&d, hand, meld, unseen, floor, goal);
@@ -995,27 +1032,7 @@ static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) 
         int sp = special_overlap(&d);
         if (sp > d.best) d.best = sp;
     }
-    /* no standard W covers more than the root bound: stop as soon as one reaches it (the cheap bounds first:
-     * most random hands end here, before the components are needed) */
-    int melds = meld ? 1 : 2, n = pc64(d.H), cap = 3 * melds + 2 - d.jk_held;
-    int ub = d.jk_held + (n < cap ? n : cap);
-    int sb = d.jk_held + shape_bound(d.H, melds, 1, d.jk_held, 0);
-    if (sb < ub) ub = sb;
-    int known = d.best;
-    if (ub <= known) return known;
-    dist_components(&d);
-    int cb = d.jk_held + cover_bound(&d, d.H, melds + 1);
-    if (cb < ub) ub = cb;
-    if (ub < d.goal) d.goal = ub;
-    /* one yes/no question per overlap level, highest first: with the floor just below the level asked,
-     * the bounds cut every subtree that cannot reach it, and most hands reach the root bound */
-    for (int level = d.goal; level > known; level--) {
-        d.best = level - 1;
-        d.goal = level;
-        dfs(&d, d.H, melds, 1, d.jk_held);
-        if (d.best >= level) return d.best;
-    }
-    return known;
+    return search_levels(&d, meld ? 1 : 2, 0);
 }
 
 int eval_distance(u64 hand, u64 meld, u64 unseen) {
@@ -1031,13 +1048,70 @@ int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r) {
     return distance_search(hand, meld, unseen, size - r - 1, size - r) >= size - r;
 }
 
-int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
-    int n = 0;
-    for (u64 t = pool & ~(hand | meld); t; t &= t - 1) {
+static u64 special_acceptance(const dist_t *d, u64 pool);
+
+/* The components of hand + y from those of hand (base: lone / comp / ncomp of base->H; y a real card not in it):
+ * y joins every component it neighbours (the relation is symmetric), the others stay as they are. cover_bound
+ * reads only the sizes, so the order of comp does not matter. */
+static void components_plus(const dist_t *base, u64 y, dist_t *d) {
+    u64 nb = neighbours(y) & base->H, merged = y | (base->lone & nb);
+    d->ncomp = 0;
+    for (int i = 0; i < base->ncomp; i++) {
+        if (base->comp[i] & nb) merged |= base->comp[i];
+        else d->comp[d->ncomp++] = base->comp[i];
+    }
+    if (merged != y) d->comp[d->ncomp++] = merged;
+    d->lone = (base->lone & ~nb) | (merged == y ? y : 0);
+    d->no_shapes = (shape_bound(d->H, 1, 0, 0, 0) < 3 ? NO_MELD3 : 0) | (shape_bound(d->H, 0, 1, 0, 0) < 2 ? NO_PAIR2 : 0);
+}
+
+/* Per card x: eval_distance_at_most(hand + x, meld, unseen - x, dist - 1), i.e. is some W of overlap >= L =
+ * size - dist + 1 with hand + x? For an unseen real x the work shared by the cards is done once: the components
+ * of hand (components_plus adds x), and the special forms, which one more card raises by at most one (a form
+ * feasible for hand + x draws from unseen - x, so it was feasible for hand with x drawn): special_acceptance
+ * decides every x's special forms in closed form (nothing when no form of hand reaches L - 1), and only the
+ * standard form is searched per card. The Joker and cards that are not unseen take the plain question.
+ * beat: stop early (returning a count <= beat) once the cards left cannot lift the count above beat; beat < 0
+ * never stops. */
+static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat) {
+    u64 held = hand | meld;
+    pool &= ~held;
+    int size = meld ? 5 : 8, n = 0;
+    if (pc64(pool) <= beat) return 0;
+    u64 plain = pool;
+    dist_t base;
+    if (dist >= 1 && dist <= size) {
+        plain = pool & ~(unseen & REAL);
+        dist_init(&base, hand, meld, unseen, -1, 99);
+    }
+    u64 fast = pool & ~plain;
+    if (fast) {
+        int level = size - dist + 1;
+        if (!meld) { /* the cards with which a special form reaches the level, in closed form */
+            base.best = level - 1;
+            u64 sp = special_acceptance(&base, fast);
+            n += pc64(sp);
+            fast &= ~sp;
+        }
+        for (u64 t = fast; t; t &= t - 1) {
+            if (n + pc64(t) + pc64(plain) <= beat) return n;
+            u64 x = t & -t;
+            dist_t e;
+            dist_init_core(&e, hand | x, meld, unseen & ~x, level - 1, level);
+            components_plus(&base, x, &e);
+            n += search_levels(&e, meld ? 1 : 2, 1) >= level;
+        }
+    }
+    for (u64 t = plain; t; t &= t - 1) {
+        if (n + pc64(t) <= beat) return n;
         u64 x = t & -t;
         n += eval_distance_at_most(hand | x, meld, unseen & ~x, dist - 1);
     }
     return n;
+}
+
+int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
+    return acceptance_per_card(hand, meld, unseen, pool, dist, -1);
 }
 
 /* Superset of the cards a group of drawn cards only can hold (the pruning bound of a collecting search). */
@@ -1109,6 +1183,19 @@ int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
     fill_sets(&d);
     dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
     return n + pc64((d.acc | sp_acc) & pool); /* sp_acc again: a caller whose dist is not exact resets acc */
+}
+
+/* The faster exact search per distance, measured on the bots' tie-break queries (callgrind instructions per
+ * query, bench/bots_throughput.py states): the wait set for dist 1 and the one search for dist 2 (~18k against
+ * ~26k per card), the per-card yes/no searches from dist 3 (~29k against ~41k; dist 4 ~3x). At dist 2 with a
+ * high beat the per-card count, which stops early, wins when at most CUT_SLACK pool cards exceed beat
+ * (rollout instructions: 584M with 0, 574M with 4, 568M with 8, 577M with 12). */
+#define CUT_SLACK 8
+int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat) {
+    int np = pc64(pool & ~(hand | meld));
+    if (np <= beat) return 0;
+    if (dist == 1 || (dist == 2 && np - beat > CUT_SLACK)) return eval_acceptance_fast(hand, meld, unseen, pool, dist);
+    return acceptance_per_card(hand, meld, unseen, pool, dist, beat);
 }
 
 /* ---------------------------------------------------------------- distance after every discard (issue 20) */

@@ -48,6 +48,9 @@ int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r);
 int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist);
 /* The same count from one search over every best completion (dist must be the hand's exact distance). */
 int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist);
+/* The bots' tie-break count: eval_acceptance (dist the hand's exact distance) when that count is above beat, else
+ * some count <= beat (the caller only needs to know that it does not beat beat; beat < 0: always exact). */
+int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat);
 /* Distance after every discard in one pass: hand before its discard (8 concealed cards, or 5 with an exposed
  * meld), allowed the discards to rate (real cards of hand; at most 8). For each allowed card x, ascending:
  * card[i] = x, dist[i] = eval_distance(hand - x, meld, unseen) and acc[i] = eval_acceptance_fast(hand - x,

@@ -226,6 +226,44 @@ static PyObject *py_acceptance_onepass_batch(PyObject *self, PyObject *args) {
     return acceptance_impl(args, eval_acceptance_fast);
 }
 
+/* acceptance_tiebreak_batch(hands, melds, unseen, pool, dist, beat, out): eval_acceptance_beat per row (the bots'
+ * tie-break count: exact where it is above beat, else some count <= beat); dist must be each hand's exact
+ * distance, beat int8 (-1: always exact) */
+static PyObject *py_acceptance_tiebreak_batch(PyObject *self, PyObject *args) {
+    buf_t bp = {0}, bd = {0}, bb = {0};
+    PyObject *po, *dobj, *bobj;
+    BATCH_HEAD("OOOOOOO", &ho, &mo, &uo, &po, &dobj, &bobj, &oo)
+    if (!take_buf(po, &bp, 8, n, 0, "pool")) goto fail;
+    if (!take_buf(dobj, &bd, 1, n, 0, "dist")) goto fail;
+    if (!take_buf(bobj, &bb, 1, n, 0, "beat")) goto fail;
+    if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
+    if (!bu.held || !bp.held || !bd.held || !bb.held) {
+        PyErr_SetString(PyExc_ValueError, "acceptance_tiebreak_batch needs unseen, pool, dist and beat arrays");
+        goto fail;
+    }
+    if (!check_rows("acceptance", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 7, 7) ||
+        !check_sets("unseen", bu.view.buf, n) || !check_sets("pool", bp.view.buf, n))
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (((const int8_t *)bd.view.buf)[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "dist: row %zd is negative", i);
+            goto fail;
+        }
+    {
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *p = bp.view.buf;
+        const int8_t *d = bd.view.buf, *b = bb.view.buf;
+        int8_t *o = bo.view.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = (int8_t)eval_acceptance_beat(h[i], m ? m[i] : 0, u[i], p[i], d[i], b[i]);
+        Py_END_ALLOW_THREADS
+    }
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd); drop_buf(&bb);
+    Py_RETURN_NONE;
+fail:
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd); drop_buf(&bb);
+    return NULL;
+}
+
 /* discard_table_batch(hands, melds, unseen, allowed, acc_mode, dist_out, acc_out): eval_discard_table per row;
  * hands are before the discard (8 cards counting the meld); dist_out / acc_out are (N, 53) int8, written at
  * each allowed card the hand holds (never the Joker) and -1 elsewhere. */
@@ -430,6 +468,8 @@ static PyMethodDef methods[] = {
      "discard_table_batch(hands, melds, unseen, allowed, acc_mode, dist_out, acc_out): distance after every discard"},
     {"acceptance_onepass_batch", py_acceptance_onepass_batch, METH_VARARGS,
      "acceptance_onepass_batch(hands, melds, unseen, pool, dist, out): as acceptance_batch, one search per hand"},
+    {"acceptance_tiebreak_batch", py_acceptance_tiebreak_batch, METH_VARARGS,
+     "acceptance_tiebreak_batch(hands, melds, unseen, pool, dist, beat, out): the bots' tie-break count"},
     {"score_batch", py_score_batch, METH_VARARGS, "batched scorer, see scoring.py"},
     {"count_all", py_count_all, METH_VARARGS, "count_all(k) -> dict of exhaustive counts"},
     {NULL, NULL, 0, NULL},

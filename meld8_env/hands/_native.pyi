@@ -16,6 +16,9 @@ def discard_table_batch(
     hands: Any, melds: Any | None, unseen: Any, allowed: Any, acc_mode: int, dist_out: Any, acc_out: Any, /
 ) -> None: ...
 def acceptance_onepass_batch(hands: Any, melds: Any | None, unseen: Any, pool: Any, dist: Any, out: Any, /) -> None: ...
+def acceptance_tiebreak_batch(
+    hands: Any, melds: Any | None, unseen: Any, pool: Any, dist: Any, beat: Any, out: Any, /
+) -> None: ...
 def score_batch(
     hands: Any,
     melds: Any | None,
