@@ -24,7 +24,6 @@ import statistics
 import time
 
 import numpy as np
-from scipy.stats import rankdata
 
 from meld8_env.belief import LAST_STATS, ready_prior, sample_worlds
 from meld8_env.codes import Phase
@@ -33,8 +32,10 @@ from meld8_env.features import danger
 from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
 from meld8_env.wait_model import wait_probs
+from training import fit_waits
 from training.bot_states import play_bot_states
 from training.fit_belief import true_ready
+from training.fit_waits import auc
 
 #: the estimators compared: a sampler method and its options (keyword flags of ``sample_worlds``)
 METHODS = ("uniform", "two_level", "two_level no_pass", "two_level last_discard", "learned", "learned no_pass")
@@ -56,15 +57,8 @@ def ron_after_discards(records: np.ndarray, cards: np.ndarray, rules: RuleConfig
     return out.reshape(n, m, P)
 
 
-def auc(score: np.ndarray, y: np.ndarray) -> float:
-    r = rankdata(score)
-    pos = y.sum()
-    return float((r[y].sum() - pos * (pos + 1) / 2) / (pos * (len(y) - pos)))
-
-
 def logloss(p: np.ndarray, y: np.ndarray) -> float:
-    p = np.clip(p, 1e-4, 1 - 1e-4)
-    return float(-np.mean(np.where(y, np.log(p), np.log(1 - p))))
+    return fit_waits.logloss(p, y, eps=1e-4)  # the clip this bench always used
 
 
 BOOT = 200

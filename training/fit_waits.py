@@ -67,13 +67,15 @@ def rows(states: np.ndarray, rules: RuleConfig) -> tuple[np.ndarray, np.ndarray]
 
 
 def auc(score: np.ndarray, y: np.ndarray) -> float:
+    """Area under the ROC curve of ``score`` for the bool labels ``y`` (rank form, ties averaged)."""
     r = rankdata(score)
     pos = y.sum()
     return float((r[y].sum() - pos * (pos + 1) / 2) / (pos * (len(y) - pos)))
 
 
-def logloss(p: np.ndarray, y: np.ndarray) -> float:
-    p = np.clip(p, 1e-6, 1 - 1e-6)
+def logloss(p: np.ndarray, y: np.ndarray, eps: float = 1e-6) -> float:
+    """Mean log-loss of the probabilities ``p`` (clipped to [eps, 1 - eps]) for the bool labels ``y``."""
+    p = np.clip(p, eps, 1 - eps)
     return float(-np.mean(np.where(y, np.log(p), np.log(1 - p))))
 
 
