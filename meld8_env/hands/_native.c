@@ -185,15 +185,33 @@ fail:
     return NULL;
 }
 
-static PyObject *acceptance_impl(PyObject *args, int (*fn)(u64, u64, u64, u64, int)) {
-    buf_t bp = {0}, bd = {0};
-    PyObject *po, *dobj;
-    BATCH_HEAD("OOOOOO", &ho, &mo, &uo, &po, &dobj, &oo)
+/* The acceptance bindings share one body: (hands, melds, unseen, pool, dist[, beat], out), every row counted by
+ * fn (beat < 0 for the counts that take none). */
+typedef int (*acc_fn)(u64, u64, u64, u64, int, int);
+
+static int acc_per_card(u64 h, u64 m, u64 u, u64 p, int d, int beat) { (void)beat; return eval_acceptance(h, m, u, p, d); }
+static int acc_one_search(u64 h, u64 m, u64 u, u64 p, int d, int beat) {
+    (void)beat;
+    return eval_acceptance_fast(h, m, u, p, d);
+}
+
+static PyObject *acceptance_impl(PyObject *args, acc_fn fn, int with_beat, const char *name) {
+    buf_t bp = {0}, bd = {0}, bb = {0};
+    PyObject *po, *dobj, *a6, *a7 = NULL;
+    BATCH_HEAD("OOOOOO|O", &ho, &mo, &uo, &po, &dobj, &a6, &a7)
+    if (with_beat != (a7 != NULL)) {
+        PyErr_Format(PyExc_TypeError, "%s takes %d arguments (hands, melds, unseen, pool, dist%s, out)", name,
+                     with_beat ? 7 : 6, with_beat ? ", beat" : "");
+        goto fail;
+    }
+    oo = with_beat ? a7 : a6;
     if (!take_buf(po, &bp, 8, n, 0, "pool")) goto fail;
     if (!take_buf(dobj, &bd, 1, n, 0, "dist")) goto fail;
+    if (with_beat && !take_buf(a6, &bb, 1, n, 0, "beat")) goto fail;
     if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
-    if (!bu.held || !bp.held || !bd.held) {
-        PyErr_SetString(PyExc_ValueError, "acceptance_batch needs unseen, pool and dist arrays");
+    if (!bu.held || !bp.held || !bd.held || (with_beat && !bb.held)) {
+        PyErr_Format(PyExc_ValueError, "%s needs %s arrays", name,
+                     with_beat ? "unseen, pool, dist and beat" : "unseen, pool and dist");
         goto fail;
     }
     if (!check_rows("acceptance", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 7, 7) ||
@@ -206,62 +224,33 @@ static PyObject *acceptance_impl(PyObject *args, int (*fn)(u64, u64, u64, u64, i
         }
     {
         const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *p = bp.view.buf;
-        const int8_t *d = bd.view.buf;
+        const int8_t *d = bd.view.buf, *b = with_beat ? bb.view.buf : NULL;
         int8_t *o = bo.view.buf;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < n; i++) o[i] = (int8_t)fn(h[i], m ? m[i] : 0, u[i], p[i], d[i]);
+        for (Py_ssize_t i = 0; i < n; i++) o[i] = (int8_t)fn(h[i], m ? m[i] : 0, u[i], p[i], d[i], b ? b[i] : -1);
         Py_END_ALLOW_THREADS
     }
-    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd);
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd); drop_buf(&bb);
     Py_RETURN_NONE;
 fail:
-    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd);
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd); drop_buf(&bb);
     return NULL;
 }
 
-static PyObject *py_acceptance_batch(PyObject *self, PyObject *args) { return acceptance_impl(args, eval_acceptance); }
+static PyObject *py_acceptance_batch(PyObject *self, PyObject *args) {
+    return acceptance_impl(args, acc_per_card, 0, "acceptance_batch");
+}
 
 /* the one-search count (bots' path); dist must be each hand's exact distance */
 static PyObject *py_acceptance_onepass_batch(PyObject *self, PyObject *args) {
-    return acceptance_impl(args, eval_acceptance_fast);
+    return acceptance_impl(args, acc_one_search, 0, "acceptance_onepass_batch");
 }
 
 /* acceptance_tiebreak_batch(hands, melds, unseen, pool, dist, beat, out): eval_acceptance_beat per row (the bots'
  * tie-break count: exact where it is above beat, else some count <= beat); dist must be each hand's exact
  * distance, beat int8 (-1: always exact) */
 static PyObject *py_acceptance_tiebreak_batch(PyObject *self, PyObject *args) {
-    buf_t bp = {0}, bd = {0}, bb = {0};
-    PyObject *po, *dobj, *bobj;
-    BATCH_HEAD("OOOOOOO", &ho, &mo, &uo, &po, &dobj, &bobj, &oo)
-    if (!take_buf(po, &bp, 8, n, 0, "pool")) goto fail;
-    if (!take_buf(dobj, &bd, 1, n, 0, "dist")) goto fail;
-    if (!take_buf(bobj, &bb, 1, n, 0, "beat")) goto fail;
-    if (!take_buf(oo, &bo, 1, n, 1, "out")) goto fail;
-    if (!bu.held || !bp.held || !bd.held || !bb.held) {
-        PyErr_SetString(PyExc_ValueError, "acceptance_tiebreak_batch needs unseen, pool, dist and beat arrays");
-        goto fail;
-    }
-    if (!check_rows("acceptance", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 7, 7) ||
-        !check_sets("unseen", bu.view.buf, n) || !check_sets("pool", bp.view.buf, n))
-        goto fail;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (((const int8_t *)bd.view.buf)[i] < 0) {
-            PyErr_Format(PyExc_ValueError, "dist: row %zd is negative", i);
-            goto fail;
-        }
-    {
-        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *p = bp.view.buf;
-        const int8_t *d = bd.view.buf, *b = bb.view.buf;
-        int8_t *o = bo.view.buf;
-        Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < n; i++) o[i] = (int8_t)eval_acceptance_beat(h[i], m ? m[i] : 0, u[i], p[i], d[i], b[i]);
-        Py_END_ALLOW_THREADS
-    }
-    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd); drop_buf(&bb);
-    Py_RETURN_NONE;
-fail:
-    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bd); drop_buf(&bb);
-    return NULL;
+    return acceptance_impl(args, eval_acceptance_beat, 1, "acceptance_tiebreak_batch");
 }
 
 /* discard_table_batch(hands, melds, unseen, allowed, acc_mode, dist_out, acc_out): eval_discard_table per row;
