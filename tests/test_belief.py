@@ -123,6 +123,23 @@ def test_last_discard_worlds_are_ones_greedy_would_have_discarded_from(states):
     assert hits[True] > 0.55 * total and hits[True] > 1.4 * hits[False], (hits, total)
 
 
+def _assert_same_worlds_whatever_the_hidden_truth(rules, recs, rng, n: int, pick) -> None:
+    """For each record and its twin with the hidden cards and seed permuted, the same rng gives the same worlds
+    and weights; ``pick(i)`` -> (method, options) of state i."""
+    for i, r in enumerate(recs):
+        seat = int(r["acting"])
+        twin = recs[i : i + 1].copy()
+        permute_hidden(twin, seat, rules.num_players, rng)
+        method, opts = pick(i)
+        a, wa = sample_worlds(infoset(r, seat, rules), n, np.random.default_rng(i), method, rules, **opts)
+        b, wb = sample_worlds(infoset(twin[0], seat, rules), n, np.random.default_rng(i), method, rules, **opts)
+        for f in a.dtype.names:
+            assert np.array_equal(a[f], b[f]), f"state {i}: field {f} depends on the hidden truth"
+        assert np.array_equal(wa, wb)
+        if method == "learned":
+            assert (wa == 1).all()
+
+
 @pytest.mark.parametrize("name", list(RULES))
 def test_same_rng_same_worlds_whatever_the_hidden_truth(name):
     """Leak test: records that differ only by hidden cards and seed give the same samples for the same rng,
@@ -130,18 +147,11 @@ def test_same_rng_same_worlds_whatever_the_hidden_truth(name):
     rules = RULES[name]
     recs = play_bot_states(rules, games=16, seed=77)
     recs = np.ascontiguousarray(recs[np.linspace(0, len(recs) - 1, 1000).astype(np.int64)])
-    rng = np.random.default_rng(4)
-    for i, r in enumerate(recs):
-        seat = int(r["acting"])
-        twin = recs[i : i + 1].copy()
-        permute_hidden(twin, seat, rules.num_players, rng)
-        method = ("two_level", "uniform", "two_level")[i % 3]
-        opts = {"last_discard": True} if i % 3 == 2 else {}
-        a, wa = sample_worlds(infoset(r, seat, rules), 4, np.random.default_rng(i), method, rules, **opts)
-        b, wb = sample_worlds(infoset(twin[0], seat, rules), 4, np.random.default_rng(i), method, rules, **opts)
-        for f in a.dtype.names:
-            assert np.array_equal(a[f], b[f]), f"state {i}: field {f} depends on the hidden truth"
-        assert np.array_equal(wa, wb)
+
+    def pick(i: int):
+        return ("two_level", "uniform", "two_level")[i % 3], ({"last_discard": True} if i % 3 == 2 else {})
+
+    _assert_same_worlds_whatever_the_hidden_truth(rules, recs, np.random.default_rng(4), 4, pick)
 
 
 @pytest.mark.parametrize("name", list(RULES))
@@ -151,17 +161,9 @@ def test_learned_same_rng_same_worlds_whatever_the_hidden_truth(name):
     rules = RULES[name]
     recs = play_bot_states(rules, games=12, seed=78)
     recs = np.ascontiguousarray(recs[np.linspace(0, len(recs) - 1, 600).astype(np.int64)])
-    rng = np.random.default_rng(6)
-    for i, r in enumerate(recs):
-        seat = int(r["acting"])
-        twin = recs[i : i + 1].copy()
-        permute_hidden(twin, seat, rules.num_players, rng)
-        opts = {"no_pass": bool(i % 2)}
-        a, wa = sample_worlds(infoset(r, seat, rules), 6, np.random.default_rng(i), "learned", rules, **opts)
-        b, wb = sample_worlds(infoset(twin[0], seat, rules), 6, np.random.default_rng(i), "learned", rules, **opts)
-        for f in a.dtype.names:
-            assert np.array_equal(a[f], b[f]), f"state {i}: field {f} depends on the hidden truth"
-        assert np.array_equal(wa, wb) and (wa == 1).all()
+    _assert_same_worlds_whatever_the_hidden_truth(
+        rules, recs, np.random.default_rng(6), 6, lambda i: ("learned", {"no_pass": bool(i % 2)})
+    )
 
 
 def test_learned_is_deterministic_under_its_rng_and_varies_with_it(states):
