@@ -97,13 +97,23 @@ def main() -> None:
     ap.add_argument("--cache", default=None, help="npz file for the reference values (reused when it matches)")
     a = ap.parse_args()
     rules = RuleConfig()
+    for spec in a.specs:  # a bad spec fails in one line now, not after minutes of reference search
+        try:
+            load_agent(spec, rules, seed=1)
+        except ValueError as e:
+            sys.exit(f"search_regret: {e}")
     recs = decision_states(rules, a.states, a.seed)
     # only the decisions the reference really chooses between (forced moves and immediate wins score 0 for all)
     key = hashlib.sha256(recs.tobytes() + f"{a.ref_worlds}".encode()).hexdigest()[:16]
     ref = None
     if a.cache and os.path.exists(a.cache):
-        z = np.load(a.cache, allow_pickle=False)
-        if str(z["key"]) == key:
+        try:
+            z = dict(np.load(a.cache, allow_pickle=False))
+            stored = str(z["key"])
+        except (OSError, ValueError, KeyError, EOFError) as e:  # a cache is only a cache: say so, then recompute
+            print(f"--cache {a.cache}: unreadable ({type(e).__name__}); computing the reference again", file=sys.stderr)
+            stored = None
+        if stored == key:
             ref = [dict(zip(k.tolist(), v.tolist(), strict=True)) for k, v in zip(z["acts"], z["vals"], strict=True)]
             ref = [{int(x): float(y) for x, y in d.items() if x >= 0} for d in ref]
     if ref is None:
