@@ -69,7 +69,8 @@ def choices(spec: str, rules: RuleConfig, recs: np.ndarray) -> tuple[np.ndarray,
     for i in range(len(recs)):
         c0 = time.process_time()
         kw = {"infosets": infos[i : i + 1]} if getattr(agent, "wants_infoset", False) else {}
-        if getattr(agent, "name", "") == "search-CHEAT":  # the diagnostic needs the truth; its seed is not the ref's
+        # the CHEATING diagnostics need the truth (a cheat=1 search's seed is not the reference's)
+        if getattr(agent, "name", "") == "search-CHEAT" or getattr(agent, "wants_records", False):
             kw["records"] = recs[i : i + 1]
         acts[i] = agent.act_batch(obs[i : i + 1], masks[i : i + 1], **kw)[0]
         cpu.append(time.process_time() - c0)
@@ -104,7 +105,12 @@ def main() -> None:
             sys.exit(f"search_regret: {e}")
     recs = decision_states(rules, a.states, a.seed)
     # only the decisions the reference really chooses between (forced moves and immediate wins score 0 for all)
-    key = hashlib.sha256(recs.tobytes() + f"{a.ref_worlds}".encode()).hexdigest()[:16]
+    # the key hashes the named fields only: the record dtype has unnamed gaps, whose bytes are whatever memory held
+    # (a key over recs.tobytes() changed with the specs loaded before, and the cache was recomputed for nothing)
+    clean = np.zeros(len(recs), recs.dtype)
+    for name in recs.dtype.names:
+        clean[name] = recs[name]
+    key = hashlib.sha256(clean.tobytes() + f"{a.ref_worlds}".encode()).hexdigest()[:16]
     ref = None
     if a.cache and os.path.exists(a.cache):
         try:
