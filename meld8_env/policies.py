@@ -1,6 +1,6 @@
 """The built-in bots as C policies over engine records and observations (issue 20).
 
-``POLICY`` names the codes: ``random`` 0, ``greedy`` 1, ``defensive`` 2. The C decisions live in
+``POLICY`` names the codes: ``random`` 0, ``greedy`` 1, ``defensive`` 2, ``oracle`` 3. The C decisions live in
 ``meld8_env/engine/_bots.c``; the readable reference twins are the agents in ``agents/`` (greedy.py,
 defensive.py, random_agent.py), which call :func:`act_obs` unless ``MELD8_BACKEND=python`` (the
 hand evaluator's switch, :data:`meld8_env.hands.BACKEND`) selects them.
@@ -29,8 +29,10 @@ try:  # without the C build the agents still import and run their Python code
 except ImportError:  # pragma: no cover - exercised only without a C compiler
     HAVE_C = False
 
-POLICY: dict[str, int] = {"random": 0, "greedy": 1, "defensive": 2}
-"""Policy name -> the code the C side knows."""
+POLICY: dict[str, int] = {"random": 0, "greedy": 1, "defensive": 2, "oracle": 3}
+"""Policy name -> the code the C side knows. ``oracle`` (twin: ``agents.oracle``) is CHEATING: it reads the other
+seats' hands in the record, so it runs in :func:`policy_act` and rollouts (where the search's worlds are
+sampled, so its own continuation there knows only its world) and never from an observation."""
 
 
 def c_bots_enabled() -> bool:
@@ -53,7 +55,8 @@ def policy_codes(policies: object, shape: tuple[int, ...]) -> np.ndarray:
     if arr.dtype.kind in "US":
         bad = [str(x) for x in np.unique(arr) if str(x) not in POLICY]
         if bad:
-            raise ValueError(f"unknown policy {bad[0]!r}: use one of {', '.join(POLICY)} (or codes 0..2)")
+            names = ", ".join(POLICY)
+            raise ValueError(f"unknown policy {bad[0]!r}: use one of {names} (or codes 0..{len(POLICY) - 1})")
         arr = np.vectorize(POLICY.__getitem__, otypes=[np.int8])(arr)
     elif arr.dtype.kind not in "iu":
         raise ValueError(f"policies must be names ({', '.join(POLICY)}) or integer codes, got dtype {arr.dtype}")

@@ -4,12 +4,13 @@
 ((N,) ``STATE_DTYPE``, C-contiguous, writable; pass copies to keep the originals) in place. Seat ``p``
 of record ``i`` plays ``seat_policies[i, p]`` (names or codes of ``meld8_env.policies.POLICY``; a (P,)
 row applies to every record). ``seeds`` (N,) uint64 start each record's splitmix64 stream for the
-``random`` policy (greedy and defensive draw nothing), so a rollout is a function of its inputs: the
+``random`` policy (greedy, defensive and oracle draw nothing), so a rollout is a function of its inputs: the
 same records, policies and seeds give the same result whatever ``threads`` is.
 
 The batch is split into contiguous slices over ``threads`` threads (the C loop releases the GIL),
 the way ``Meld8Vector`` splits a batch. The Python twin is stepping the records one action at a time
-with the agents in ``agents/`` (tests/test_rollout.py does exactly that).
+with the agents in ``agents/`` (``tests/test_cbots.py`` does exactly that; ``agents.oracle`` for ``oracle``,
+which reads the other seats' hands in each record: in the search's worlds those are the sampled hands).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import pytest
 
 from agents.defensive import DefensiveAgent
 from agents.greedy import GreedyAgent
+from agents.oracle import oracle_actions, ron_discards
 from agents.random_agent import RandomAgent
 from meld8_env.actions import legal_ids
 from meld8_env.cards import mask_str
@@ -95,12 +96,39 @@ def check_twins(rules: RuleConfig, n_states: int, seed: int) -> int:
                 lines = [f"{name} C ({path}) differs from Python on {bad.size} of {len(want)} states, first ones:"]
                 lines += [f"  C={got[i]} python={want[i]}: {describe(rules, obs[i], masks[i])}" for i in bad[:5]]
                 pytest.fail("\n".join(lines))
+    check_oracle(rules, recs, obs, masks)
     agent = RandomAgent(rules, seed=seed)
     want = agent.act_batch_python(obs, masks)
     got = agent.act_batch_python(obs, masks, c_twin=True)
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, f"random C differs at {bad[:5]}: {describe(rules, obs[bad[0]], masks[bad[0]])}"
     return len(recs)
+
+
+def check_oracle(rules: RuleConfig, recs: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
+    """The CHEATING ``oracle`` (records only) against ``agents.oracle``; the states must include discards it
+    changes (some discard would be Ron'd), or the check would only repeat greedy's."""
+    want = oracle_actions(rules, recs)
+    got = policy_act(rules, recs, np.full(len(recs), POLICY["oracle"], np.int8), np.zeros(len(recs), np.uint64))
+    bad = np.flatnonzero(got != want)
+    if bad.size:
+        lines = [f"oracle C differs from Python on {bad.size} of {len(want)} states, first ones:"]
+        lines += [
+            f"  C={got[i]} python={want[i]} Ron'd discards {mask_str(int(ron_discards(rules, recs[i : i + 1])[0]))}: "
+            f"{describe(rules, obs[i], masks[i])}; other hands "
+            + ", ".join(mask_str(int(h)) for h in recs["hands"][i][: rules.num_players])
+            for i in bad[:5]
+        ]
+        pytest.fail("\n".join(lines))
+    greedy = policy_act(rules, recs, np.full(len(recs), POLICY["greedy"], np.int8), np.zeros(len(recs), np.uint64))
+    assert (got != greedy).sum() >= len(recs) // 200, "too few states where the oracle's defense decides"
+
+
+def test_oracle_refuses_observations():
+    rules = RULES["3p"]
+    _, obs, masks = collect_states(rules, 64, seed=3)
+    with pytest.raises(ValueError, match="oracle policy reads the other seats' hands"):
+        act_obs(rules, "oracle", obs, masks)
 
 
 @pytest.mark.parametrize("key", sorted(RULES))
@@ -137,7 +165,8 @@ def test_agents_dispatch_to_c_unless_python_backend():
 # ---------------------------------------------------------------------------------------------- rollout
 def step_by_step(rules: RuleConfig, records: np.ndarray, policies: np.ndarray, seeds: np.ndarray, until: str):
     """The rollout's Python twin: every unfinished record steps one action at a time, greedy/defensive by
-    the Python agents (batched over the records that use them), random by ``random_rng_action``.
+    the Python agents (batched over the records that use them), oracle by ``agents.oracle`` on the records,
+    random by ``random_rng_action``.
     Returns each record as it was when it stopped, the score changes and the steps."""
     P, n = rules.num_players, len(records)
     fb = FastBatch(n, rules)
@@ -156,6 +185,9 @@ def step_by_step(rules: RuleConfig, records: np.ndarray, policies: np.ndarray, s
             idx = np.flatnonzero(active & (code == c))
             if idx.size:
                 actions[idx] = agent.act_batch_python(obs[idx], masks[idx])
+        idx = np.flatnonzero(active & (code == POLICY["oracle"]))
+        if idx.size:
+            actions[idx] = oracle_actions(rules, fb.snapshot(idx))
         for i in np.flatnonzero(active & (code == POLICY["random"])):
             actions[i], rng[i] = random_rng_action(int(fb.state["mask"][i]), rng[i])
         assert not fb.step(actions)[active].any()
@@ -175,7 +207,7 @@ def test_rollout_equals_step_by_step_python(key, until):
     rng = np.random.default_rng(5)
     pick = rng.choice(len(recs), 24 if until == "hand" else 4, replace=False)
     start = recs[pick].copy()
-    pol = rng.integers(0, 3, (len(pick), rules.num_players)).astype(np.int8)
+    pol = rng.integers(0, len(POLICY), (len(pick), rules.num_players)).astype(np.int8)
     seeds = rng.integers(0, 2**63, len(pick), dtype=np.uint64)
     mine = start.copy()
     res = rollout(rules, mine, pol, seeds, until=until)
@@ -211,7 +243,7 @@ def test_rollout_deterministic_and_thread_independent():
         ({"until": "round"}, "until must be 'hand' or 'game'"),
         ({"threads": 0}, "threads must be an integer"),
         ({"seat_policies": ["greedy", "nope", "random"]}, "unknown policy 'nope'"),
-        ({"seat_policies": [1, 2, 7]}, "policy codes must be 0..2"),
+        ({"seat_policies": [1, 2, 7]}, "policy codes must be 0..3"),
         ({"seeds": np.zeros(3, np.uint64)}, "seeds must be"),
     ],
 )

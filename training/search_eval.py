@@ -3,8 +3,9 @@
 ``play_duplicate(specs, boards, seed, rules)`` plays every seating of each board seed (the same boards as
 ``meld8 tournament``: ``training.tournament.board_seed``) in one ``FastBatch``; an agent with
 ``wants_infoset = True`` gets ``act_batch(obs, masks, infosets=...)`` built from the engine records by
-``agents.search_backend.infoset_of`` (the seat's view only), and the diagnostic ``search:cheat=1`` also gets
-the true records. Returns per-game placements and the time each agent spent per decision.
+``agents.search_backend.infoset_of`` (the seat's view only), and the diagnostics ``search:cheat=1`` and
+``agents.oracle:OracleAgent`` (``wants_records = True``) also get the true records. Returns per-game
+placements and the time each agent spent per decision.
 
 This is the evaluation harness of docs/search.md (the cheating ceiling cannot run through ``meld8
 tournament``, whose table never hands an agent the true record). ``python -m training.search_eval
@@ -55,11 +56,12 @@ def play_duplicate(
             if rows.size == 0:
                 continue
             t0 = time.perf_counter()
-            if getattr(agent, "wants_infoset", False):
+            cheat = bool(getattr(agent, "opts", {}).get("cheat")) or getattr(agent, "wants_records", False)
+            if getattr(agent, "wants_infoset", False) or cheat:
                 recs = fb.snapshot(rows)
                 infos = [sb.infoset_of(recs[j], int(acting[r]), rules) for j, r in enumerate(rows.tolist())]
-                cheat = bool(getattr(agent, "opts", {}).get("cheat"))
-                acts[rows] = agent.act_batch(obs[rows], masks[rows], infosets=infos, records=recs if cheat else None)
+                extra = {"records": recs} if cheat else {}  # the table's call otherwise: information sets only
+                acts[rows] = agent.act_batch(obs[rows], masks[rows], infosets=infos, **extra)
             else:
                 acts[rows] = agent.act_batch(obs[rows], masks[rows])
             seconds[k] += time.perf_counter() - t0

@@ -296,5 +296,29 @@ int bot_act_record(const game_t *g, const rules_t *R, int code, u64 *rng) {
     if (code == BOT_RANDOM) return bot_random_rng(g->mask, rng);
     bot_view_t v;
     bot_view_record(g, R, &v);
+    if (code == BOT_ORACLE) return bot_oracle(g, R, &v);
     return code == BOT_DEFENSIVE ? bot_defensive(&v, R) : bot_greedy(&v, R);
+}
+
+/* ---------------------------------------------------------------- oracle (agents/oracle.py), CHEATING */
+/* the legal discards some other seat would be offered Ron on: only its waits can be (R33), and for those the
+ * engine's own check decides (yaku, minimum, furiten, a dead seat) */
+static u64 ron_discards(const game_t *g, const rules_t *R, u64 legal) {
+    u64 unsafe = 0;
+    for (int k = 1; k < R->P; k++) {
+        int o = (g->acting + k) % R->P;
+        for (u64 m = legal & ~unsafe & eng_seat_waits(g, o, NULL); m; m &= m - 1) {
+            int c = ctz64(m);
+            if (eng_ron_offered(g, R, o, c)) unsafe |= 1ULL << c;
+        }
+    }
+    return unsafe;
+}
+
+int bot_oracle(const game_t *g, const rules_t *R, const bot_view_t *v) {
+    if (v->mask >> RON_A & 1) return RON_A;
+    if (v->mask >> TSUMO_A & 1) return TSUMO_A;
+    if (v->mask >> PASS_A & 1) return greedy_claim(v, R);
+    u64 legal = v->mask & REAL, safe = legal & ~ron_discards(g, R, legal);
+    return bot_best_discard(v->hand, v->meld, v->unseen, safe ? safe : legal, NULL);
 }

@@ -9,7 +9,8 @@
 #define MELD8_BOTS_H
 #include "_engine.h"
 
-enum { BOT_RANDOM = 0, BOT_GREEDY = 1, BOT_DEFENSIVE = 2, BOT_N = 3 };
+/* BOT_ORACLE reads the other seats' hands in the record (CHEATING; records only, never observations) */
+enum { BOT_RANDOM = 0, BOT_GREEDY = 1, BOT_DEFENSIVE = 2, BOT_ORACLE = 3, BOT_N = 4 };
 
 typedef struct {
     int P;
@@ -37,6 +38,10 @@ int bot_random_obs(const uint8_t *obs, int D, u64 mask, const u64 *weights, u64 
 
 /* one decision of policy `code` for the acting seat of record g (rng: the record's bot stream) */
 int bot_act_record(const game_t *g, const rules_t *R, int code, u64 *rng);
+
+/* oracle (agents/oracle.py): greedy that never deals in. Reading the record's hidden hands, it discards greedy's
+ * choice among the legal discards no other seat would be offered Ron on, or greedy's choice when every one is */
+int bot_oracle(const game_t *g, const rules_t *R, const bot_view_t *v);
 
 /* best discard of greedy (smallest distance, then most acceptance, then lowest id) among `allowed`;
  * returns the card (-1 if allowed is empty) and its distance (127 when none) */

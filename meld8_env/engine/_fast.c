@@ -520,6 +520,11 @@ static PyObject *py_act_obs(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "code: %d is not a policy code 0..%d", code, BOT_N - 1);
         return NULL;
     }
+    if (code == BOT_ORACLE) {
+        PyErr_SetString(PyExc_ValueError, "code: the oracle policy reads the other seats' hands, so it decides from "
+                        "records (policy_act, rollout), not observations");
+        return NULL;
+    }
     if (!get_buf(mo, &bm, 0, 64, -1, "masks")) return NULL;
     Py_ssize_t n = bm.len / 64;
     int D0 = eng_obs_size(&R, 0);
