@@ -14,7 +14,11 @@ At each decision (docs/search.md has the whole story):
    on the same deals).
 3. Each (candidate, world): the candidate is applied to a copy of the world, then the hand is rolled out to
    its end with the C bots (opponents ``opp``: ``greedy``, ``defensive`` or ``mix`` = each opponent drawn per
-   world; own continuation ``me``).
+   world; own continuation ``me``: ``greedy``, ``defensive``, or ``oracle``, the C policy that plays greedy but
+   never discards a card another seat of the world would Ron: it reads the world's sampled hands, so the seat
+   continues as a perfect defender *of that world*, which it knows only because the world is a guess; the
+   decision still reads nothing but the information set. With ``oracle`` the bot's own choice kept by the
+   margin rule below is greedy's).
 4. Leaf: minus the seat's expected final placement from ``meld8_env.placement`` (``leaf=placement``), or
    the hand's point change in thousands (``leaf=points``, the ablation).
 4b. Screening (``screen`` = M > ``worlds``, off by default): M worlds are sampled, the first ``worlds`` of
@@ -35,13 +39,16 @@ from both), so it is deterministic and cannot depend on hidden cards or the game
 Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent list is comma-separated,
 ``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix),
 ``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5),
-``threads`` (2), ``screen`` (0 = off), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each
+``threads`` (2), ``prior`` (greedy: which discards are candidates, greedy's order or a shipped network's,
+``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0 = off), ``strat`` (0 = off; 1 = the
+worlds' weights post-stratified so that each
 opponent is ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the
 diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
 resampled); 2 = CHEATING about the status only: worlds sampled as usual, kept only where every opponent's
-ready status (R33) is its TRUE status (the ceiling of a perfect status model); both need the caller to pass
-the true records (``act_batch(..., records=...)``) and exist only to measure the ceiling that better belief
-could reach. Default budget: at most ``cands + 2`` candidates x
+ready status (R33) is its TRUE status (the ceiling of a perfect status model); 3 = the same with the TRUE level
+(ready / not ready but within two cards of winning / further, ``search_backend.level_in_worlds``); all need
+the caller to pass the true records (``act_batch(..., records=...)``) and exist only to measure the ceiling
+that better belief could reach. Default budget: at most ``cands + 2`` candidates x
 (``worlds`` / ``stages``) rollouts in the first stage, halving after: at most 5 x 8 + 3 x 8 = 64 rollouts per
 decision (chosen so a 5,000-game tournament fits the shared 2-core machine; see the README for its time).
 
@@ -74,7 +81,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "cands": (int, 3, "discards kept by the prior (>= 1); the safest is added"),
     "stages": (int, 2, "successive-halving stages (>= 1)"),
     "opp": (str, "mix", "opponent model in rollouts: greedy, defensive or mix"),
-    "me": (str, "defensive", "own continuation in rollouts: greedy or defensive"),
+    "me": (str, "defensive", "own continuation in rollouts: greedy, defensive or oracle (see the module doc)"),
     "leaf": (str, "placement", "leaf value: placement (expected final placement) or points"),
     "belief": (
         str,
@@ -84,15 +91,21 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "win_rounds": (int, 2, "search Tsumo/Ron in the last N rounds (0: always win)"),
     "margin": (int, 5, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
     "threads": (int, 2, "rollout threads"),
-    "cheat": (int, 0, "CHEATING diagnostics: 1 = worlds keep the true hidden hands, 2 = the true ready statuses"),
+    "cheat": (
+        int,
+        0,
+        "CHEATING diagnostics: 1 = worlds keep the true hidden hands, 2 = the true ready statuses, 3 = the true levels",
+    ),
     "screen": (int, 0, "worlds screened for an immediate end (a Ron on the discard); 0 = off (see _search)"),
     "strat": (int, 0, "1 = weight the worlds so each opponent's ready share is its fitted prior (see _worlds)"),
+    "prior": (str, "greedy", "which discards are candidates: greedy's order, or a shipped network's (ppo, distilled)"),
 }
 CHOICES = {
     "opp": ("greedy", "defensive", "mix"),
-    "me": ("greedy", "defensive"),
+    "me": ("greedy", "defensive", "oracle"),
     "leaf": ("placement", "points"),
     "belief": ("two_level", "uniform", "learned", "no_pass", "last_discard"),
+    "prior": ("greedy", "ppo", "distilled"),
 }
 
 
@@ -130,8 +143,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
     if full["strat"] not in (0, 1):
         raise ValueError(f"search option strat={full['strat']}: must be 0 or 1")
-    if full["cheat"] not in (0, 1, 2):
-        raise ValueError(f"search option cheat={full['cheat']}: must be 0, 1 or 2")
+    if full["cheat"] not in (0, 1, 2, 3):
+        raise ValueError(f"search option cheat={full['cheat']}: must be 0, 1, 2 or 3")
     for key, allowed in CHOICES.items():
         if full[key] not in allowed:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}")
@@ -156,6 +169,11 @@ class SearchAgent(Agent):
         self.table = shipped_table(rules) if self.opts["leaf"] == "placement" else None
         self._greedy = GreedyAgent(rules=rules, seed=self.seed)
         self._defensive = DefensiveAgent(rules=rules, seed=self.seed)
+        self._net = None
+        if self.opts["prior"] != "greedy":  # the network inside the search: its policy ranks the discards
+            from meld8_env.agent_spec import load_agent
+
+            self._net = load_agent(str(self.opts["prior"]), rules, seed=self.seed)
 
     # -- the agent protocol ---------------------------------------------------------------------------
     def act_batch(
@@ -178,7 +196,7 @@ class SearchAgent(Agent):
         todo = [i for i in range(n) if out[i] < 0]
         self.last_values = [{} for _ in range(n)]
         if todo:
-            bot = self._defensive if self.opts["me"] == "defensive" else self._greedy
+            bot = self._defensive if self.opts["me"] == "defensive" else self._greedy  # oracle: its honest part
             default = bot.act_batch(obs[todo], masks[todo])
             for i, a in zip(todo, default.tolist(), strict=True):  # the continuation bot's choice is a candidate
                 if a not in cands[i]:
@@ -226,6 +244,11 @@ class SearchAgent(Agent):
             for k in range(P - 1):
                 total += danger(cards, d["unseen"][disc[rows]], d["discarded"][disc[rows], k + 1])
             order = np.lexsort((cards, total, -accept, dist, rows))
+            if self._net is not None:  # the network's probabilities first, greedy's order breaking ties
+                probs = self._net.probabilities(obs[disc], masks[disc])[rows, cards]
+                rank = np.empty(len(order), np.int64)
+                rank[order] = np.arange(len(order))
+                order = np.lexsort((rank, -probs, rows))
             safest = np.lexsort((cards, dist, total, rows))
             for j, i in enumerate(disc.tolist()):
                 mine = order[rows[order] == j]
@@ -249,7 +272,7 @@ class SearchAgent(Agent):
         return np.random.default_rng(words)
 
     def _worlds(self, info, record, rng: np.random.Generator, K: int) -> tuple[np.ndarray, np.ndarray]:
-        if self.opts["cheat"] == 2:
+        if self.opts["cheat"] in (2, 3):
             return self._status_cheat_worlds(info, record, rng, K)
         if self.opts["cheat"]:  # CHEATING: the true hands, only the wall order and future seeds resampled
             base = np.asarray(record, STATE_DTYPE).reshape(1)
@@ -268,16 +291,16 @@ class SearchAgent(Agent):
         return worlds, weights
 
     def _status_cheat_worlds(self, info, record, rng: np.random.Generator, K: int) -> tuple[np.ndarray, np.ndarray]:
-        """CHEATING about the status only: honest two-level worlds, kept where each opponent's ready status is
+        """CHEATING about the status only: honest two-level worlds, kept where each opponent's ready status
+        (``cheat=3``: its level, ``search_backend.level_in_worlds``: ready, within two of winning, further) is
         the true one (up to 8 rounds of 4K proposals; short of K, the worlds matching the most opponents fill
         the rest)."""
-        truth = {
-            j: bool(sb.ready_in_worlds(info, np.asarray(record, STATE_DTYPE).reshape(1), j)[0]) for j in info.opponents
-        }
+        status = sb.ready_in_worlds if self.opts["cheat"] == 2 else sb.level_in_worlds
+        truth = {j: status(info, np.asarray(record, STATE_DTYPE).reshape(1), j)[0] for j in info.opponents}
         pool, score = [], []
         for _ in range(8):
             worlds, _ = sb.sample_worlds(info, 4 * K, rng, self.rules)
-            hits = sum((sb.ready_in_worlds(info, worlds, j) == t).astype(int) for j, t in truth.items())
+            hits = sum((status(info, worlds, j) == t).astype(int) for j, t in truth.items())
             pool.append(worlds)
             score.append(hits)
             if sum(int((h == len(truth)).sum()) for h in score) >= K:

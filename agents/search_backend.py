@@ -23,10 +23,11 @@ import hashlib
 import numpy as np
 
 from meld8_env import belief
+from meld8_env.cardmask import ALL
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import step_records
-from meld8_env.hands import waits_batch
+from meld8_env.hands import distance_batch, waits_batch
 from meld8_env.infoset import infoset
 from meld8_env.policies import policy_act
 from meld8_env.rollout import rollout
@@ -52,6 +53,19 @@ def ready_in_worlds(info, worlds: np.ndarray, j: int) -> np.ndarray:
     discards, which are public and so the same in every world)."""
     waits = waits_batch(worlds["hands"][:, j].copy(), worlds["melds"][:, j].copy())
     return (waits != 0) & ((waits & np.uint64(info.uncalled_discards(j))) == 0)
+
+
+def level_in_worlds(info, worlds: np.ndarray, j: int) -> np.ndarray:
+    """(n,) int: opponent ``j``'s level in each world: 0 ready (as :func:`ready_in_worlds`), 1 not ready but at
+    most two cards from winning, 2 further (distance to win, R26, over the cards ``j`` has not seen: everything
+    but its own cards and the public melds and discards)."""
+    public = 0
+    for p in range(info.num_players):
+        public |= int(info.melds[p]) | info.uncalled_discards(p)
+    hands, meld = worlds["hands"][:, j].copy(), np.full(len(worlds), info.melds[j], np.uint64)
+    unseen = np.uint64(int(ALL) & ~public & ~int(info.melds[j])) & ~hands
+    dist = distance_batch(hands, meld, unseen).astype(np.int64)
+    return np.where(ready_in_worlds(info, worlds, j), 0, np.where(dist <= 2, 1, 2))
 
 
 def stratify(info, worlds: np.ndarray, weights: np.ndarray, sweeps: int = 3) -> np.ndarray:

@@ -277,11 +277,20 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
     assert checked >= 10
 
 
-@pytest.mark.parametrize("spec", ["search:worlds=8,cands=3,stages=2,strat=1", "search:worlds=8,cands=3,belief=learned"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "search:worlds=8,cands=3,stages=2,strat=1",
+        "search:worlds=8,cands=3,belief=learned",
+        "search:worlds=8,me=oracle",
+        "search:worlds=6,prior=distilled",
+    ],
+)
 def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
-    """``strat=1`` (re-weighted worlds) and ``belief=learned`` (the wait model's worlds): decisions stay a pure
-    function of the seed and the information set (hidden cards and seed permuted = the same choices and
-    values)."""
+    """``strat=1`` (re-weighted worlds), ``belief=learned`` (the wait model's worlds), ``me=oracle`` (a
+    continuation that reads the hands of each sampled world) and ``prior=distilled`` (the network ranks the
+    candidate discards): decisions stay a pure function of the seed and the information set (hidden cards and
+    seed permuted = the same choices and values)."""
     rng = np.random.default_rng(6)
     recs = bot_states(2, 72, every=5)[:16]
     a1, v1 = decide(load_agent(spec, RULES, seed=4), recs)
@@ -295,25 +304,29 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     assert masks[np.arange(len(recs)), a1].all()
 
 
-def test_status_cheat_worlds_carry_the_true_ready_statuses():
-    """``cheat=2`` (a CHEATING diagnostic): the worlds are honest samples, kept where every opponent's ready
-    status equals the true one, so nearly all K worlds carry the true statuses while the hands still differ
-    from the true ones."""
+@pytest.mark.parametrize("cheat", [2, 3])
+def test_status_cheat_worlds_carry_the_true_ready_statuses(cheat):
+    """``cheat=2`` / ``cheat=3`` (CHEATING diagnostics): the worlds are honest samples, kept where every
+    opponent's ready status (3: its level, ready / within two cards of winning / further) equals the true
+    one, so nearly all K worlds carry the true statuses while the hands still differ from the true ones."""
+    status = sb.ready_in_worlds if cheat == 2 else sb.level_in_worlds
     recs = bot_states(3, 91, every=4)
     recs = recs[np.isin(recs["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])][:12]
-    agent = load_agent("search:cheat=2,worlds=16", RULES, seed=2)
+    agent = load_agent(f"search:cheat={cheat},worlds=16", RULES, seed=2)
     assert agent.name == "search-CHEAT"
     match = same_hands = total = 0
+    levels = set()
     for r in recs:
         info = sb.infoset_of(r, int(r["acting"]), RULES)
         worlds, w = agent._worlds(info, r, np.random.default_rng(1), 16)
         assert len(worlds) == 16 and (w == 1).all()
         ok = np.ones(16, bool)
         for j in info.opponents:
-            truth = bool(sb.ready_in_worlds(info, r.reshape(1), j)[0])
-            ok &= sb.ready_in_worlds(info, worlds, j) == truth
+            truth = status(info, r.reshape(1), j)[0]
+            levels.add(int(truth))
+            ok &= status(info, worlds, j) == truth
             same_hands += int((worlds["hands"][:, j] == r["hands"][j]).sum())
         match += int(ok.sum())
         total += 16
-    assert match >= 0.9 * total
+    assert match >= 0.9 * total and len(levels) >= 2
     assert same_hands < 0.1 * total
