@@ -9,6 +9,7 @@
 | ``distilled`` | the shipped network distilled from ``search`` (:data:`SHIPPED_MODELS`) |
 | ``rllib:FOLDER`` | an RLlib policy folder |
 | ``search`` / ``search:worlds=32,...`` | the search agent (:data:`OPTION_AGENTS`: options in the spec) |
+| ``wary`` / ``wary:lam=20`` | greedy with the wait model's deal-in risk (``agents.wary``; options in the spec) |
 | ``cmd:COMMAND`` | a program speaking the seat protocol (``meld8_env.seat_process``) |
 
 Every built-in and loader is named by a string and imported only when a spec asks for it, so this
@@ -35,6 +36,7 @@ LOADERS: dict[str, tuple[str, str]] = {
 """Trained agents: spec prefix -> (``module:Class`` taking a path, the pip extra it needs)."""
 OPTION_AGENTS: dict[str, str] = {
     "search": "agents.search:load_search",
+    "wary": "agents.wary:load_wary",
 }
 """Agents named with options in the spec (``search`` / ``search:worlds=32,budget=...``): name ->
 ``module:function`` taking (options text, rules, seed); a bad option is its ValueError, one line."""

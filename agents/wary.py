@@ -1,0 +1,103 @@
+"""``wary``: greedy's offense with the wait model's defense; honest (it reads its information set only).
+
+For every legal discard c of a decision: the distance to win after it d(c) and its acceptance a(c) (greedy's
+``meld8_env.features.discard_table``), and its deal-in risk
+
+    r(c) = 1 - prod_j (1 - ready_prior(info, j) * q_j(c))
+
+over the opponents j, with ``ready_prior`` the belief's fitted P(j ready | public facts) and q_j the per-card
+wait model ``meld8_env.wait_model.wait_probs`` (P(c in j's waits | j ready); R29-R33: a Ron needs the card to
+be a wait). It discards the c with the smallest ``d(c) + floor(lam * r(c))``, then the most acceptance, then
+the smallest risk, then the lowest card: ``lam`` (default 10) is what a certain deal-in costs in steps of
+distance, so at ``lam=10`` a risk of 10 % weighs like one step further from winning, and below it acceptance
+decides as in ``greedy``. (A first version with the unrounded ``d + lam * r`` let any risk difference override
+acceptance and placed 2.26-2.56 against ``defensive`` + ``greedy``: acceptance is worth far more than a
+sliver of risk.) Tsumo, Ron and claims are
+``greedy``'s.
+
+Spec ``wary`` or ``wary:lam=20``. It wants information sets (``wants_infoset``): at a table that gives none
+it plays as ``greedy`` and counts those decisions in ``fallback_decisions``. Why it exists: ``defensive``'s
+danger count (live wait shapes) barely ranks the cards an opponent can Ron (AUC 0.48 in the pilot,
+../shared/SEARCH_NOTES.md), the wait model does (0.80, docs/belief.md), and a greedy that never deals in
+(the CHEATING ``agents.oracle``) places far better than either bot.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.greedy import GreedyAgent
+from meld8_env.actions import PASS
+from meld8_env.agent import Agent
+from meld8_env.belief import ready_prior
+from meld8_env.cardmask import discard_masks
+from meld8_env.features import discard_table
+from meld8_env.observation import decode
+from meld8_env.rules import RuleConfig
+from meld8_env.wait_model import wait_probs
+
+OPTIONS = {"lam": (float, 10.0, "distance steps a certain deal-in costs (>= 0; 0 = greedy)")}
+
+
+def deal_in_risk(info, cards: np.ndarray) -> np.ndarray:
+    """r(c) for each card id in ``cards`` (module docstring), from one seat's information set."""
+    safe = np.ones(len(cards))
+    for j in info.opponents:
+        safe *= 1.0 - ready_prior(info, j) * wait_probs(info, j)[cards]
+    return 1.0 - safe
+
+
+class WaryAgent(Agent):
+    name = "wary"
+    wants_infoset = True
+
+    def __init__(self, rules: RuleConfig | None = None, seed: int = 0, lam: float = 10.0) -> None:
+        super().__init__(rules, seed)
+        if not 0.0 <= float(lam) <= 1000.0:
+            raise ValueError(f"wary option lam={lam}: must be 0..1000 (distance steps per certain deal-in)")
+        self.lam = float(lam)
+        self.fallback_decisions = 0
+        self._greedy = GreedyAgent(rules=self.rules, seed=seed)
+
+    def setup(self, rules: RuleConfig) -> None:
+        self.rules = rules
+        self._greedy = GreedyAgent(rules=rules, seed=self.seed)
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray, infosets: list | None = None) -> np.ndarray:
+        masks = np.asarray(masks).astype(bool)
+        out = self._greedy.act_batch(obs, masks)
+        if infosets is None:
+            self.fallback_decisions += len(masks)
+            return out
+        # a discard to choose: no Tsumo / Ron taken by greedy, not a claim window, more than one legal card
+        disc = np.flatnonzero(~masks[:, PASS] & (out < 52) & (masks[:, :52].sum(axis=1) > 1))
+        if disc.size == 0 or self.lam == 0.0:
+            return out
+        d = decode(np.asarray(obs)[disc], self.rules)
+        rows, cards, dist, accept, _ = discard_table(
+            d["hand"], d["melds"][:, 0], d["unseen"], discard_masks(masks[disc]), all_acceptance=True
+        )
+        risk = np.zeros(len(rows))
+        for k, i in enumerate(disc.tolist()):
+            risk[rows == k] = deal_in_risk(infosets[i], cards[rows == k])
+        # the risk counts in whole steps of distance, so that acceptance still decides between discards of
+        # about the same risk (a float key would let any risk difference, however small, override it)
+        order = np.lexsort((cards, risk, -accept, dist + np.floor(self.lam * risk), rows))
+        first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
+        out[disc[rows[first]]] = cards[first]
+        return out
+
+
+def load_wary(options: str, rules: RuleConfig, seed: int) -> WaryAgent:
+    """The agent of spec ``wary`` / ``wary:lam=20`` (ValueError in one line on a bad option)."""
+    kwargs: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in options.replace("+", ",").split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or key not in OPTIONS:
+            keys = ", ".join(OPTIONS)
+            raise ValueError(f"wary option {part!r}: use key=value with key one of {keys} (e.g. wary:lam=20)")
+        try:
+            kwargs[key] = float(value)
+        except ValueError:
+            raise ValueError(f"wary option {key}={value!r}: give a number") from None
+    return WaryAgent(rules=rules, seed=seed, **kwargs)
