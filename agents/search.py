@@ -65,6 +65,7 @@ import numpy as np
 from agents import search_backend as sb
 from agents.defensive import DefensiveAgent
 from agents.greedy import GreedyAgent
+from agents.wary import deal_in_risk
 from meld8_env.actions import PASS, RON, TSUMO
 from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
@@ -99,6 +100,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "screen": (int, 0, "worlds screened for an immediate end (a Ron on the discard); 0 = off (see _search)"),
     "strat": (int, 0, "1 = weight the worlds so each opponent's ready share is its fitted prior (see _worlds)"),
     "prior": (str, "greedy", "which discards are candidates: greedy's order, or a shipped network's (ppo, distilled)"),
+    "safe": (str, "danger", "the safest discard added: by defensive's danger count, or the wait model's risk (model)"),
 }
 CHOICES = {
     "opp": ("greedy", "defensive", "mix"),
@@ -106,6 +108,7 @@ CHOICES = {
     "leaf": ("placement", "points"),
     "belief": ("two_level", "uniform", "learned", "no_pass", "last_discard"),
     "prior": ("greedy", "ppo", "distilled"),
+    "safe": ("danger", "model"),
 }
 
 
@@ -244,6 +247,11 @@ class SearchAgent(Agent):
             for k in range(P - 1):
                 total += danger(cards, d["unseen"][disc[rows]], d["discarded"][disc[rows], k + 1])
             order = np.lexsort((cards, total, -accept, dist, rows))
+            if self.opts["safe"] == "model":  # the safest by the wait model's deal-in risk (agents.wary)
+                risk = np.zeros(len(rows))
+                for j, i in enumerate(disc.tolist()):
+                    risk[rows == j] = deal_in_risk(infosets[i], cards[rows == j])
+                total = risk
             if self._net is not None:  # the network's probabilities first, greedy's order breaking ties
                 probs = self._net.probabilities(obs[disc], masks[disc])[rows, cards]
                 rank = np.empty(len(order), np.int64)

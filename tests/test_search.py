@@ -284,13 +284,15 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=8,cands=3,belief=learned",
         "search:worlds=8,me=oracle",
         "search:worlds=6,prior=distilled",
+        "search:worlds=6,safe=model",
     ],
 )
 def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     """``strat=1`` (re-weighted worlds), ``belief=learned`` (the wait model's worlds), ``me=oracle`` (a
-    continuation that reads the hands of each sampled world) and ``prior=distilled`` (the network ranks the
-    candidate discards): decisions stay a pure function of the seed and the information set (hidden cards and
-    seed permuted = the same choices and values)."""
+    continuation that reads the hands of each sampled world), ``prior=distilled`` (the network ranks the
+    candidate discards) and ``safe=model`` (the safest candidate by the wait model's risk): decisions stay a
+    pure function of the seed and the information set (hidden cards and seed permuted = the same choices and
+    values)."""
     rng = np.random.default_rng(6)
     recs = bot_states(2, 72, every=5)[:16]
     a1, v1 = decide(load_agent(spec, RULES, seed=4), recs)
