@@ -220,3 +220,17 @@ def test_shipped_distilled_agent_loads_by_name_and_plays_legally():
         step_records(RULES, recs, acts)
     mine, base = agent.policy.state_dict(), ppo.policy.state_dict()
     assert mine.keys() == base.keys() and any(not (mine[k] == base[k]).all() for k in mine)  # trained weights
+
+
+def test_a_cheating_teacher_gets_the_true_records_and_the_data_stays_honest_observations():
+    """``--spec search:cheat=1`` (oracle guiding): generate hands the teacher the true records, so its
+    decisions differ from the honest teacher's on the same games, while what is stored for the student is the
+    same honest observation of the same first decision."""
+    from training.distill import generate
+
+    honest = generate("search:worlds=4+cands=2+stages=1", 2, 5, RULES, batch=2)
+    cheat = generate("search:cheat=1+worlds=4+cands=2+stages=1", 2, 5, RULES, batch=2)
+    np.testing.assert_array_equal(honest["obs"][0], cheat["obs"][0])  # the same deal, the same view
+    assert cheat["masks"][np.arange(len(cheat["actions"])), cheat["actions"]].all()
+    k = min(len(honest["actions"]), len(cheat["actions"]))
+    assert (honest["actions"][:k] != cheat["actions"][:k]).any()

@@ -6,12 +6,14 @@ Usage::
     python -m training.distill train --data runs/distill/seed71 runs/distill/seed72 --epochs 4 \
         --soft 0.5 --out runs/distill/distilled.zip
 
-``generate`` plays games with the search agent in one seat (rotated) against ``defensive`` + ``greedy`` and
-records every decision of the search seat that had more than one legal action: the augmented observation
-(``meld8_env.features.augment``, what the card-head network reads), the mask, the search's action, and the
-per-candidate mean leaf values (NaN for actions that were not candidates). It writes a folder of part files
-(``training.distill_data``), one per ``--chunk`` games with a progress line each; rerunning the same command
-resumes (finished parts are skipped, and a game's data does not depend on the chunk that played it).
+``generate`` plays games with the search agent in one seat (rotated) against ``defensive`` + ``greedy`` (a
+CHEATING teacher, ``--spec search:cheat=1``, is handed the true records: oracle guiding, the student still
+reads only the observation) and records every decision of the search seat that had more than one legal action:
+the augmented observation (``meld8_env.features.augment``, what the card-head network reads), the mask, the
+search's action, and the per-candidate mean leaf values (NaN for actions that were not candidates). It writes
+a folder of part files (``training.distill_data``), one per ``--chunk`` games with a progress line each;
+rerunning the same command resumes (finished parts are skipped, and a game's data does not depend on the chunk
+that played it).
 ``train`` merges any part files / folders of one teacher (checked), starts from a checkpoint (the shipped
 ``ppo`` by default) and minimises the cross-entropy of the masked policy against a target that puts
 ``1 - soft`` on the search's action and ``soft`` on a softmax of its per-candidate values / ``temp``
@@ -76,7 +78,10 @@ def generate(
             rows = np.flatnonzero(live & (acting == me))
             if rows.size:
                 infos = [sb.infoset_of(recs[r], int(acting[r]), rules) for r in rows.tolist()]
-                acts[rows] = search.act_batch(obs[rows], masks[rows], infosets=infos)
+                # a CHEATING teacher (search:cheat=1, "oracle guiding") reads the true records; the student
+                # still learns from the honest observation only
+                extra = {"records": recs[rows]} if getattr(search, "opts", {}).get("cheat") else {}
+                acts[rows] = search.act_batch(obs[rows], masks[rows], infosets=infos, **extra)
                 keep = [k for k, r in enumerate(rows.tolist()) if masks[r].sum() > 1]
                 if keep:
                     kr = rows[keep]
