@@ -1180,6 +1180,14 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
     dist_t e = *d;
     int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
     for (int r = 0; r < 13; r++) by_rank[r] = -2;
+    /* x moves from av to H, so the ranks W may fill (cg) stay and only x's rank's held count grows: the quad forms
+     * read held counts only on ranks of three or more cards W may hold (cg[2]); elsewhere they keep hand's value
+     * (at most best) and only four pairs can change, in closed form (as special_overlap_parts counts it) */
+    u64 hg[4], cg[4];
+    rank_planes(d->H, hg);
+    rank_planes(d->H | d->av, cg);
+    int fp_ok = !d->jk_held && pc64(cg[1]) >= 4;
+    int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
     for (u64 t = pool; t; t &= t - 1) {
         u64 x = t & -t;
         e.H = d->H | (x & REAL);
@@ -1191,7 +1199,16 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
             continue;
         }
         int c = ctz64(x), r = c % 13;
-        if (by_counts && by_rank[r] == -2) by_rank[r] = special_overlap_parts(&e, 1);
+        if (by_counts && by_rank[r] == -2) {
+            if (cg[2] >> r & 1) by_rank[r] = special_overlap_parts(&e, 1);
+            else if (!fp_ok || !(cg[1] >> r & 1)) by_rank[r] = -1;
+            else {
+                int up = (hg[0] >> r & 1) && !(hg[1] >> r & 1); /* one held card of the rank becomes a pair */
+                int tw = two + up, on = one + !(hg[0] >> r & 1) - up;
+                int t = tw < 4 ? tw : 4, left = 4 - t;
+                by_rank[r] = 2 * t + (on < left ? on : left);
+            }
+        }
         if (by_counts && by_rank[r] > d->best) {
             sp_acc |= x;
             continue;
