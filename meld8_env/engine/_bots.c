@@ -98,26 +98,35 @@ static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table
 /* The smallest distance after an allowed discard and the discards that leave it (T->dist: best there, DIST_ABOVE
  * elsewhere), as discard_distances finds them. hand - x reaches no W that hand does not (x is seen once
  * discarded, so no W of hand - x holds it), so no discard leaves less than hand's own distance d, and x leaves d
- * exactly when some W of hand's best avoids it: one search of hand, then one yes/no question per discard. When no
- * allowed discard leaves d (each best W holds every allowed card), every distance is computed. */
+ * exactly when some W of hand's best avoids it: one search of hand, then one yes/no question per discard that no W
+ * found so far (the search's own and each yes answer's, all best W of hand) avoids. When no allowed discard
+ * leaves d (each best W holds every allowed card), every distance is computed. */
 static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
     allowed &= REAL;
-    int d = eval_distance(hand, meld, unseen);
+    eval_witness_t w;
+    int d = eval_distance_w(hand, meld, unseen, &w);
     T->n = T->tied = 0;
     T->best = 127;
     T->wit.n = 0;
+    /* avoided: the discards some W found so far avoids; each is a best W of hand, so they leave d unasked */
+    u64 avoided = 0;
     if (d < UNREACHABLE)
-        for (u64 t = allowed; t; t &= t - 1) {
+        for (u64 t = allowed;; t &= t - 1) {
+            if (w.n) {
+                avoided |= hand & REAL & ~w.held[0];
+                if (T->wit.n < EVAL_MAX_WITNESS) {
+                    T->wit.held[T->wit.n] = w.held[0];
+                    T->wit.drawn[T->wit.n++] = w.drawn[0];
+                }
+            }
+            if (!t) break;
             int c = ctz64(t), i = T->n++;
-            eval_witness_t w;
             T->card[i] = c;
             T->acc[i] = 0;
-            T->dist[i] = eval_distance_at_most_w(hand & ~(1ULL << c), meld, unseen, d, &w) ? d : DIST_ABOVE;
+            w.n = 0;
+            T->dist[i] = (avoided >> c & 1) || eval_distance_at_most_w(hand & ~(1ULL << c), meld, unseen, d, &w)
+                             ? d : DIST_ABOVE;
             T->tied += T->dist[i] == d;
-            if (w.n && T->wit.n < EVAL_MAX_WITNESS) {
-                T->wit.held[T->wit.n] = w.held[0];
-                T->wit.drawn[T->wit.n++] = w.drawn[0];
-            }
         }
     if (T->tied) T->best = d;
     else {

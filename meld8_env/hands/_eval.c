@@ -908,16 +908,17 @@ static inline int top_rank_count(u64 S, const u64 hg[4], int cap, u64 *at) {
 
 /* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
 /* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
- * ones (crown pairs, royal and pure straights), 3 all */
+ * ones (crown pairs, royal and pure straights), 3 all; PARTS_QUADS: the quad forms of 1 alone */
+#define PARTS_QUADS 4
 static int special_overlap_parts(const dist_t *d, int parts) {
     u64 H = d->H, av = d->av, Hav = H | av;
     int jkh = d->jk_held, jku = d->jk_unseen;
     int best = -1;
-    if (parts & 1) {
+    if (parts & (1 | PARTS_QUADS)) {
         u64 hg[4], cg[4], at, at2; /* planes of the held cards and of the cards W may hold */
         rank_planes(H, hg);
         rank_planes(Hav, cg);
-        if (!jkh && pc64(cg[1]) >= 4) {
+        if (!(parts & PARTS_QUADS) && !jkh && pc64(cg[1]) >= 4) {
             /* four pairs: the four ranks that can still make a pair with the most held cards (at most 2 count) */
             int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
             int t = two < 4 ? two : 4, left = 4 - t;
@@ -1045,7 +1046,7 @@ static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal
         if (sp > d.best) d.best = sp;
     }
     int known = d.best, best = search_levels(&d, meld ? 1 : 2, 0);
-    if (wit && best > known && best >= goal) {
+    if (wit && best > known) { /* a standard W reached best (the last leaf that succeeded) */
         wit->n = 1;
         wit->held[0] = d.leafheld;
         wit->drawn[0] = d.leafacc;
@@ -1057,11 +1058,14 @@ static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) 
     return distance_search_w(hand, meld, unseen, floor, goal, NULL);
 }
 
-int eval_distance(u64 hand, u64 meld, u64 unseen) {
+int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit) {
     int size = meld ? 5 : 8;
-    int best = distance_search(hand, meld, unseen, -1, 99);
+    if (wit) wit->n = 0;
+    int best = distance_search_w(hand, meld, unseen, -1, 99, wit);
     return best < 0 ? UNREACHABLE : size - best;
 }
+
+int eval_distance(u64 hand, u64 meld, u64 unseen) { return eval_distance_w(hand, meld, unseen, NULL); }
 
 int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit) {
     int size = meld ? 5 : 8;
@@ -1181,12 +1185,15 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
     int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
     for (int r = 0; r < 13; r++) by_rank[r] = -2;
     /* x moves from av to H, so the ranks W may fill (cg) stay and only x's rank's held count grows: the quad forms
-     * read held counts only on ranks of three or more cards W may hold (cg[2]); elsewhere they keep hand's value
-     * (at most best) and only four pairs can change, in closed form (as special_overlap_parts counts it) */
+     * read held counts only on ranks of three or more cards W may hold (cg[2]); elsewhere (or when they cannot
+     * pass best at all) they stay at most best and only four pairs can change, in closed form (as
+     * special_overlap_parts counts it) */
     u64 hg[4], cg[4];
     rank_planes(d->H, hg);
     rank_planes(d->H | d->av, cg);
     int fp_ok = !d->jk_held && pc64(cg[1]) >= 4;
+    /* one card raises the quad forms by at most one: below best on hand, they stay at most best on every x */
+    int quads_may = by_counts && special_overlap_parts(d, PARTS_QUADS) >= d->best;
     int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
     for (u64 t = pool; t; t &= t - 1) {
         u64 x = t & -t;
@@ -1200,7 +1207,7 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
         }
         int c = ctz64(x), r = c % 13;
         if (by_counts && by_rank[r] == -2) {
-            if (cg[2] >> r & 1) by_rank[r] = special_overlap_parts(&e, 1);
+            if (quads_may && (cg[2] >> r & 1)) by_rank[r] = special_overlap_parts(&e, 1);
             else if (!fp_ok || !(cg[1] >> r & 1)) by_rank[r] = -1;
             else {
                 int up = (hg[0] >> r & 1) && !(hg[1] >> r & 1); /* one held card of the rank becomes a pair */

@@ -62,6 +62,9 @@ typedef struct {
 /* eval_distance_at_most, and wit (NULL: none) gets the standard W that answered yes (n = 0: none, e.g. a special
  * form answered or the answer is no) */
 int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit);
+/* eval_distance, and wit (NULL: none) gets a standard W of the best overlap (n = 0: none, e.g. when a special form
+ * reaches it and no standard W does) */
+int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit);
 /* eval_acceptance_beat where known (cards already shown accepted, e.g. by a witness of a best W of hand) are
  * counted without a search; the witnesses of the per-card searches are appended to wl (NULL: not kept). */
 int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
