@@ -142,6 +142,43 @@ def test_c_bots_equal_python_twins_100k(key):
     assert check_twins(RULES[key], 110_000, seed=12) >= 100_000
 
 
+def tie_states(rules: RuleConfig, n_states: int, seed: int):
+    """The discard states of real games where at least two discards tie for the smallest distance and that
+    distance is 2 or more: the states whose decision is the acceptance tie-break that the witnesses of best
+    completions (passed between the tied discards in _bots.c) shorten."""
+    from meld8_env.cardmask import BITS, bits_of, discard_masks
+    from meld8_env.hands import distance_batch
+
+    recs, obs, masks = collect_states(rules, n_states, seed)
+    disc = (recs["phase"] == int(Phase.DRAW)) & (discard_masks(masks) != 0) & ~masks[:, 63].astype(bool)
+    d = decode(obs[disc], rules)
+    rows, cards = bits_of(discard_masks(masks[disc]))
+    dist = distance_batch(d["hand"][rows] & ~BITS[cards], d["melds"][rows, 0], d["unseen"][rows]).astype(np.int64)
+    best = np.full(int(disc.sum()), 1 << 30, np.int64)
+    np.minimum.at(best, rows, dist)
+    tied = np.bincount(rows, weights=dist == best[rows], minlength=len(best))
+    pick = np.flatnonzero(disc)[(tied >= 2) & (best >= 2) & (best < 99)]
+    return recs[pick], obs[pick], masks[pick]
+
+
+@pytest.mark.parametrize("key", sorted(RULES))
+def test_c_bots_equal_python_twins_on_tie_breaks(key):
+    """Greedy and defensive decide the acceptance tie-break (distance >= 2, two or more tied discards) as the
+    Python twins do, from the observation and from the record."""
+    rules = RULES[key]
+    recs, obs, masks = tie_states(rules, 6000, seed=13)
+    assert len(recs) >= 400, f"too few tie-break states ({len(recs)})"
+    for name, cls in (("greedy", GreedyAgent), ("defensive", DefensiveAgent)):
+        want = cls(rules).act_batch_python(obs, masks)
+        got_rec = policy_act(rules, recs, np.full(len(recs), POLICY[name], np.int8), np.zeros(len(recs), np.uint64))
+        for got, path in ((act_obs(rules, name, obs, masks), "observation"), (got_rec, "record")):
+            bad = np.flatnonzero(got != want)
+            lines = [f"  C={got[i]} python={want[i]}: {describe(rules, obs[i], masks[i])}" for i in bad[:5]]
+            assert bad.size == 0, f"{name} C ({path}) differs on {bad.size} of {len(want)} tie-breaks:\n" + "\n".join(
+                lines
+            )
+
+
 def test_agents_dispatch_to_c_unless_python_backend():
     """act_batch runs the C twin by default and the Python code under MELD8_BACKEND=python (set_backend)."""
     import meld8_env.hands as hands

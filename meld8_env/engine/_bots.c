@@ -72,6 +72,9 @@ void bot_view_obs(const uint8_t *obs, const uint8_t *mask64, const rules_t *R, b
 typedef struct {
     int n, best, tied;
     int card[N_CARDS], dist[N_CARDS], acc[N_CARDS];
+    /* discard_best's yes/no searches: the best W of hand that showed each discard leaves T->best (tie_break
+     * reads their drawn cards as accepted; see there) */
+    eval_witness_t wit;
 } table_t;
 
 /* Every allowed discard: distance after it (acceptance counts 0 until table_acceptance). */
@@ -95,23 +98,53 @@ static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table
 /* The smallest distance after an allowed discard and the discards that leave it (T->dist: best there, DIST_ABOVE
  * elsewhere), as discard_distances finds them. hand - x reaches no W that hand does not (x is seen once
  * discarded, so no W of hand - x holds it), so no discard leaves less than hand's own distance d, and x leaves d
- * exactly when some W of hand's best avoids it: one search of hand, then one yes/no question per discard. When no
- * allowed discard leaves d (each best W holds every allowed card), every distance is computed. */
+ * exactly when some W of hand's best avoids it: one search of hand, then one yes/no question per discard that no W
+ * found so far (the search's own and each yes answer's, all best W of hand) avoids. When no allowed discard
+ * leaves d (each best W holds every allowed card), every distance is computed. */
 static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
     allowed &= REAL;
-    int d = eval_distance(hand, meld, unseen);
+    eval_witness_t w;
+    int d = eval_distance_w(hand, meld, unseen, &w);
     T->n = T->tied = 0;
     T->best = 127;
+    T->wit.n = 0;
+    /* avoided: the discards some W found so far avoids; each is a best W of hand, so they leave d unasked */
+    u64 avoided = 0;
     if (d < UNREACHABLE)
-        for (u64 t = allowed; t; t &= t - 1) {
+        for (u64 t = allowed;; t &= t - 1) {
+            if (w.n) {
+                avoided |= hand & REAL & ~w.held[0];
+                if (T->wit.n < EVAL_MAX_WITNESS) {
+                    T->wit.held[T->wit.n] = w.held[0];
+                    T->wit.drawn[T->wit.n++] = w.drawn[0];
+                }
+            }
+            if (!t) break;
             int c = ctz64(t), i = T->n++;
             T->card[i] = c;
             T->acc[i] = 0;
-            T->dist[i] = eval_distance_at_most(hand & ~(1ULL << c), meld, unseen, d) ? d : DIST_ABOVE;
+            w.n = 0;
+            T->dist[i] = (avoided >> c & 1) || eval_distance_at_most_w(hand & ~(1ULL << c), meld, unseen, d, &w)
+                             ? d : DIST_ABOVE;
             T->tied += T->dist[i] == d;
         }
     if (T->tied) T->best = d;
-    else discard_distances(hand, meld, unseen, allowed, T);
+    else {
+        T->wit.n = 0; /* the distances are not d: those W are not best */
+        discard_distances(hand, meld, unseen, allowed, T);
+    }
+}
+
+/* The cards known accepted by hand - x (x one of the discards tied at the table's best): a W that is best for hand
+ * (|W & hand| = its best overlap, the overlap of hand - x too) and avoids x is a best W of hand - x, so each card it
+ * draws is accepted there (as in eval_acceptance_fast's union). Every witness was such a W when it was found:
+ * discard_best's ones are best W of hand, and one found for hand - y + z (acceptance_per_card) holds z and
+ * |W & (hand - y)| cards of hand, the same count. */
+static u64 known_accepted(const eval_witness_t *wl, u64 x) {
+    u64 k = 0;
+    for (int w = 0; w < wl->n; w++)
+        if (!(wl->held[w] & x)) k |= wl->drawn[w];
+    return k;
 }
 
 /* The tie-break among the discards idx[0..k) of T (k >= 2, all of one distance): the most acceptance, then the
@@ -134,14 +167,16 @@ static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx,
     for (int q = 0; q < k; q++) {
         int j = order[q], i = idx[j];
         u64 after = hand & ~(1ULL << T->card[i]);
+        u64 known = known_accepted(&T->wit, 1ULL << T->card[i]);
         if (bj < 0) {
-            T->acc[i] = eval_acceptance_beat(after, meld, unseen, pool[j], T->dist[i], -1);
+            T->acc[i] = eval_acceptance_known(after, meld, unseen, pool[j], T->dist[i], -1, known, &T->wit);
             bj = j;
             continue;
         }
         int b = idx[bj], ti = totals ? totals[i] : 0, tb = totals ? totals[b] : 0;
         int wins_ties = ti < tb || (ti == tb && T->card[i] < T->card[b]);
-        T->acc[i] = eval_acceptance_beat(after, meld, unseen, pool[j], T->dist[i], wins_ties ? T->acc[b] - 1 : T->acc[b]);
+        T->acc[i] = eval_acceptance_known(after, meld, unseen, pool[j], T->dist[i],
+                                          wins_ties ? T->acc[b] - 1 : T->acc[b], known, &T->wit);
         if (T->acc[i] > T->acc[b] || (T->acc[i] == T->acc[b] && wins_ties)) bj = j;
     }
     return idx[bj];

@@ -332,6 +332,8 @@ typedef struct {
     int goal;    /* stop searching once best reaches this overlap (a yes/no question) */
     int collect; /* 1: visit every W of overlap >= best and OR its drawn cards into acc (acceptance) */
     u64 acc, leafacc;
+    u64 leafheld; /* yes/no: the held cards of the witness W (leafacc: its drawn cards) */
+    eval_witness_t *wl; /* collecting (NULL: none): each leaf's held cards and the drawn cards of its completions */
     /* one pass over a hand before its discard (eval_discard_table): per allowed card x, the union of the drawn
      * cards of every best W that avoids x, and the set of allowed cards some best W avoids */
     int nx;
@@ -443,7 +445,12 @@ static int fill(dist_t *d, int melds, int pair) {
     if (d->collect && melds + pair == 1) return fill_last_collect(d, melds);
     if (!melds && !pair) {
         if (!leaf_ok(d)) return 0;
+        /* collecting: OR in this W's drawn cards; yes/no: the witness's drawn cards (acceptance_per_card reads them) */
         if (d->collect) d->leafacc |= drawn_cards(d);
+        else {
+            d->leafacc = drawn_cards(d);
+            d->leafheld = d->wm & d->H;
+        }
         return 1;
     }
     int any = 0;
@@ -783,6 +790,10 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
             if (fill(d, melds, pair)) {
                 d->acc = ov > d->best ? d->leafacc : d->acc | d->leafacc;
                 d->best = ov;
+                if (d->wl && d->wl->n < EVAL_MAX_WITNESS) {
+                    d->wl->held[d->wl->n] = d->wm & d->H;
+                    d->wl->drawn[d->wl->n++] = d->leafacc;
+                }
                 u64 in_w = d->wm & d->H;
                 for (int i = 0; i < d->nx; i++)
                     if (!(in_w & d->xs[i])) {
@@ -897,16 +908,17 @@ static inline int top_rank_count(u64 S, const u64 hg[4], int cap, u64 *at) {
 
 /* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
 /* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
- * ones (crown pairs, royal and pure straights), 3 all */
+ * ones (crown pairs, royal and pure straights), 3 all; PARTS_QUADS: the quad forms of 1 alone */
+#define PARTS_QUADS 4
 static int special_overlap_parts(const dist_t *d, int parts) {
     u64 H = d->H, av = d->av, Hav = H | av;
     int jkh = d->jk_held, jku = d->jk_unseen;
     int best = -1;
-    if (parts & 1) {
+    if (parts & (1 | PARTS_QUADS)) {
         u64 hg[4], cg[4], at, at2; /* planes of the held cards and of the cards W may hold */
         rank_planes(H, hg);
         rank_planes(Hav, cg);
-        if (!jkh && pc64(cg[1]) >= 4) {
+        if (!(parts & PARTS_QUADS) && !jkh && pc64(cg[1]) >= 4) {
             /* four pairs: the four ranks that can still make a pair with the most held cards (at most 2 count) */
             int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
             int t = two < 4 ? two : 4, left = 4 - t;
@@ -1025,27 +1037,46 @@ static int search_levels(dist_t *d, int melds, int have_components) {
     return known;
 }
 
-static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
+/* wit (may be NULL): the standard W that reached goal, when one did (n stays 0 when a special form answered) */
+static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal, eval_witness_t *wit) {
     dist_t d;
     dist_init_core(&d, hand, meld, unseen, floor, goal);
     if (!meld) {
         int sp = special_overlap(&d);
         if (sp > d.best) d.best = sp;
     }
-    return search_levels(&d, meld ? 1 : 2, 0);
+    int known = d.best, best = search_levels(&d, meld ? 1 : 2, 0);
+    if (wit && best > known) { /* a standard W reached best (the last leaf that succeeded) */
+        wit->n = 1;
+        wit->held[0] = d.leafheld;
+        wit->drawn[0] = d.leafacc;
+    }
+    return best;
 }
 
-int eval_distance(u64 hand, u64 meld, u64 unseen) {
+static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
+    return distance_search_w(hand, meld, unseen, floor, goal, NULL);
+}
+
+int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit) {
     int size = meld ? 5 : 8;
-    int best = distance_search(hand, meld, unseen, -1, 99);
+    if (wit) wit->n = 0;
+    int best = distance_search_w(hand, meld, unseen, -1, 99, wit);
     return best < 0 ? UNREACHABLE : size - best;
 }
 
-int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r) {
+int eval_distance(u64 hand, u64 meld, u64 unseen) { return eval_distance_w(hand, meld, unseen, NULL); }
+
+int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit) {
     int size = meld ? 5 : 8;
+    if (wit) wit->n = 0;
     if (r < 0) return 0;
     if (r >= size) r = size; /* any reachable hand */
-    return distance_search(hand, meld, unseen, size - r - 1, size - r) >= size - r;
+    return distance_search_w(hand, meld, unseen, size - r - 1, size - r, wit) >= size - r;
+}
+
+int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r) {
+    return eval_distance_at_most_w(hand, meld, unseen, r, NULL);
 }
 
 static u64 special_acceptance(const dist_t *d, u64 pool);
@@ -1073,12 +1104,13 @@ static void components_plus(const dist_t *base, u64 y, dist_t *d) {
  * standard form is searched per card. The Joker and cards that are not unseen take the plain question.
  * beat: stop early (returning a count <= beat) once the cards left cannot lift the count above beat; beat < 0
  * never stops. */
-static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat) {
+static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
+                               eval_witness_t *wl) {
     u64 held = hand | meld;
     pool &= ~held;
     int size = meld ? 5 : 8, n = 0;
     if (pc64(pool) <= beat) return 0;
-    u64 plain = pool;
+    u64 plain = pool, cert = known; /* cert: cards shown accepted (by the caller, or an earlier card's witness) */
     dist_t base;
     if (dist >= 1 && dist <= size) {
         plain = pool & ~(unseen & REAL);
@@ -1096,22 +1128,32 @@ static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dis
         for (u64 t = fast; t; t &= t - 1) {
             if (n + pc64(t) + pc64(plain) <= beat) return n;
             u64 x = t & -t;
+            if (cert & x) { n++; continue; }
             dist_t e;
             dist_init_core(&e, hand | x, meld, unseen & ~x, level - 1, level);
             components_plus(&base, x, &e);
-            n += search_levels(&e, meld ? 1 : 2, 1) >= level;
+            if (search_levels(&e, meld ? 1 : 2, 1) >= level) {
+                n++;
+                /* the witness W holds x and level - 1 cards of hand (no more: dist is exact), so for each drawn card
+                 * z of W, W \ (hand + z) = the other drawn cards + x, all unseen: z is accepted too */
+                cert |= e.leafacc;
+                if (wl && wl->n < EVAL_MAX_WITNESS) { /* the same W, seen from hand: held cards and drawn ones */
+                    wl->held[wl->n] = e.leafheld & ~x;
+                    wl->drawn[wl->n++] = e.leafacc | x;
+                }
+            }
         }
     }
     for (u64 t = plain; t; t &= t - 1) {
         if (n + pc64(t) <= beat) return n;
         u64 x = t & -t;
-        n += eval_distance_at_most(hand | x, meld, unseen & ~x, dist - 1);
+        n += (cert & x) || eval_distance_at_most(hand | x, meld, unseen & ~x, dist - 1);
     }
     return n;
 }
 
 int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
-    return acceptance_per_card(hand, meld, unseen, pool, dist, -1);
+    return acceptance_per_card(hand, meld, unseen, pool, dist, -1, 0, NULL);
 }
 
 /* Superset of the cards a group of drawn cards only can hold (the pruning bound of a collecting search). */
@@ -1142,6 +1184,17 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
     dist_t e = *d;
     int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
     for (int r = 0; r < 13; r++) by_rank[r] = -2;
+    /* x moves from av to H, so the ranks W may fill (cg) stay and only x's rank's held count grows: the quad forms
+     * read held counts only on ranks of three or more cards W may hold (cg[2]); elsewhere (or when they cannot
+     * pass best at all) they stay at most best and only four pairs can change, in closed form (as
+     * special_overlap_parts counts it) */
+    u64 hg[4], cg[4];
+    rank_planes(d->H, hg);
+    rank_planes(d->H | d->av, cg);
+    int fp_ok = !d->jk_held && pc64(cg[1]) >= 4;
+    /* one card raises the quad forms by at most one: below best on hand, they stay at most best on every x */
+    int quads_may = by_counts && special_overlap_parts(d, PARTS_QUADS) >= d->best;
+    int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
     for (u64 t = pool; t; t &= t - 1) {
         u64 x = t & -t;
         e.H = d->H | (x & REAL);
@@ -1152,9 +1205,25 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
             if (special_overlap_parts(&e, by_counts | by_cards << 1) > d->best) sp_acc |= x;
             continue;
         }
-        int r = ctz64(x) % 13;
-        if (by_counts && by_rank[r] == -2) by_rank[r] = special_overlap_parts(&e, 1);
-        if ((by_counts && by_rank[r] > d->best) || (by_cards && special_overlap_parts(&e, 2) > d->best)) sp_acc |= x;
+        int c = ctz64(x), r = c % 13;
+        if (by_counts && by_rank[r] == -2) {
+            if (quads_may && (cg[2] >> r & 1)) by_rank[r] = special_overlap_parts(&e, 1);
+            else if (!fp_ok || !(cg[1] >> r & 1)) by_rank[r] = -1;
+            else {
+                int up = (hg[0] >> r & 1) && !(hg[1] >> r & 1); /* one held card of the rank becomes a pair */
+                int tw = two + up, on = one + !(hg[0] >> r & 1) - up;
+                int t = tw < 4 ? tw : 4, left = 4 - t;
+                by_rank[r] = 2 * t + (on < left ? on : left);
+            }
+        }
+        if (by_counts && by_rank[r] > d->best) {
+            sp_acc |= x;
+            continue;
+        }
+        /* the card-specific forms of hand + x differ from hand's (at most best) only in x's suit (straights) and,
+         * for a crown card, the crown pairs: skip x when neither can pass best */
+        if (!by_cards || (!(x & CROWN_CARDS) && pc64(d->H & SUITM[c / 13]) + d->jk_held + 1 <= d->best)) continue;
+        if (special_overlap_parts(&e, 2) > d->best) sp_acc |= x;
     }
     return sp_acc;
 }
@@ -1164,7 +1233,15 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
  * for any spare card of their rank). Tenpai hands read their waits; special forms are evaluated per
  * card in closed form; pool cards that are not unseen are asked card by card (eval_acceptance). With a held
  * Joker the union is exact since fill lets the Joker stand for any card of a run of three drawn cards. */
+static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl);
+
 int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
+    return acceptance_fast_known(hand, meld, unseen, pool, dist, 0, NULL);
+}
+
+/* known: cards of pool already shown accepted (a subset of the answer; they seed the union); wl: the leaves'
+ * witnesses are appended (every leaf is a best W of hand, dist being exact) */
+static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl) {
     u64 held = hand | meld;
     pool &= ~held;
     int size = meld ? 5 : 8;
@@ -1178,8 +1255,9 @@ int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
     dist_init(&d, hand, meld, unseen, size - dist, 99);
     d.collect = 1;
     u64 sp_acc = meld ? 0 : special_acceptance(&d, pool);
-    d.acc = sp_acc; /* dist is exact, so no W beats d.best and acc only grows */
+    d.acc = sp_acc | (known & pool); /* dist is exact, so no W beats d.best and acc only grows */
     d.want = pool;
+    d.wl = wl;
     fill_sets(&d);
     dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
     return n + pc64((d.acc | sp_acc) & pool); /* sp_acc again: a caller whose dist is not exact resets acc */
@@ -1189,13 +1267,21 @@ int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
  * query, bench/bots_throughput.py states): the wait set for dist 1 and the one search for dist 2 (~18k against
  * ~26k per card), the per-card yes/no searches from dist 3 (~29k against ~41k; dist 4 ~3x). At dist 2 with a
  * high beat the per-card count, which stops early, wins when at most CUT_SLACK pool cards exceed beat
- * (rollout instructions: 584M with 0, 574M with 4, 568M with 8, 577M with 12). */
-#define CUT_SLACK 8
-int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat) {
+ * (rollout instructions: 584M with 0, 574M with 4, 568M with 8, 577M with 12; with the witnesses the tie-break
+ * passes between candidates, 1,000 records to the end of the hand: 535M with 4, 512M with 8, 506M with 12,
+ * 514M with 16, 532M with 24). */
+#define CUT_SLACK 12
+int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
+                          eval_witness_t *wl) {
     int np = pc64(pool & ~(hand | meld));
     if (np <= beat) return 0;
-    if (dist == 1 || (dist == 2 && np - beat > CUT_SLACK)) return eval_acceptance_fast(hand, meld, unseen, pool, dist);
-    return acceptance_per_card(hand, meld, unseen, pool, dist, beat);
+    if (dist == 1) return eval_acceptance_fast(hand, meld, unseen, pool, dist);
+    if (dist == 2 && np - beat > CUT_SLACK) return acceptance_fast_known(hand, meld, unseen, pool, dist, known, wl);
+    return acceptance_per_card(hand, meld, unseen, pool, dist, beat, known, wl);
+}
+
+int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat) {
+    return eval_acceptance_known(hand, meld, unseen, pool, dist, beat, 0, NULL);
 }
 
 /* ---------------------------------------------------------------- distance after every discard (issue 20) */

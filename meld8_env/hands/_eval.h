@@ -51,6 +51,24 @@ int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist);
 /* The bots' tie-break count: eval_acceptance (dist the hand's exact distance) when that count is above beat, else
  * some count <= beat (the caller only needs to know that it does not beat beat; beat < 0: always exact). */
 int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat);
+/* Witnesses: standard winning W found by yes/no searches, each as its held cards (W & hand) and its drawn
+ * cards (W - hand: concrete cards, every spare card of a rank W draws by count, the Joker if W draws it). For a
+ * hand of exact distance dist, a W with |W & hand| = size - dist proves each of its drawn cards accepted. */
+#define EVAL_MAX_WITNESS 64
+typedef struct {
+    int n;
+    u64 held[EVAL_MAX_WITNESS], drawn[EVAL_MAX_WITNESS];
+} eval_witness_t;
+/* eval_distance_at_most, and wit (NULL: none) gets the standard W that answered yes (n = 0: none, e.g. a special
+ * form answered or the answer is no) */
+int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit);
+/* eval_distance, and wit (NULL: none) gets a standard W of the best overlap (n = 0: none, e.g. when a special form
+ * reaches it and no standard W does) */
+int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit);
+/* eval_acceptance_beat where known (cards already shown accepted, e.g. by a witness of a best W of hand) are
+ * counted without a search; the witnesses of the per-card searches are appended to wl (NULL: not kept). */
+int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
+                          eval_witness_t *wl);
 /* Distance after every discard in one pass: hand before its discard (8 concealed cards, or 5 with an exposed
  * meld), allowed the discards to rate (real cards of hand; at most 8). For each allowed card x, ascending:
  * card[i] = x, dist[i] = eval_distance(hand - x, meld, unseen) and acc[i] = eval_acceptance_fast(hand - x,
