@@ -12,7 +12,10 @@ What it is for: the search agent's own continuation in its sampled worlds (``sea
 "other seats' hands" are the world's sampled hands, so it knows nothing the seat does not (the search's
 decision still reads only its information set); and, on true records, the "perfect defense" diagnostic
 that the search is measured against. The C twin (``meld8_env/engine/_bots.c``, ``bot_oracle``) must decide
-exactly like :func:`oracle_actions` (``tests/test_cbots.py``).
+exactly like :func:`oracle_actions` (``tests/test_cbots.py``). What the twin is independent of: the C policy's
+own logic (its wait prefilter, ``eng_ron_offered``, the greedy fallback); what it shares: the engine's claim
+window, which it reads by stepping each discard, so the engine's Ron test (itself checked against the Python
+reference engine in ``tests/test_fast_engine.py``) is the definition of "would be offered Ron".
 
 ``oracle_actions(rules, records (N,) STATE_DTYPE) -> (N,) int64`` (-1 where the game is over);
 ``ron_discards(rules, records) -> (N,) uint64`` the legal discards some other seat would Ron (0 outside a
@@ -44,7 +47,8 @@ def ron_discards(rules: RuleConfig, records: np.ndarray) -> np.ndarray:
             continue
         for card in (c for c in range(52) if mask >> c & 1):
             after = records[i : i + 1].copy()
-            assert not step_records(rules, after, np.array([card]))[0]
+            if step_records(rules, after, np.array([card]))[0]:  # a legal discard the engine refuses: a bug, say so
+                raise RuntimeError(f"record {i}: the engine refused the legal discard {card}")
             n = int(after["claim_n"][0])
             if after["phase"][0] == int(Phase.CLAIM) and any(int(o) >> RON & 1 for o in after["claim_opts"][0, :n]):
                 out[i] |= np.uint64(1 << card)
@@ -72,7 +76,7 @@ class OracleAgent(Agent):
     ``MELD8_BACKEND=python``). A diagnostic, "perfect defense", never a result."""
 
     name = "oracle-CHEAT"
-    wants_records = True
+    wants_records = True  # meld8_env.agent.Agent.wants_records
 
     def act_batch(
         self, obs: np.ndarray, masks: np.ndarray, infosets: list | None = None, records: np.ndarray | None = None
@@ -80,7 +84,7 @@ class OracleAgent(Agent):
         if records is None or len(records) != len(masks):
             raise ValueError(
                 "oracle-CHEAT reads the other seats' hands: it needs the true records (act_batch(..., records=...)), "
-                "which only python -m training.search_eval passes"
+                "which only python -m training.search_eval and bench/search_regret.py pass"
             )
         if c_bots_enabled():
             zeros = np.zeros(len(records), np.uint64)

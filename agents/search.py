@@ -187,7 +187,7 @@ class SearchAgent(Agent):
         n = len(masks)
         if self.opts["cheat"] and records is None:
             raise ValueError(
-                "search:cheat=1|2 needs the true records (act_batch(..., records=...)); it is a diagnostic"
+                "search:cheat=1|2|3 needs the true records (act_batch(..., records=...)); it is a diagnostic"
             )
         if infosets is None and records is None:
             self.fallback_decisions += n

@@ -10,16 +10,17 @@ wait model ``meld8_env.wait_model.wait_probs`` (P(c in j's waits | j ready); R29
 be a wait). It discards the c with the smallest ``d(c) + floor(lam * r(c))``, then the most acceptance, then
 the smallest risk, then the lowest card: ``lam`` (default 10) is what a certain deal-in costs in steps of
 distance, so at ``lam=10`` a risk of 10 % weighs like one step further from winning, and below it acceptance
-decides as in ``greedy``. (A first version with the unrounded ``d + lam * r`` let any risk difference override
-acceptance and placed 2.26-2.56 against ``defensive`` + ``greedy``: acceptance is worth far more than a
-sliver of risk.) Tsumo, Ron and claims are
+decides as in ``greedy``. (A first version keyed on the unrounded ``d + lam * r`` let any risk difference
+override acceptance; it placed 2.26-2.56 against ``defensive`` + ``greedy`` and this one 2.39 at ``lam=10``:
+rounding did not rescue it.) Tsumo, Ron and claims are
 ``greedy``'s.
 
 Spec ``wary`` or ``wary:lam=20``. It wants information sets (``wants_infoset``): at a table that gives none
 it plays as ``greedy`` and counts those decisions in ``fallback_decisions``. Why it exists: ``defensive``'s
-danger count (live wait shapes) barely ranks the cards an opponent can Ron (AUC 0.48 in the pilot,
-../shared/SEARCH_NOTES.md), the wait model does (0.80, docs/belief.md), and a greedy that never deals in
-(the CHEATING ``agents.oracle``) places far better than either bot.
+danger count (live wait shapes) barely ranks the cards an opponent can Ron (AUC 0.48 in the pilot), the wait
+model does (0.80, docs/belief.md), and a greedy that never deals in (the CHEATING ``agents.oracle``) places far
+better than either bot. Measured (README, "Perfect defense, measured"), it places far *worse* than both: at
+AUC 0.8 most of the cards it avoids are safe, and the offense it gives up costs more than the deal-ins it saves.
 """
 
 from __future__ import annotations

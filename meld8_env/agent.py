@@ -10,6 +10,10 @@ An agent has a ``name`` (str) and:
 ``wants_infoset`` (default False): an agent that sets it True (a search agent) is called by the
 ``Table`` as ``act_batch(obs, masks, infosets=[InfoSet, ...])`` with the acting seat's information set
 (``meld8_env.infoset``) per row - what that seat may know, never the true record.
+``wants_records`` (default False): a CHEATING diagnostic (``agents.oracle.OracleAgent``) that decides from the
+TRUE engine records, ``act_batch(obs, masks, records=...)``. No table or face hands them out; only the
+evaluation harnesses ``training.search_eval`` and ``bench/search_regret.py`` do, so its numbers are yardsticks,
+never results.
 ``plays_streams`` (default False): the agent plays through the seat protocol's event streams
 (:class:`StreamAgent`, e.g. ``meld8_env.seat_process.ExternalAgent``), not through ``act_batch``.
 
@@ -74,6 +78,7 @@ class Agent:
 
     name = "agent"
     wants_infoset = False
+    wants_records = False
     plays_streams = False
 
     def __init__(self, rules: RuleConfig | None = None, seed: int = 0) -> None:

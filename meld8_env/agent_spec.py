@@ -81,7 +81,7 @@ def load_agent(
     if target is None:
         raise AgentLoadError(
             f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, search (search:worlds=32,...), "
-            "ppo (the shipped baseline), distilled (the shipped network distilled from search), "
+            "wary (wary:lam=10), ppo (the shipped baseline), distilled (the shipped network distilled from search), "
             "ppo:PATH.zip (a checkpoint), rllib:FOLDER (an RLlib policy), 'package.module:ClassName' or "
             "'cmd:COMMAND' (a seat-protocol bot)"
         )

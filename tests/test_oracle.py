@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from agents.oracle import OracleAgent, ron_discards
-from meld8_env.actions import PASS
+from meld8_env.actions import PASS, RON
+from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, step_records
 from meld8_env.rules import RuleConfig
 from tests.test_cbots import collect_states
@@ -34,8 +35,14 @@ def test_oracle_never_deals_in_while_a_safe_discard_exists():
         if safe:
             assert not int(unsafe[i]) >> int(acts[i]) & 1, f"state {i}: discarded a card another seat can Ron"
             checked += 1
-        after = recs[i : i + 1].copy()
+        after = recs[i : i + 1].copy()  # the engine's own word: no claim window offers Ron on the discard
         assert not step_records(RULES, after, acts[i : i + 1])[0]
+        if safe:
+            n = int(after["claim_n"][0])
+            offered = after["phase"][0] == int(Phase.CLAIM) and any(
+                int(o) >> RON & 1 for o in after["claim_opts"][0, :n]
+            )
+            assert not offered, f"state {i}: the engine offers Ron on the oracle's discard {acts[i]}"
     assert checked >= 20, f"only {checked} states had a card to avoid"
 
 

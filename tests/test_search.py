@@ -300,6 +300,10 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     assert len(kept) >= 8
     a2, v2 = decide(load_agent(spec, RULES, seed=4), sb.cat_records(twins))
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
+    # and the option is not ignored: without it, some decision's candidate values differ
+    base = ",".join(p for p in spec.split(",") if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=")))
+    _, v0 = decide(load_agent(base, RULES, seed=4), recs)
+    assert v0 != v1, f"{spec} searched exactly like {base}"
     with pytest.raises(AgentLoadError, match="0 or 1"):
         load_agent("search:strat=2", RULES)
     masks = np.array([[int(r["mask"]) >> b & 1 for b in range(64)] for r in recs], bool)

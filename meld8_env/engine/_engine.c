@@ -468,13 +468,14 @@ void eng_refresh(game_t *g, const rules_t *R) {
     compute_mask(g, R, NULL);
 }
 
-/* exported for _fast.call_tables (the test that C and meld8_env/calls.py agree) */
 /* would `seat` be offered Ron (R29-R33: the win form, yaku and minimum, furiten; never a dead seat) if the acting
  * seat discarded `card` now: the test discard() runs for it, without a table */
 int eng_ron_offered(const game_t *g, const rules_t *R, int seat, int card) {
     if (g->dead[seat]) return 0;
     return ron_ok(g, NULL, R, seat, g->hands[seat], card, g->wall_end == g->wall_pos);
 }
+
+/* exported for _fast.call_tables (the test that C and meld8_env/calls.py agree) */
 u64 eng_call_cards(int action, int card) { return call_cards(action, card); }
 u64 eng_kuikae_after(const rules_t *R, int action, int card) { return kuikae_after(R, action, card); }
 

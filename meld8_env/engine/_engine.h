@@ -99,10 +99,10 @@ void eng_obs_layout(const rules_t *R, int oracle, obs_layout_t *L);
 /* fill the derived fields of a rules_t (call once after setting the record fields) */
 void eng_prepare_rules(rules_t *R);
 int eng_obs_size(const rules_t *R, int oracle);
-/* the two hand cards a Pon/Chii action uses on a discarded card (0: impossible shape), and the cards
- * the caller may not discard right after it (R20) */
 /* Ron offered to `seat` on `card` if the acting seat discarded it now (a CHEATING question: it reads seat's hand) */
 int eng_ron_offered(const game_t *g, const rules_t *R, int seat, int card);
+/* the two hand cards a Pon/Chii action uses on a discarded card (0: impossible shape), and the cards
+ * the caller may not discard right after it (R20) */
 u64 eng_call_cards(int action, int card);
 u64 eng_kuikae_after(const rules_t *R, int action, int card);
 /* state as a value (meld8_env/engine/records.py) */
