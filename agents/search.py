@@ -65,7 +65,7 @@ import numpy as np
 from agents import search_backend as sb
 from agents.defensive import DefensiveAgent
 from agents.greedy import GreedyAgent
-from agents.wary import deal_in_risk
+from agents.wary import deal_in_risk_rows
 from meld8_env.actions import PASS, RON, TSUMO
 from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
@@ -163,6 +163,7 @@ class SearchAgent(Agent):
         self.opts = check_options(dict(options))
         if self.opts["cheat"]:
             self.name = "search-CHEAT"
+            self.wants_records = True  # meld8_env.agent.Agent.wants_records
         self.fallback_decisions = 0
         self.last_values: list[dict[int, tuple[float, float]]] = []
         self.setup(self.rules)
@@ -248,10 +249,7 @@ class SearchAgent(Agent):
                 total += danger(cards, d["unseen"][disc[rows]], d["discarded"][disc[rows], k + 1])
             order = np.lexsort((cards, total, -accept, dist, rows))
             if self.opts["safe"] == "model":  # the safest by the wait model's deal-in risk (agents.wary)
-                risk = np.zeros(len(rows))
-                for j, i in enumerate(disc.tolist()):
-                    risk[rows == j] = deal_in_risk(infosets[i], cards[rows == j])
-                total = risk
+                total = deal_in_risk_rows([infosets[i] for i in disc.tolist()], rows, cards)
             if self._net is not None:  # the network's probabilities first, greedy's order breaking ties
                 probs = self._net.probabilities(obs[disc], masks[disc])[rows, cards]
                 rank = np.empty(len(order), np.int64)

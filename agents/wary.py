@@ -48,6 +48,15 @@ def deal_in_risk(info, cards: np.ndarray) -> np.ndarray:
     return 1.0 - safe
 
 
+def deal_in_risk_rows(infos: list, rows: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """r(c) for every entry of a discard table (``rows`` index ``infos``, one information set per decision)."""
+    risk = np.zeros(len(rows))
+    for k, info in enumerate(infos):
+        at = rows == k
+        risk[at] = deal_in_risk(info, cards[at])
+    return risk
+
+
 class WaryAgent(Agent):
     name = "wary"
     wants_infoset = True
@@ -78,9 +87,7 @@ class WaryAgent(Agent):
         rows, cards, dist, accept, _ = discard_table(
             d["hand"], d["melds"][:, 0], d["unseen"], discard_masks(masks[disc]), all_acceptance=True
         )
-        risk = np.zeros(len(rows))
-        for k, i in enumerate(disc.tolist()):
-            risk[rows == k] = deal_in_risk(infosets[i], cards[rows == k])
+        risk = deal_in_risk_rows([infosets[i] for i in disc.tolist()], rows, cards)
         # the risk counts in whole steps of distance, so that acceptance still decides between discards of
         # about the same risk (a float key would let any risk difference, however small, override it)
         order = np.lexsort((cards, risk, -accept, dist + np.floor(self.lam * risk), rows))

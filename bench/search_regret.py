@@ -41,6 +41,7 @@ from search_speed import states as decision_states  # noqa: E402
 
 from agents import search_backend as sb  # noqa: E402
 from agents.registry import load_agent  # noqa: E402
+from meld8_env.agent import wants_records  # noqa: E402
 from meld8_env.engine.records import observe_records  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
 
@@ -69,8 +70,7 @@ def choices(spec: str, rules: RuleConfig, recs: np.ndarray) -> tuple[np.ndarray,
     for i in range(len(recs)):
         c0 = time.process_time()
         kw = {"infosets": infos[i : i + 1]} if getattr(agent, "wants_infoset", False) else {}
-        # the CHEATING diagnostics need the truth (a cheat=1 search's seed is not the reference's)
-        if getattr(agent, "name", "") == "search-CHEAT" or getattr(agent, "wants_records", False):
+        if wants_records(agent):  # the CHEATING diagnostics need the truth (a cheat=1 search's seed is not the ref's)
             kw["records"] = recs[i : i + 1]
         acts[i] = agent.act_batch(obs[i : i + 1], masks[i : i + 1], **kw)[0]
         cpu.append(time.process_time() - c0)

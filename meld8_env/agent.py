@@ -162,3 +162,8 @@ def plays_streams(agent: object) -> bool:
 def wants_infoset(agent: object) -> bool:
     """Whether ``agent`` asks for the acting seat's information set with each decision."""
     return bool(getattr(agent, "wants_infoset", False))
+
+
+def wants_records(agent: object) -> bool:
+    """Whether ``agent`` is a CHEATING diagnostic that decides from the true engine records."""
+    return bool(getattr(agent, "wants_records", False))

@@ -40,6 +40,7 @@ import numpy as np
 
 from agents import search_backend as sb
 from agents.registry import load_agent, shipped_baseline
+from meld8_env.agent import wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.rules import RuleConfig
@@ -80,7 +81,7 @@ def generate(
                 infos = [sb.infoset_of(recs[r], int(acting[r]), rules) for r in rows.tolist()]
                 # a CHEATING teacher (search:cheat=1, "oracle guiding") reads the true records; the student
                 # still learns from the honest observation only
-                extra = {"records": recs[rows]} if getattr(search, "opts", {}).get("cheat") else {}
+                extra = {"records": recs[rows]} if wants_records(search) else {}
                 acts[rows] = search.act_batch(obs[rows], masks[rows], infosets=infos, **extra)
                 keep = [k for k, r in enumerate(rows.tolist()) if masks[r].sum() > 1]
                 if keep:

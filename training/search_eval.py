@@ -23,6 +23,7 @@ import numpy as np
 
 from agents import search_backend as sb
 from agents.registry import load_agent
+from meld8_env.agent import wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
 from meld8_env.rules import RuleConfig
@@ -56,7 +57,7 @@ def play_duplicate(
             if rows.size == 0:
                 continue
             t0 = time.perf_counter()
-            cheat = bool(getattr(agent, "opts", {}).get("cheat")) or getattr(agent, "wants_records", False)
+            cheat = wants_records(agent)
             if getattr(agent, "wants_infoset", False) or cheat:
                 recs = fb.snapshot(rows)
                 infos = [sb.infoset_of(recs[j], int(acting[r]), rules) for j, r in enumerate(rows.tolist())]
