@@ -87,3 +87,14 @@ def test_wary_is_greedy_at_lam_zero_and_avoids_risk_above_it():
     for bad, why in [("wary:lam=x", "give a number"), ("wary:lamb=3", "key one of lam"), ("wary:lam=-1", "0..1000")]:
         with pytest.raises(AgentLoadError, match=why):
             load_agent(bad, RULES)
+
+
+@pytest.mark.parametrize("spec", ["agents.oracle:OracleAgent", "search:cheat=1+worlds=2"])
+def test_a_tournament_refuses_a_cheating_agent_before_writing_anything(spec, tmp_path):
+    from training.tournament import TournamentError, run
+    from training.tournament_config import TournamentConfig
+
+    out = tmp_path / "t"
+    with pytest.raises(TournamentError, match="CHEATING diagnostic"):
+        run(TournamentConfig(agents=[spec, "defensive", "greedy"], boards=1, seed=1, workers=1, out=str(out)))
+    assert not out.exists()

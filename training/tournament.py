@@ -56,6 +56,7 @@ class OutputLock(run_folder.OutputLock):
 def run(cfg: TournamentConfig) -> dict:
     """Play (or resume) the tournament and write its outputs; returns results.json's content."""
     from agents.registry import load_agent
+    from meld8_env.agent import wants_records
 
     if cfg.boards < 1:
         raise TournamentError(f"boards must be >= 1, got {cfg.boards}")
@@ -67,6 +68,11 @@ def run(cfg: TournamentConfig) -> dict:
         agent = load_agent(spec, cfg.rules, trust=cfg.trust_checkpoints, bots=cfg.bot_options())
         if hasattr(agent, "close"):
             agent.close()
+        if wants_records(agent):  # refused before the output folder is touched, not at its first decision
+            raise TournamentError(
+                f"agent {spec!r} is a CHEATING diagnostic that decides from the true records, which a tournament "
+                "never hands out: play it with python -m training.search_eval"
+            )
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     with OutputLock(out):
