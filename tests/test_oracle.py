@@ -12,7 +12,7 @@ import pytest
 
 from agents.oracle import OracleAgent, ron_discards
 from meld8_env.actions import PASS, RON
-from meld8_env.codes import Phase
+from meld8_env.codes import Phase, Result
 from meld8_env.engine.records import observe_records, step_records
 from meld8_env.rules import RuleConfig
 from tests.test_cbots import collect_states
@@ -44,6 +44,32 @@ def test_oracle_never_deals_in_while_a_safe_discard_exists():
             )
             assert not offered, f"state {i}: the engine offers Ron on the oracle's discard {acts[i]}"
     assert checked >= 20, f"only {checked} states had a card to avoid"
+
+
+def test_oracle_avoids_a_ron_on_the_final_discard():
+    """R14: after the last wall card only a Ron can claim the final discard, and if nobody does the round is
+    a draw. Built from real bot games (1 state in ~150 is a final discard): in each one where some legal
+    discard would be Ron'd and another would not, the oracle's discard is safe, and stepping it ends the round
+    as a draw (no claim window opens). (On these states `greedy` deals in on 4, so the test can fail.)"""
+    recs, _, _ = collect_states(RULES, 30000, seed=77, illegal_rate=0.0)
+    final = np.flatnonzero((recs["wall_pos"] >= recs["wall_len"]) & (recs["phase"] == int(Phase.DRAW)))
+    recs = np.ascontiguousarray(recs[final])
+    obs, masks = observe_records(RULES, recs)
+    acts = OracleAgent(RULES).act_batch(obs, masks, records=recs)
+    unsafe = ron_discards(RULES, recs)
+    scenarios = 0
+    for i in range(len(recs)):
+        legal = int(recs["mask"][i]) & ((1 << 52) - 1)
+        if not int(unsafe[i]) or not legal & ~int(unsafe[i]) or acts[i] >= 52:
+            continue
+        scenarios += 1
+        assert not int(unsafe[i]) >> int(acts[i]) & 1, f"final discard {i}: the oracle discarded a Ron card"
+        after = recs[i : i + 1].copy()
+        assert not step_records(RULES, after, acts[i : i + 1])[0]
+        # only a Ron could claim it (R14, R18) and none is offered: no claim window, the round is drawn
+        assert after["phase"][0] != int(Phase.CLAIM), f"final discard {i}: a claim window opened on a safe card"
+        assert after["result"][0] == int(Result.DRAW), f"final discard {i}: the round did not end in a draw"
+    assert scenarios >= 20, f"only {scenarios} final discards with a card to avoid"
 
 
 def test_oracle_agent_refuses_without_the_true_records():
