@@ -15,7 +15,9 @@ that the search is measured against. The C twin (``meld8_env/engine/_bots.c``, `
 exactly like :func:`oracle_actions` (``tests/test_cbots.py``). What the twin is independent of: the C policy's
 own logic (its wait prefilter, ``eng_ron_offered``, the greedy fallback); what it shares: the engine's claim
 window, which it reads by stepping each discard, so the engine's Ron test (itself checked against the Python
-reference engine in ``tests/test_fast_engine.py``) is the definition of "would be offered Ron".
+reference engine in ``tests/test_fast_engine.py``) is the definition of "would be offered Ron"; and
+``tests/test_oracle.py`` checks :func:`ron_discards` itself against the reference engine's claim window
+(``meld8_env/engine/reference.py``, stepped on a copy) at every discard of whole games.
 
 ``oracle_actions(rules, records (N,) STATE_DTYPE) -> (N,) int64`` (-1 where the game is over);
 ``ron_discards(rules, records) -> (N,) uint64`` the legal discards some other seat would Ron (0 outside a

@@ -65,8 +65,8 @@ import numpy as np
 from agents import search_backend as sb
 from agents.defensive import DefensiveAgent
 from agents.greedy import GreedyAgent
-from agents.wary import deal_in_risk_rows
-from meld8_env.actions import PASS, RON, TSUMO
+from agents.wary import deal_in_risk, deal_in_risk_rows
+from meld8_env.actions import DISCARD_MAX, PASS, RON, TSUMO
 from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
 from meld8_env.codes import Phase, Result
@@ -101,6 +101,8 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "strat": (int, 0, "1 = weight the worlds so each opponent's ready share is its fitted prior (see _worlds)"),
     "prior": (str, "greedy", "which discards are candidates: greedy's order, or a shipped network's (ppo, distilled)"),
     "safe": (str, "danger", "the safest discard added: by defensive's danger count, or the wait model's risk (model)"),
+    "ron": (str, "worlds", "chance of a Ron on a discard: from the worlds, or the wait model's risk (model)"),
+    "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
 }
 CHOICES = {
     "opp": ("greedy", "defensive", "mix"),
@@ -109,6 +111,7 @@ CHOICES = {
     "belief": ("two_level", "uniform", "learned", "no_pass", "last_discard"),
     "prior": ("greedy", "ppo", "distilled"),
     "safe": ("danger", "model"),
+    "ron": ("worlds", "model"),
 }
 
 
@@ -146,6 +149,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
     if full["strat"] not in (0, 1):
         raise ValueError(f"search option strat={full['strat']}: must be 0 or 1")
+    if not 0 <= int(full["ron_cost"]) <= 300:
+        raise ValueError(f"search option ron_cost={full['ron_cost']}: must be 0..300 (hundredths of a placement)")
     if full["cheat"] not in (0, 1, 2, 3):
         raise ValueError(f"search option cheat={full['cheat']}: must be 0, 1, 2 or 3")
     for key, allowed in CHOICES.items():
@@ -341,6 +346,8 @@ class SearchAgent(Agent):
             pol = self._policies(seat, M, rng)
             sb.advance_to_seat(self.rules, worlds, seat, pol)  # claim windows: earlier-asked seats answer first
             prep.append((worlds, np.asarray(weights, np.float64), seat, seeds, pol))
+        ron_model = self.opts["ron"] == "model"
+        screened = M > K or ron_model  # ron=model needs the Ron-on-the-discard worlds told apart
         alive = [list(cl) for cl in cands]
         vals = [{a: np.full(K, np.nan) for a in cl} for cl in cands]  # per-world leaf value of each candidate
         # screening (``screen`` > ``worlds``): the worlds where the candidate ends the hand at once (a Ron
@@ -348,22 +355,31 @@ class SearchAgent(Agent):
         # and value come from M worlds, not K; the rollout worlds then estimate only the rest
         ends = [{a: np.zeros(M, bool) for a in cl} for cl in cands]
         end_vals = [{a: np.full(M, np.nan) for a in cl} for cl in cands]
-        if M > K:
-            self._play(prep, alive, np.arange(M), vals=None, ends=ends, end_vals=end_vals)
+        rons = [{a: np.zeros(M, bool) for a in cl} for cl in cands]  # the subset of ``ends``: a Ron offered
+        if screened:
+            self._play(prep, alive, np.arange(M), vals=None, ends=ends, end_vals=end_vals, rons=rons)
+        risk = [self._risks(infosets[i], cl) for i, cl in zip(rows, cands, strict=True)] if ron_model else None
+        cost = int(self.opts["ron_cost"]) / 100
+
+        def value_of(j: int, a: int) -> float:
+            w = prep[j][1]
+            if risk is None or a not in risk[j]:
+                return self._value(w, vals[j][a], ends[j][a], end_vals[j][a], screened)
+            return _value_with_risk(w, vals[j][a], rons[j], end_vals[j], a, risk[j][a], cost)
+
         for s, chunk in enumerate(chunks):
-            self._play(prep, alive, chunk, vals=vals, ends=ends if M > K else None, end_vals=end_vals)
+            self._play(prep, alive, chunk, vals=vals, ends=ends if screened else None, end_vals=end_vals)
             if s < S - 1:
                 for j in range(len(alive)):
                     if len(alive[j]) > 2:
-                        ranked = sorted(alive[j], key=lambda a, j=j: -self._value(prep[j][1], vals[j][a], ends[j][a],
-                                                                                   end_vals[j][a], M > K))  # fmt: skip
+                        ranked = sorted(alive[j], key=lambda a, j=j: -value_of(j, a))
                         keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
                         alive[j] = [a for a in alive[j] if a in keep]  # prior order; the bot's choice stays
         out = []
         z = int(self.opts["margin"]) / 10
         for j in range(len(alive)):
             w = prep[j][1]
-            value = {a: self._value(w, vals[j][a], ends[j][a], end_vals[j][a], M > K) for a in cands[j]}
+            value = {a: value_of(j, a) for a in cands[j]}
             best = max(alive[j], key=lambda a, value=value: value[a])  # first in prior order on ties
             if best != default[j] and z > 0:
                 # common random numbers: both were rolled out on the same worlds; leave the bot's choice only
@@ -375,7 +391,12 @@ class SearchAgent(Agent):
             out.append((best, {a: (value[a], float(w[:K][~np.isnan(vals[j][a])].sum())) for a in cands[j]}))
         return out
 
-    def _play(self, prep: list, alive: list, idx: np.ndarray, vals, ends, end_vals) -> None:
+    def _risks(self, info, cands: list[int]) -> dict[int, float]:
+        """The wait model's deal-in risk of each discard candidate (``agents.wary.deal_in_risk``)."""
+        cards = np.array([a for a in cands if 0 <= a <= DISCARD_MAX], np.int64)
+        return dict(zip(cards.tolist(), deal_in_risk(info, cards).tolist(), strict=True)) if cards.size else {}
+
+    def _play(self, prep: list, alive: list, idx: np.ndarray, vals, ends, end_vals, rons=None) -> None:
         """Step every alive candidate in worlds ``idx`` of every decision and play on to the end of the hand.
 
         ``vals`` None (screening): only the worlds where the hand ends at once or a Ron is offered are played
@@ -417,6 +438,8 @@ class SearchAgent(Agent):
                 h = hit[at : at + len(sel)]
                 ends[j][a][sel[h]] = True
                 end_vals[j][a][sel[h]] = v[h]
+                if rons is not None:
+                    rons[j][a][sel[ron[at : at + len(sel)]]] = True
             else:
                 vals[j][a][sel] = v
                 if ends is not None:
@@ -448,6 +471,29 @@ class SearchAgent(Agent):
         if self.table is None:
             return (scores - before) / 1000.0
         return -self.table.expected(scores, batch["round"].astype(np.int64), batch["chiicha"].astype(np.int64))
+
+
+def _value_with_risk(w: np.ndarray, v: np.ndarray, rons: dict, end_vals: dict, a: int, r: float, cost: float) -> float:
+    """``ron=model``: a discard's value as r * V_ron + (1 - r) * V_rest, r the wait model's deal-in risk.
+
+    V_rest is the weighted mean over the rollout worlds where nobody is offered a Ron on the discard; V_ron the
+    mean over the (M) worlds where someone is: this candidate's, else those of every candidate of the decision
+    (a deal-in costs about the same whichever card it is), else V_rest - ``cost``. The worlds keep deciding what
+    happens after the discard; only the chance of the immediate deal-in comes from the model, whose per-card
+    ranking (AUC 0.80, docs/belief.md) is much better than the worlds' (0.65 at 16 worlds)."""
+    K = len(v)
+    hit = rons[a]
+    rest = ~hit[:K] & ~np.isnan(v)
+    if not rest.any():
+        rest = ~np.isnan(v)
+    v_rest = float(np.dot(w[:K][rest], v[rest]) / w[:K][rest].sum()) if rest.any() else -math.inf
+    if hit.any():
+        v_ron = float(np.dot(w[hit], end_vals[a][hit]) / w[hit].sum())
+    else:
+        pool_w = np.concatenate([w[h] for h in rons.values()])
+        pool_v = np.concatenate([end_vals[b][h] for b, h in rons.items()])
+        v_ron = float(np.dot(pool_w, pool_v) / pool_w.sum()) if pool_w.size and pool_w.sum() > 0 else v_rest - cost
+    return r * v_ron + (1 - r) * v_rest
 
 
 def _mean(v: np.ndarray, w: np.ndarray) -> float:

@@ -7,13 +7,19 @@ play without the true records, and that the harness which passes records seats i
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
 from agents.oracle import OracleAgent, ron_discards
 from meld8_env.actions import PASS, RON
+from meld8_env.cards import mask_str
 from meld8_env.codes import Phase, Result
+from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.records import observe_records, step_records
+from meld8_env.engine.reference import Game
+from meld8_env.policies import POLICY, policy_act
 from meld8_env.rules import RuleConfig
 from tests.test_cbots import collect_states
 from training.search_eval import agent_placements, play_duplicate
@@ -70,6 +76,46 @@ def test_oracle_avoids_a_ron_on_the_final_discard():
         assert after["phase"][0] != int(Phase.CLAIM), f"final discard {i}: a claim window opened on a safe card"
         assert after["result"][0] == int(Result.DRAW), f"final discard {i}: the round did not end in a draw"
     assert scenarios >= 20, f"only {scenarios} final discards with a card to avoid"
+
+
+def _reference_ron_discards(game: Game) -> int:
+    """The legal discards after which the readable reference engine asks some other seat with Ron among its
+    options (R29-R33 as engine/reference.py writes them): independent of the C engine ``ron_discards`` steps."""
+    out = 0
+    for card in (a for a in game.legal_actions() if a < 52):
+        after = copy.deepcopy(game)
+        after.step(card)
+        if after.claim is not None and any(RON in opts for opts in after.claim.options.values()):
+            out |= 1 << card
+    return out
+
+
+@pytest.mark.parametrize("rules", [RULES, RuleConfig.two_player()], ids=["3p", "2p"])
+def test_oracle_predicate_equals_the_reference_engine(rules):
+    """The oracle's "would be offered Ron" (``ron_discards``, on the C engine's records) equals the reference
+    engine's claim window at every discard of 8 whole games played by the C oracle and greedy in lockstep on
+    both engines; a mismatch names the game, the step and the state in R4 notation."""
+    compared = unsafe_seen = 0
+    for seed in range(8):
+        ref, fast = Game(rules, seed=seed), FastBatch(1, rules)
+        fast.reset(np.array([seed], np.uint64))
+        pols = [POLICY["oracle"] if s % 2 == seed % 2 else POLICY["greedy"] for s in range(rules.num_players)]
+        codes = np.array(pols, np.int8)
+        bot_rng = np.array([seed], np.uint64)
+        step = 0
+        while not ref.over:
+            rec = fast.snapshot(slice(None))
+            if ref.phase == Phase.DRAW or ref.phase == Phase.CALL_DISCARD:
+                want = _reference_ron_discards(ref)
+                got = int(ron_discards(rules, rec)[0])
+                assert got == want, f"game {seed} step {step}: C {mask_str(got)} reference {mask_str(want)}; {ref!r}"
+                compared += 1
+                unsafe_seen += bool(want)
+            action = int(policy_act(rules, rec, codes[[max(int(rec["acting"][0]), 0)]], bot_rng)[0])
+            ref.step(action)
+            fast.step(np.array([action]))
+            step += 1
+    assert compared > 500 and unsafe_seen >= 20, (compared, unsafe_seen)
 
 
 def test_oracle_agent_refuses_without_the_true_records():
