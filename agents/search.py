@@ -27,6 +27,10 @@ At each decision (docs/search.md has the whole story):
    so the chance of an immediate deal-in and its cost come from M worlds. A candidate's value is then the
    stratified mean p * (mean over those M-world endings) + (1 - p) * (mean over the rollout worlds where
    the hand goes on), p the weight of the endings; the rollout worlds that ended are not rolled out again.
+4c. ``ron=model`` (off by default; a measured negative, README): a discard candidate's value is
+   r * V_ron + (1 - r) * V_rest, r the wait model's deal-in risk (``agents.wary.deal_in_risk``), V_rest the
+   mean over the rollout worlds where nobody is offered a Ron on the discard, V_ron the mean where someone
+   is (this candidate's screened worlds, else every candidate's, else V_rest - ``ron_cost``/100).
 5. Successive halving: the worlds are split into ``stages`` chunks; after each chunk the better half of the
    candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
@@ -39,10 +43,10 @@ from both), so it is deterministic and cannot depend on hidden cards or the game
 Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent list is comma-separated,
 ``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix),
 ``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5),
-``threads`` (2), ``prior`` (greedy: which discards are candidates, greedy's order or a shipped network's,
-``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0 = off), ``strat`` (0 = off; 1 = the
-worlds' weights post-stratified so that each
-opponent is ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the
+``threads`` (2), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are
+candidates, greedy's order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities),
+``screen`` (0 = off), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
+ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the
 diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
 resampled); 2 = CHEATING about the status only: worlds sampled as usual, kept only where every opponent's
 ready status (R33) is its TRUE status (the ceiling of a perfect status model); 3 = the same with the TRUE level

@@ -20,6 +20,11 @@ CPU ms per decision. The reference values are noisy (sampled wall orders); that 
 spec, so differences between specs are fair. A choice the reference did not evaluate (should not happen) is
 counted and scored as the worst candidate.
 
+``--split`` adds a second table: each spec's mean regret (and its sum) in four kinds of decision, told by the
+TRUE state (an oracle label; the specs still decide honestly): a claim (Pon / Chii / pass, a Ron searched late);
+a discard where some legal card would be Ron'd (``agents.oracle.ron_discards``); a discard where none would but
+some opponent is ready (R33); a discard with no opponent ready. It says where a setting loses to another.
+
 The reference values are cached in ``--cache`` (keyed by states, seed and reference worlds) so that
 several runs compare specs on the same reference.
 """
@@ -40,7 +45,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 from search_speed import states as decision_states  # noqa: E402
 
 from agents import search_backend as sb  # noqa: E402
+from agents.oracle import ron_discards  # noqa: E402
 from agents.registry import load_agent  # noqa: E402
+from meld8_env.actions import PASS  # noqa: E402
 from meld8_env.agent import wants_records  # noqa: E402
 from meld8_env.engine.records import observe_records  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
@@ -96,6 +103,7 @@ def main() -> None:
     ap.add_argument("--ref-worlds", type=int, default=256)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--cache", default=None, help="npz file for the reference values (reused when it matches)")
+    ap.add_argument("--split", action="store_true", help="also the regret by kind of decision (true state)")
     a = ap.parse_args()
     rules = RuleConfig()
     for spec in a.specs:  # a bad spec fails in one line now, not after minutes of reference search
@@ -145,14 +153,43 @@ def main() -> None:
     head = f"| spec | value - defensive's (per decision, 95 %) | value - {a.specs[0]}'s | regret to the ref's best"
     print(f"\n{head} | leaves defensive | CPU ms / decision | not in reference |\n|---|---|---|---|---|---|---|")
     first_v = None
+    regrets = {"defensive": best - base_v}
     for spec in ["defensive", *a.specs]:
         acts, ms = (base, 0.0) if spec == "defensive" else choices(spec, rules, recs)
         v, missing = score(acts, ref)
         if spec == a.specs[0] and first_v is None:
             first_v = v
         rel = "-" if first_v is None else interval(v - first_v)
+        regrets[spec] = best - v
         print(f"| {spec} | {interval(v - base_v)} | {rel} | {(best - v).mean():.4f} | {(acts != base).mean():.3f} | "
               f"{ms:.1f} | {missing} |", flush=True)  # fmt: skip
+    if a.split:
+        print_split(rules, recs, regrets)
+
+
+def decision_kinds(rules: RuleConfig, recs: np.ndarray) -> dict[str, np.ndarray]:
+    """(n,) bool masks of the four kinds of decision of ``--split``, by the TRUE state (oracle labels)."""
+    claim = np.array([int(m) >> PASS & 1 for m in recs["mask"]], bool)
+    ronable = ron_discards(rules, recs) != 0
+    ready = np.zeros(len(recs), bool)
+    for i, rec in enumerate(recs):
+        info = sb.infoset_of(rec, int(rec["acting"]), rules)
+        ready[i] = any(bool(sb.ready_in_worlds(info, recs[i : i + 1], j)[0]) for j in info.opponents)
+    return {
+        "claim": claim,
+        "discard, a legal card would be Ron'd": ~claim & ronable,
+        "discard, none would, an opponent ready": ~claim & ~ronable & ready,
+        "discard, no opponent ready": ~claim & ~ready,
+    }
+
+
+def print_split(rules: RuleConfig, recs: np.ndarray, regrets: dict[str, np.ndarray]) -> None:
+    print("\n| kind of decision (true state) | states | " + " | ".join(regrets) + " |")
+    print("|---|---:|" + "---:|" * len(regrets))
+    for name, m in decision_kinds(rules, recs).items():
+        cells = " | ".join(f"{r[m].mean():.4f} (sum {r[m].sum():.1f})" if m.any() else "-" for r in regrets.values())
+        print(f"| {name} | {int(m.sum())} | {cells} |")
+    print("(mean regret to the reference's best per decision, and its sum over the states of that kind)")
 
 
 def interval(d: np.ndarray) -> str:

@@ -285,12 +285,14 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=8,me=oracle",
         "search:worlds=6,prior=distilled",
         "search:worlds=6,safe=model",
+        "search:worlds=8,ron=model",
     ],
 )
 def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     """``strat=1`` (re-weighted worlds), ``belief=learned`` (the wait model's worlds), ``me=oracle`` (a
     continuation that reads the hands of each sampled world), ``prior=distilled`` (the network ranks the
-    candidate discards) and ``safe=model`` (the safest candidate by the wait model's risk): decisions stay a
+    candidate discards), ``safe=model`` (the safest candidate by the wait model's risk) and ``ron=model`` (the
+    chance of a Ron on each discard from the wait model, the rest from the worlds): decisions stay a
     pure function of the seed and the information set (hidden cards and seed permuted = the same choices and
     values)."""
     rng = np.random.default_rng(6)
@@ -301,11 +303,17 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     a2, v2 = decide(load_agent(spec, RULES, seed=4), sb.cat_records(twins))
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
     # and the option is not ignored: without it, some decision's candidate values differ
-    base = ",".join(p for p in spec.split(",") if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=")))
+    base = ",".join(
+        p for p in spec.split(",") if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=", "ron="))
+    )
     _, v0 = decide(load_agent(base, RULES, seed=4), recs)
     assert v0 != v1, f"{spec} searched exactly like {base}"
     with pytest.raises(AgentLoadError, match="0 or 1"):
         load_agent("search:strat=2", RULES)
+    with pytest.raises(AgentLoadError, match="must be one of worlds, model"):
+        load_agent("search:ron=psychic", RULES)
+    with pytest.raises(AgentLoadError, match="ron_cost=400: must be 0..300"):
+        load_agent("search:ron=model,ron_cost=400", RULES)
     masks = np.array([[int(r["mask"]) >> b & 1 for b in range(64)] for r in recs], bool)
     assert masks[np.arange(len(recs)), a1].all()
 
