@@ -49,5 +49,12 @@ setup(
             extra_compile_args=CFLAGS,
             extra_link_args=LDFLAGS,
         ),
+        Extension(
+            "meld8_env._belief",
+            sources=["meld8_env/_belief.c", "meld8_env/hands/_eval.c"],
+            depends=["meld8_env/hands/_eval.h"],
+            extra_compile_args=CFLAGS,
+            extra_link_args=LDFLAGS,
+        ),
     ]
 )

@@ -62,8 +62,12 @@ world, one batched ``best_discards`` call per round) for which that holds is kep
 the first proposal with the status. Not applied to an opponent holding a drawn card. It costs ~9x the
 two-level sampler in numpy and moves the danger AUC little (``bench/belief_quality.py``, README).
 
-Speed: numpy, vectorized over worlds × tries; the C core of the issue is not written (the proposal
-sort is the cost: ``bench/belief_quality.py`` prints the time per call).
+Speed: ``"uniform"`` and ``"two_level"`` without flags run in a C core (``meld8_env/_belief.c``) that
+consumes the caller's numpy PCG64 stream exactly as the numpy code below does, so the worlds are
+bit-identical either way (``tests/test_belief_core.py``); the numpy code is its readable twin, used for the
+flags and ``"learned"``, when the core is not built, and under ``MELD8_BACKEND=python``. A call costs about a
+quarter of the twin's time (``bench/belief_speed.py``: the record template, ``refresh`` and the conservation
+check stay in Python).
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 from importlib import resources
 
 import numpy as np
@@ -81,6 +86,7 @@ from meld8_env.discard_history import discard_order, passed_cards
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import check_conservation, refresh
 from meld8_env.features import best_discards
+from meld8_env.hands import BACKEND as HANDS_BACKEND
 from meld8_env.hands import waits_batch
 from meld8_env.infoset import InfoSet
 from meld8_env.rules import RuleConfig
@@ -96,6 +102,13 @@ __all__ = [
     "status_key",
     "table_checksum",
 ]
+
+try:  # the C core (meld8_env/_belief.c); absent in a build without compiler, then the numpy twin serves
+    from meld8_env import _belief as _core
+except ImportError as e:  # pragma: no cover - depends on the build
+    if os.environ.get("MELD8_REQUIRE_NATIVE") == "1":  # as meld8_env.hands: a missing build is an error there
+        raise ImportError(f"MELD8_REQUIRE_NATIVE=1 but meld8_env._belief did not build/import: {e}") from e
+    _core = None
 
 METHODS = ("uniform", "two_level", "learned")
 WALL_BUCKETS, DISCARD_BUCKETS = 8, 4
@@ -358,6 +371,76 @@ def sample_worlds(
         raise ValueError(f"rules seat {rules.num_players} players, the infoset {info.num_players}")
     P = info.num_players
     opps = [j for j in range(P) if j != info.seat]
+    if use_core(info, method, rng, no_pass, last_discard):
+        hands, wall, missed = _sample_core(info, n, rng, method, tries)
+    else:
+        hands, wall, missed = _sample_numpy(info, n, rng, method, tries, no_pass, last_discard)
+    records = np.repeat(_template(info, rules), n)
+    records["hands"][:, opps] = hands[:, opps]
+    lo = int(records["wall_pos"][0])
+    records["wall"][:, lo : lo + wall.shape[1]] = wall
+    records["seed"] = rng.integers(0, 2**63, n, dtype=np.uint64)
+    if info.phase == Phase.DRAW and info.current != info.seat:  # the drawing opponent drew one of its cards
+        h = hands[:, info.current]
+        records["drawn"] = [int(m & -m).bit_length() - 1 if m else -1 for m in h.tolist()]
+    refresh(records, rules)
+    check_conservation(records, rules)
+    LAST_STATS["worlds"] += n
+    LAST_STATS["status_missed"] += missed
+    return records, np.ones(n, np.float64)
+
+
+def use_core(
+    info: InfoSet, method: str, rng: np.random.Generator, no_pass: bool = False, last_discard: bool = False
+) -> bool:
+    """Whether :func:`sample_worlds` runs the C core: built, the C backend, a PCG64 generator (numpy's default,
+    the stream the core replays), ``uniform`` or ``two_level`` with no flag, and (two_level) every hidden hand
+    of a size whose waits exist (7, or 4 beside a meld; a drawing opponent's 8 cards go to the numpy twin)."""
+    if _core is None or HANDS_BACKEND != "c" or no_pass or last_discard or method not in ("uniform", "two_level"):
+        return False
+    if type(rng.bit_generator).__name__ != "PCG64":
+        return False
+    return method == "uniform" or all(info.hidden[j] in (0, HAND_SIZE, 4) for j in range(info.num_players))
+
+
+def _sample_core(info: InfoSet, n: int, rng: np.random.Generator, method: str, tries: int) -> tuple:
+    """(hands (n, P) uint64, wall (n, W) int8, missed) from the C core, advancing ``rng`` as the twin does."""
+    P = info.num_players
+    opps = [j for j in range(P) if j != info.seat and info.hidden[j] > 0]
+    pool = _cards(info.pool)
+    st = rng.bit_generator.state
+    s, inc = st["state"]["state"], st["state"]["inc"]
+    words = np.array([s >> 64, s & M64, inc >> 64, inc & M64, st["has_uint32"], st["uinteger"]], np.uint64)
+    two = method == "two_level"
+    hs = np.array([info.hidden[j] for j in opps], np.int32)
+    ps = np.array([ready_prior(info, j) if two else 0.0 for j in opps], np.float64)
+    fur = np.array([info.uncalled_discards(j) for j in opps], np.uint64)
+    meld = np.array([info.melds[j] for j in opps], np.uint64)
+    got = np.zeros((n, len(opps)), np.uint64)
+    wall = np.zeros((n, len(pool) - int(hs.sum())), np.int8)
+    missed = _core.sample(words, pool, n, tries, int(not two), hs, ps, fur, meld, got, wall)
+    w = [int(x) for x in words]
+    rng.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": w[0] << 64 | w[1], "inc": w[2] << 64 | w[3]},
+        "has_uint32": w[4],
+        "uinteger": w[5],
+    }
+    hands = np.zeros((n, P), np.uint64)
+    hands[:, opps] = got
+    return hands, wall, int(missed)
+
+
+M64 = (1 << 64) - 1
+
+
+def _sample_numpy(
+    info: InfoSet, n: int, rng: np.random.Generator, method: str, tries: int, no_pass: bool, last_discard: bool
+) -> tuple:
+    """The readable twin of the C core (and the only code for ``learned`` and the flags): the hidden hands,
+    the wall order and the count of worlds that missed their drawn status."""
+    P = info.num_players
+    opps = [j for j in range(P) if j != info.seat]
     pool = np.tile(_cards(info.pool), (n, 1))  # (n, U): what is left to place, per world
     hands = np.zeros((n, P), np.uint64)
     missed = 0
@@ -405,16 +488,4 @@ def sample_worlds(
         np.put_along_axis(keep, idx, False, axis=1)
         pool = pool[keep].reshape(n, -1)
     wall = rng.permuted(pool, axis=1)  # the rest, in a random draw order
-    records = np.repeat(_template(info, rules), n)
-    records["hands"][:, opps] = hands[:, opps]
-    lo = int(records["wall_pos"][0])
-    records["wall"][:, lo : lo + wall.shape[1]] = wall
-    records["seed"] = rng.integers(0, 2**63, n, dtype=np.uint64)
-    if info.phase == Phase.DRAW and info.current != info.seat:  # the drawing opponent drew one of its cards
-        h = hands[:, info.current]
-        records["drawn"] = [int(m & -m).bit_length() - 1 if m else -1 for m in h.tolist()]
-    refresh(records, rules)
-    check_conservation(records, rules)
-    LAST_STATS["worlds"] += n
-    LAST_STATS["status_missed"] += missed
-    return records, np.ones(n, np.float64)
+    return hands, wall, missed

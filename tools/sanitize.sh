@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sanitizer job: build both C extensions with AddressSanitizer + UndefinedBehaviorSanitizer in a
+# The sanitizer job: build the C extensions with AddressSanitizer + UndefinedBehaviorSanitizer in a
 # scratch copy of the tracked files, then run the boundary fuzz tests (and the engine tests) on it.
 # Any out-of-bounds access, use of uninitialised stack memory or undefined shift aborts the run.
 # Usage: tools/sanitize.sh [pytest args...]   (PYTHON=... picks the interpreter; default .venv/bin/python)
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [[ "$PY" = /* ]] || PY="$PWD/$PY"  # absolute, without resolving the venv symlink
 ARGS=("$@")
-# plus the engine's wait table, the C bots (and their tie-break with witnesses; the CHEATING oracle policy), the evaluator's one-search and tie-break acceptance and one-pass discard table, and the threaded rollout
+# plus the engine's wait table, the C bots (and their tie-break with witnesses; the CHEATING oracle policy), the belief sampler's C core, the evaluator's one-search and tie-break acceptance and one-pass discard table, and the threaded rollout
 [ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_boundary_fuzz.py tests/test_fast_engine.py tests/test_engine_surface.py tests/test_wait_table.py
   tests/test_cbots.py::test_one_search_acceptance_equals_per_card_search
   tests/test_cbots.py::test_tiebreak_acceptance_is_exact_above_beat
@@ -18,7 +18,8 @@ ARGS=("$@")
   "tests/test_cbots.py::test_c_bots_equal_python_twins_on_tie_breaks[3p]"
   tests/test_cbots.py::test_oracle_refuses_observations
   tests/test_oracle.py::test_oracle_never_deals_in_while_a_safe_discard_exists
-  tests/test_cbots.py::test_rollout_deterministic_and_thread_independent)
+  tests/test_cbots.py::test_rollout_deterministic_and_thread_independent
+  tests/test_belief_core.py)
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 # the tracked files (links stay links), plus untracked test files while developing
