@@ -172,9 +172,10 @@ def danger(cards: np.ndarray, unseen: np.ndarray, their_discards: np.ndarray) ->
     """Live, non-furiten wait shapes on each card for one opponent (vectorized)."""
     r, s = cards % 13, cards // 13
     me = BITS[cards]
+    near = {dr: _card_bit(r + dr, s) for dr in (-3, -2, -1, 1, 2, 3)}  # each neighbour once, not per shape
 
     def b(dr: int) -> np.ndarray:
-        return _card_bit(r + dr, s)
+        return near[dr]
 
     live = lambda m: (m != U0) & ((unseen & m) == m)  # noqa: E731 - all cards of the shape unseen
     pair = ((unseen & RANK_MASKS[r] & ~me) != U0) & ((their_discards & RANK_MASKS[r]) == U0)
