@@ -132,6 +132,15 @@ static PyObject *py_sample(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "belief core: the pool cannot hold the hidden hands / wall size");
             goto fail;
         }
+        u64 seen = 0;
+        for (Py_ssize_t c = 0; c < U0; c++) { /* distinct card ids 0..52: a shift by more would be undefined */
+            int8_t id = ((const int8_t *)b[1].buf)[c];
+            if (id < 0 || id > 52 || (seen >> id & 1)) {
+                PyErr_Format(PyExc_ValueError, "belief core: pool entry %zd is %d, expected distinct card ids 0..52", c, id);
+                goto fail;
+            }
+            seen |= 1ULL << id;
+        }
         u64 *w = b[0].buf;
         pcg_t g = {((u128)w[0] << 64) | w[1], ((u128)w[2] << 64) | w[3], (int)w[4], (uint32_t)w[5]};
         const double *ps = b[3].buf;

@@ -109,6 +109,9 @@ def test_core_refuses_inconsistent_arguments_in_one_line():
     with pytest.raises(ValueError, match="hidden hand sizes must be 1..8"):
         belief._core.sample(words, pool, 2, 4, 0, np.array([9], np.int32), p, f, m, np.zeros((2, 1), np.uint64),
                             np.zeros((2, 1), np.int8))  # fmt: skip
+    with pytest.raises(ValueError, match="pool entry 1 is 0, expected distinct card ids 0..52"):
+        belief._core.sample(words, np.zeros(10, np.int8), 2, 4, 0, h, p, f, m, np.zeros((2, 1), np.uint64),
+                            np.zeros((2, 3), np.int8))  # fmt: skip
     with pytest.raises(ValueError, match="items of 4 bytes, expected 8"):
         belief._core.sample(words.astype(np.uint32), pool, 2, 4, 0, h, p, f, m, np.zeros((2, 1), np.uint64),
                             np.zeros((2, 3), np.int8))  # fmt: skip
