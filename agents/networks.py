@@ -18,11 +18,12 @@ Oracle critic (``TrainConfig.critic = "oracle"``, PerfectDou / Suphx's oracle gu
 observation is ``[honest (H) | oracle (O)]``, H the card-head input above and O the learner seat's
 full-information part (``meld8_env.observation``: every seat's concealed cards, then the wall order;
 ``O = P*53 + 53``). :class:`OracleCriticPolicy` computes the action logits from the first H columns only
-(:class:`HonestCardFeatureExtractor` slices them off before anything else) and the value from all H + O
-columns with its own MLP ``oracle_critic`` (no weight shared with the policy). Its state is a plain
-``card_heads`` network's (same names and shapes; ``value_net``, the honest value head, is kept but no longer
-trained) plus ``oracle_critic.*``: :func:`actor_state` drops those, so the checkpoint plays as an ordinary
-``ppo:PATH`` agent from the honest observation alone.
+(:class:`HonestCardFeatureExtractor` slices them off before anything else) and the value as the card-head
+network's own value head plus a correction ``oracle_critic`` over all H + O columns (an MLP whose output
+starts at zero). Its state is a plain ``card_heads`` network's (same names and shapes) plus
+``oracle_critic.*``: :func:`actor_state` drops those, so the checkpoint plays as an ordinary ``ppo:PATH``
+agent from the honest observation alone (its value head alone is then the honest part of a sum, not a
+calibrated value).
 
 :func:`load_policy` rebuilds a checkpoint's network from its metadata (``agents.checkpoint``) and reads
 only its tensors.
@@ -116,9 +117,12 @@ class HonestCardFeatureExtractor(CardFeatureExtractor):
 
 
 class OracleCriticPolicy(Meld8Policy):
-    """``Meld8Policy`` (card heads) whose value is ``oracle_critic(log1p(obs))`` over the whole ``[honest |
-    oracle]`` observation; the action distribution reads the honest columns only. ``critic_arch``: the
-    critic's hidden layers (ReLU)."""
+    """``Meld8Policy`` (card heads) whose value is the network's own value head plus an oracle correction:
+    ``value_net(latent) + oracle_critic(log1p(obs))`` over the whole ``[honest | oracle]`` observation. The
+    correction's output layer starts at zero, so a policy fine-tuned from a checkpoint starts with that
+    checkpoint's value estimate and the critic only has to learn what the hidden cards add (the ablation
+    ``critic: plain`` is the same network without the correction). The action distribution reads the
+    honest columns only. ``critic_arch``: the correction's hidden layers (ReLU)."""
 
     def __init__(self, *args: Any, critic_arch: tuple[int, ...] = (256, 256), **kwargs: Any) -> None:
         self.critic_arch = tuple(int(h) for h in critic_arch)
@@ -128,29 +132,29 @@ class OracleCriticPolicy(Meld8Policy):
         super()._build(lr_schedule)
         net, width = mlp(int(self.observation_space.shape[0]), self.critic_arch)
         self.oracle_critic = torch.nn.Sequential(*net, torch.nn.Linear(width, 1))
-        if self.ortho_init:  # SB3's gains: sqrt(2) for hidden layers, 1 for the value output
-            self.oracle_critic.apply(lambda m: self.init_weights(m, gain=np.sqrt(2)))
-            self.init_weights(self.oracle_critic[-1], gain=1.0)
+        self.oracle_critic.apply(lambda m: self.init_weights(m, gain=np.sqrt(2)))  # SB3's hidden-layer gain
+        torch.nn.init.zeros_(self.oracle_critic[-1].weight)  # no correction until the critic has learned one
+        torch.nn.init.zeros_(self.oracle_critic[-1].bias)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         return {**super()._get_constructor_parameters(), "critic_arch": self.critic_arch}
 
-    def oracle_value(self, obs: torch.Tensor) -> torch.Tensor:
-        """(N, 1): the critic's value of raw ``[honest | oracle]`` observations."""
+    def oracle_correction(self, obs: torch.Tensor) -> torch.Tensor:
+        """(N, 1): what the critic adds to the honest value head, from raw ``[honest | oracle]`` observations."""
         return self.oracle_critic(torch.log1p(obs.float()))
 
     # the three places SB3 asks for values; the distribution is the parent's (honest columns only)
     def forward(self, obs, deterministic: bool = False, action_masks=None):
-        actions, _, log_prob = super().forward(obs, deterministic, action_masks)
-        return actions, self.oracle_value(obs), log_prob
+        actions, values, log_prob = super().forward(obs, deterministic, action_masks)
+        return actions, values + self.oracle_correction(obs), log_prob
 
     def evaluate_actions(self, obs, actions, action_masks=None):
-        _, log_prob, entropy = super().evaluate_actions(obs, actions, action_masks)
-        return self.oracle_value(obs), log_prob, entropy
+        values, log_prob, entropy = super().evaluate_actions(obs, actions, action_masks)
+        return values + self.oracle_correction(obs), log_prob, entropy
 
     def predict_values(self, obs):
-        return self.oracle_value(obs)
+        return super().predict_values(obs) + self.oracle_correction(obs)
 
 
 ORACLE_CRITIC_PREFIX = "oracle_critic."

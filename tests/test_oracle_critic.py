@@ -46,10 +46,10 @@ def _describe(row: np.ndarray, honest: int) -> str:
     return f"hand {format_cards(np.flatnonzero(row[:53]).tolist())}; oracle hands {' | '.join(hands)}"
 
 
-def _policy(honest: int, total: int) -> OracleCriticPolicy:
+def _policy(honest: int, total: int, critic_arch: tuple[int, ...] = (64, 64)) -> OracleCriticPolicy:
     from gymnasium import spaces
 
-    cls, kwargs = oracle_critic_policy_for([256, 256], obs_size(RULES), RULES.num_players, honest, [64, 64])
+    cls, kwargs = oracle_critic_policy_for([256, 256], obs_size(RULES), RULES.num_players, honest, list(critic_arch))
     return cls(spaces.Box(0, 255, (total,), np.uint8), spaces.Discrete(64), lambda _: 0.0, **kwargs)
 
 
@@ -73,11 +73,15 @@ def test_observation_is_the_honest_view_then_the_oracle_part(states):
     assert (others.sum(axis=1) > 0).all(), "the oracle part names the other seats' hands"
 
 
-def test_policy_ignores_the_oracle_part_and_the_critic_reads_it(states):
+@pytest.mark.parametrize("trained", [False, True])
+def test_policy_ignores_the_oracle_part_and_the_critic_reads_it(states, tiny_run, trained):
     """The leak test: on many real states the action distribution is bit-for-bit the same when only the
-    oracle columns change (swapped with other states' or random bytes); the critic's value changes."""
+    oracle columns change (swapped with other states' or random bytes); the value of a critic that has
+    learned (the tiny run's) changes, and that of a fresh one does not (its correction starts at zero)."""
     obs, masks, honest = states
-    policy = _policy(honest, obs.shape[1])
+    policy = _policy(honest, obs.shape[1], tuple(TINY["critic_arch"]))
+    if trained:
+        policy.load_state_dict(load_tensors(tiny_run[1], "policy.pth"))
     policy.set_training_mode(False)
     rng = np.random.default_rng(0)
     swapped, noise = obs.copy(), obs.copy()
@@ -96,12 +100,16 @@ def test_policy_ignores_the_oracle_part_and_the_critic_reads_it(states):
             _, logp0, _ = policy.evaluate_actions(t, torch.as_tensor(masks.argmax(1)), torch.as_tensor(masks))
             assert torch.equal(logp, logp0), "the training path's log-probabilities read the oracle part"
             changed = policy.predict_values(o).numpy()[:, 0] != value
-            assert changed.mean() > 0.95, f"the critic ignores the oracle part on {(~changed).sum()} states"
+            if trained:
+                assert changed.mean() > 0.95, f"the critic ignores the oracle part on {(~changed).sum()} states"
+            else:
+                assert not changed.any(), "a fresh critic's correction is not zero"
 
 
 def test_the_policy_part_is_the_shipped_network(states):
     """Loaded with the shipped ``ppo`` weights, the oracle-critic policy gives the shipped agent's own
-    probabilities on the honest observation: the actor is exactly a ``card_heads`` network."""
+    probabilities on the honest observation (the actor is exactly a ``card_heads`` network), and before
+    it has learned anything its value is the shipped value head's."""
     obs, masks, honest = states
     policy = _policy(honest, obs.shape[1])
     shipped = load_tensors(shipped_baseline(), "policy.pth")
@@ -111,8 +119,13 @@ def test_the_policy_part_is_the_shipped_network(states):
     policy.set_training_mode(False)
     with torch.no_grad():
         mine = policy.get_distribution(torch.as_tensor(obs).float(), action_masks=masks).distribution.probs.numpy()
-    theirs = load_agent("ppo", RULES).probabilities(obs[:, : obs_size(RULES)], masks)
+        value = policy.predict_values(torch.as_tensor(obs).float()).numpy()
+    ppo = load_agent("ppo", RULES)
+    theirs = ppo.probabilities(obs[:, : obs_size(RULES)], masks)
     np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-7)
+    with torch.no_grad():
+        shipped_value = ppo.policy.predict_values(torch.as_tensor(obs[:, :honest]).float()).numpy()
+    np.testing.assert_allclose(value, shipped_value, rtol=1e-5, atol=1e-6)
 
 
 @pytest.fixture(scope="module")
