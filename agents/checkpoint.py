@@ -17,6 +17,7 @@ would run code. Loading a foreign zip that needs that (no ``meld8.json``) takes 
 | ``obs_size`` | the size of its input vector |
 | ``rules_hash``, ``num_players``, ``rounds`` | the rule set it was trained under |
 | ``num_timesteps`` | learner steps when it was saved (``meld8 train`` resumes from it) |
+| ``critic``, ``critic_arch`` | optional: ``oracle`` when the value net read the oracle view (dropped to play) |
 
 The same schema (with ``format`` ``meld8-rllib-policy``) describes the RLlib backend's policy folders
 (``agents.rllib_policy``), and both loaders make the same checks in the same order, each failure one
@@ -40,7 +41,11 @@ from meld8_env.rules import RuleConfig
 
 NETWORKS = ("separate", "shared", "card_heads")
 """The policy networks ``agents.networks`` builds (named here, where no torch import is needed)."""
+CRITICS = ("plain", "oracle")
+"""What the value network reads: ``plain`` the policy's own input, ``oracle`` the learner seat's
+full-information observation too (training only: the policy never reads it)."""
 __all__ = [
+    "CRITICS",
     "NETWORKS",
     "CheckpointError",
     "check_compatible",
@@ -164,6 +169,11 @@ def check_metadata(meta: object, where: str, fmt: str) -> dict[str, Any]:
         raise CheckpointError(
             f"{where}: net_arch must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, got {arch!r}"
         )
+    critic = meta.get("critic", "plain")
+    if critic not in CRITICS:
+        raise CheckpointError(f"{where}: field 'critic' must be one of {', '.join(CRITICS)}, got {critic!r}")
+    if critic == "oracle" and meta["network"] != "card_heads":
+        raise CheckpointError(f"{where}: critic 'oracle' comes only with network 'card_heads', got {meta['network']!r}")
     return meta
 
 

@@ -14,6 +14,17 @@ Observations are ``uint8`` flags and counts (card ids up to 53, scores around 12
 as floats unscaled, so the trunks read ``log1p(obs)`` (flags stay distinct, big counts stop dominating)
 and the card-head inputs are scaled to about [0, 1].
 
+Oracle critic (``TrainConfig.critic = "oracle"``, PerfectDou / Suphx's oracle guiding): during training the
+observation is ``[honest (H) | oracle (O)]``, H the card-head input above and O the learner seat's
+full-information part (``meld8_env.observation``: every seat's concealed cards, then the wall order;
+``O = P*53 + 53``). :class:`OracleCriticPolicy` computes the action logits from the first H columns only
+(:class:`HonestCardFeatureExtractor` slices them off before anything else) and the value as the card-head
+network's own value head plus a correction ``oracle_critic`` over all H + O columns (an MLP whose output
+starts at zero). Its state is a plain ``card_heads`` network's (same names and shapes) plus
+``oracle_critic.*``: :func:`actor_state` drops those, so the checkpoint plays as an ordinary ``ppo:PATH``
+agent from the honest observation alone (its value head alone is then the honest part of a sum, not a
+calibrated value).
+
 :func:`load_policy` rebuilds a checkpoint's network from its metadata (``agents.checkpoint``) and reads
 only its tensors.
 """
@@ -84,6 +95,91 @@ class Meld8Policy(MaskableActorCriticPolicy):
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
 
+class HonestCardFeatureExtractor(CardFeatureExtractor):
+    """``CardFeatureExtractor`` over the first ``honest`` columns of a ``[honest | oracle]`` observation: the
+    oracle columns never reach the policy (this slice is the whole guarantee; ``tests/test_oracle_critic.py``)."""
+
+    def __init__(
+        self,
+        observation_space: spaces.Box,
+        hidden: tuple[int, ...] = (256, 256),
+        base: int = 786,
+        players: int = 3,
+        honest: int = 1017,
+    ) -> None:
+        if not 0 < honest < int(observation_space.shape[0]):
+            raise ValueError(f"honest width {honest} must be below the observation's {observation_space.shape[0]}")
+        super().__init__(spaces.Box(0, 255, (honest,), np.uint8), hidden, base, players)
+        self.honest = int(honest)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return super().forward(obs[:, : self.honest])
+
+
+class OracleCriticPolicy(Meld8Policy):
+    """``Meld8Policy`` (card heads) whose value is the network's own value head plus an oracle correction:
+    ``value_net(latent) + oracle_critic(log1p(obs))`` over the whole ``[honest | oracle]`` observation. The
+    correction's output layer starts at zero, so a policy fine-tuned from a checkpoint starts with that
+    checkpoint's value estimate and the critic only has to learn what the hidden cards add (the ablation
+    ``critic: plain`` is the same network without the correction). The action distribution reads the
+    honest columns only. ``critic_arch``: the correction's hidden layers (ReLU)."""
+
+    def __init__(self, *args: Any, critic_arch: tuple[int, ...] = (256, 256), **kwargs: Any) -> None:
+        self.critic_arch = tuple(int(h) for h in critic_arch)
+        super().__init__(*args, **kwargs)
+
+    def _build(self, lr_schedule) -> None:
+        super()._build(lr_schedule)
+        net, width = mlp(int(self.observation_space.shape[0]), self.critic_arch)
+        self.oracle_critic = torch.nn.Sequential(*net, torch.nn.Linear(width, 1))
+        self.oracle_critic.apply(lambda m: self.init_weights(m, gain=np.sqrt(2)))  # SB3's hidden-layer gain
+        torch.nn.init.zeros_(self.oracle_critic[-1].weight)  # no correction until the critic has learned one
+        torch.nn.init.zeros_(self.oracle_critic[-1].bias)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        return {**super()._get_constructor_parameters(), "critic_arch": self.critic_arch}
+
+    def oracle_correction(self, obs: torch.Tensor) -> torch.Tensor:
+        """(N, 1): what the critic adds to the honest value head, from raw ``[honest | oracle]`` observations."""
+        return self.oracle_critic(torch.log1p(obs.float()))
+
+    # the three places SB3 asks for values; the distribution is the parent's (honest columns only)
+    def forward(self, obs, deterministic: bool = False, action_masks=None):
+        actions, values, log_prob = super().forward(obs, deterministic, action_masks)
+        return actions, values + self.oracle_correction(obs), log_prob
+
+    def evaluate_actions(self, obs, actions, action_masks=None):
+        values, log_prob, entropy = super().evaluate_actions(obs, actions, action_masks)
+        return values + self.oracle_correction(obs), log_prob, entropy
+
+    def predict_values(self, obs):
+        return super().predict_values(obs) + self.oracle_correction(obs)
+
+
+ORACLE_CRITIC_PREFIX = "oracle_critic."
+"""State-dict names of the oracle critic (training only; :func:`actor_state` drops them)."""
+
+
+def actor_state(state: dict[str, Any]) -> dict[str, Any]:
+    """An ``OracleCriticPolicy`` state without the oracle critic: a plain ``card_heads`` network's state."""
+    return {k: v for k, v in state.items() if not k.startswith(ORACLE_CRITIC_PREFIX)}
+
+
+def oracle_critic_policy_for(
+    net_arch: list[int], base: int, players: int, honest: int, critic_arch: list[int]
+) -> tuple[Any, dict[str, Any]]:
+    """(policy class, policy_kwargs) for MaskablePPO on ``[honest | oracle]`` observations: card heads over
+    the first ``honest`` columns (``base``: the engine's plain observation size), an oracle critic over all."""
+    return OracleCriticPolicy, {
+        "features_extractor_class": HonestCardFeatureExtractor,
+        "features_extractor_kwargs": {"hidden": tuple(net_arch), "base": base, "players": players, "honest": honest},
+        "share_features_extractor": True,
+        "net_arch": {"pi": [], "vf": []},
+        "critic_arch": tuple(critic_arch),
+    }
+
+
 def policy_for(network: str, net_arch: list[int], base: int, players: int) -> tuple[Any, dict[str, Any]]:
     """(policy class or name, policy_kwargs) for MaskablePPO."""
     if network == "separate":
@@ -122,6 +218,8 @@ def load_policy(path: str | Path, rules: RuleConfig):
     state = load_tensors(path, "policy.pth")
     if not isinstance(state, dict) or not all(hasattr(v, "shape") for v in state.values()):
         raise CheckpointError(f"{path}: policy.pth is not a table of tensors")
+    if meta.get("critic") == "oracle":  # trained with an oracle critic: it plays without it
+        state = actor_state(state)
     check_weights_fit(meta, {k: tuple(v.shape) for k, v in state.items()}, str(path))
     policy = build_policy(meta, rules)
     try:

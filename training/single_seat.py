@@ -6,6 +6,12 @@
 ``action_masks()`` for sb3-contrib's ``MaskablePPO``. ``infos`` of finished games carry
 ``final_score``, ``placement``, ``terminal_observation`` (the learner's view of the ended game) and
 ``episode`` (SB3 logs rollout/ep_rew_mean from it).
+
+``oracle=True`` (for an oracle critic, ``agents.networks.OracleCriticPolicy``): each observation is the
+learner's usual one (H columns) followed by its oracle part (O = P*53 + 53 columns: every seat's concealed
+cards from the learner's seat on, then the wall order; ``meld8_env.observation``), shape (N, H + O). A
+terminal observation's oracle part is zeros: the game is over, and SB3 reads terminal observations only to
+bootstrap truncated episodes, which never happen here (a game always ends).
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
+from meld8_env.actions import NUM_ACTIONS
 from meld8_env.gym_env import Meld8VectorEnv
 from meld8_env.rules import RuleConfig
 
@@ -29,6 +37,7 @@ class SingleSeatVecEnv(VecEnv):
         reward: str = "points",
         features: bool = False,
         shaping: float = 0.0,
+        oracle: bool = False,
     ) -> None:
         self.rules = rules or RuleConfig()
         P = self.rules.num_players
@@ -37,7 +46,16 @@ class SingleSeatVecEnv(VecEnv):
         self.env = Meld8VectorEnv(n_envs, list(opponents), self.rules, features=features, reward=reward, seed=seed,
                                   shaping=shaping)  # fmt: skip
         self.render_mode = None
-        super().__init__(n_envs, self.env.single_observation_space, self.env.single_action_space)
+        self.oracle = bool(oracle)
+        space = self.env.single_observation_space
+        self.honest_size = int(space.shape[0])
+        if self.oracle:
+            engine = self.env.vec.engine
+            self.oracle_extra = int(engine.oracle_size - engine.obs_size)
+            space = spaces.Box(0, 255, (self.honest_size + self.oracle_extra,), np.uint8)
+            self._oracle_buf = np.empty((n_envs, engine.oracle_size), np.uint8)
+            self._mask_buf = np.empty((n_envs, NUM_ACTIONS), np.uint8)
+        super().__init__(n_envs, space, self.env.single_action_space)
         self._actions = np.zeros(n_envs, np.int64)
         self._seed = seed
 
@@ -56,7 +74,16 @@ class SingleSeatVecEnv(VecEnv):
 
     def reset(self) -> np.ndarray:
         obs, _ = self.env.reset(seed=self._seed)
-        return obs
+        return self._with_oracle(obs)
+
+    def _with_oracle(self, obs: np.ndarray) -> np.ndarray:
+        """``obs`` (N, H), the learner's view now in every game, followed by its oracle part when asked for."""
+        if not self.oracle:
+            return obs
+        # the learner is to act in every game after reset and step: the engine's view of its seat
+        engine = self.env.vec.engine
+        engine.observe_into(self.learner_seat.astype(np.int8), self._oracle_buf, self._mask_buf, oracle=True)
+        return np.concatenate([obs, self._oracle_buf[:, engine.obs_size :]], axis=1)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
@@ -71,10 +98,13 @@ class SingleSeatVecEnv(VecEnv):
                 infos[i] = {
                     "final_score": int(final["final_score"][i]),
                     "placement": int(final["placement"][i]),
-                    "terminal_observation": info["final_obs"][i],
+                    "terminal_observation": self._terminal(info["final_obs"][i]),
                     "episode": {"r": float(final["episode_return"][i]), "l": int(final["episode_length"][i]), "t": 0.0},
                 }
-        return obs, rewards, dones, infos
+        return self._with_oracle(obs), rewards, dones, infos
+
+    def _terminal(self, obs: np.ndarray) -> np.ndarray:
+        return np.concatenate([obs, np.zeros(self.oracle_extra, np.uint8)]) if self.oracle else obs
 
     def action_masks(self) -> np.ndarray:
         return self.env.action_masks()

@@ -37,7 +37,7 @@ from training.run_folder import (
     say,
 )
 from training.stop_request import StopRequest, StopRequested
-from training.train_options import check_common, check_eval_opponents, check_rates, read_options
+from training.train_options import MAX_HIDDEN, check_common, check_eval_opponents, check_rates, read_options
 
 __all__ = ["TrainConfig", "TrainingInterrupted", "check_rates", "evaluate", "plot_learning_curve", "read_options",
            "train"]  # fmt: skip
@@ -88,6 +88,17 @@ class TrainConfig:
     vf_warmup: int = 0
     """learner steps at the start of PPO during which only the value network learns (the policy
     stays frozen), so a cloned policy meets sensible advantages"""
+    critic: str = "plain"
+    """what the value network reads: ``plain`` (the policy's input; the network's own value head) or
+    ``oracle`` (also the learner seat's full-information observation: other hands, the wall; its own MLP
+    ``critic_arch``, ``agents.networks.OracleCriticPolicy``). The policy never reads the oracle part: the
+    checkpoint plays as an ordinary ``ppo:PATH`` agent. Needs ``network: card_heads``"""
+    critic_arch: list[int] = dataclasses.field(default_factory=lambda: [256, 256])
+    """hidden layers of the oracle critic (``critic: oracle`` only)"""
+    init_from: str | None = None
+    """start from this checkpoint (a path, or a shipped name: ``ppo``, ``distilled``) instead of a fresh or
+    cloned network: its policy weights (and, with ``critic: plain``, its value head); an oracle critic
+    starts fresh, so pair it with ``vf_warmup``. Only for a fresh run (``resume`` continues a run)"""
     target_kl: float | None = None
     """stop an update's epochs early past this KL divergence (None: no limit)"""
     selfplay: bool = False
@@ -142,6 +153,22 @@ class TrainConfig:
             if not isinstance(getattr(cfg, name), int) or getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be an integer >= 1, got {getattr(cfg, name)!r}")
         check_common(cfg)
+        from agents.checkpoint import CRITICS
+
+        if cfg.critic not in CRITICS:
+            raise ValueError(f"train option 'critic' must be one of {', '.join(CRITICS)}, got {cfg.critic!r}")
+        if cfg.critic == "oracle" and cfg.network != "card_heads":
+            raise ValueError(f"train option critic=oracle needs network=card_heads, got network={cfg.network!r}")
+        if cfg.critic == "oracle" and cfg.bc_decisions > 0:
+            raise ValueError("train option critic=oracle starts from a checkpoint (init_from) or from scratch, not "
+                             "from behaviour cloning: set bc_decisions=0")  # fmt: skip
+        if not cfg.critic_arch or not all(1 <= h <= MAX_HIDDEN for h in cfg.critic_arch):
+            raise ValueError(f"train option 'critic_arch' must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, "
+                             f"got {cfg.critic_arch!r}")  # fmt: skip
+        if cfg.init_from is not None and cfg.bc_decisions > 0:
+            raise ValueError("train options init_from and bc_decisions > 0 are two starts: give one of them")
+        if cfg.init_from == "":
+            raise ValueError("train option 'init_from' must name a checkpoint (a path, or ppo / distilled), got ''")
         return cfg
 
 
@@ -160,6 +187,7 @@ def train(cfg: TrainConfig) -> Path:
     for name in [*(cfg.pool_bots if cfg.selfplay else []), *([cfg.bc_teacher] * (cfg.bc_decisions > 0))]:
         load_agent(name, rules)
     check_eval_opponents(cfg, rules, load_agent)
+    init = init_checkpoint(cfg, rules) if cfg.init_from is not None else None
     folder = RunFolder(cfg.out, "sb3")
     resume_from = _check_folder(cfg, rules, folder)  # before the folder exists: a refusal leaves nothing
     folder.path.mkdir(parents=True, exist_ok=True)
@@ -168,7 +196,7 @@ def train(cfg: TrainConfig) -> Path:
             raise RunFolderError(f"{folder.path} changed while this run started; start it again")
         with StopRequest() as stop:  # from here on Ctrl-C stops the run at its next safe point
             try:
-                return _train(cfg, rules, folder, opponents, resume_from, stop)
+                return _train(cfg, rules, folder, opponents, resume_from, stop, init)
             except KeyboardInterrupt as exc:
                 if isinstance(exc, TrainingInterrupted) or not stop.requested:
                     raise
@@ -200,17 +228,62 @@ def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder) -> Pat
     if (saved["network"], list(saved["net_arch"]), saved["features"]) != (cfg.network, cfg.net_arch, cfg.features):
         raise ValueError(f"resume: {last} holds a {saved['network']} {saved['net_arch']} network; the config asks "
                          f"for {cfg.network} {cfg.net_arch} (features={cfg.features})")  # fmt: skip
+    if saved.get("critic", "plain") != cfg.critic:
+        raise ValueError(f"resume: {last} was trained with critic={saved.get('critic', 'plain')}; the config asks "
+                         f"for critic={cfg.critic}")  # fmt: skip
     return last
 
 
+def init_checkpoint(cfg: TrainConfig, rules: RuleConfig) -> Path:
+    """The checkpoint ``init_from`` names, checked to fit this config's network (ValueError, one line)."""
+    from agents.checkpoint import CheckpointError, check_compatible, read_metadata
+    from meld8_env.agent_spec import SHIPPED_MODELS, shipped_model
+
+    name = str(cfg.init_from)
+    path = shipped_model(name) if name in SHIPPED_MODELS else Path(name)
+    if not path.is_file():
+        raise ValueError(f"train option 'init_from': no checkpoint {name!r} (give a .zip path, or one of "
+                         f"{', '.join(SHIPPED_MODELS)})")  # fmt: skip
+    try:
+        saved = read_metadata(path)
+        check_compatible(saved, rules, str(path))
+    except CheckpointError as exc:
+        raise ValueError(f"train option 'init_from': {exc}") from None
+    if (saved["network"], list(saved["net_arch"]), saved["features"]) != (cfg.network, cfg.net_arch, cfg.features):
+        raise ValueError(f"train option 'init_from': {path} holds a {saved['network']} {saved['net_arch']} network "
+                         f"(features={saved['features']}); the config asks for {cfg.network} {cfg.net_arch} "
+                         f"(features={cfg.features})")  # fmt: skip
+    return path
+
+
+def _load_init(model, path: Path) -> None:
+    """The init checkpoint's weights into a fresh model: everything but an oracle critic (which stays as
+    initialised). The policy side must match name for name and shape for shape."""
+    from agents.checkpoint import load_tensors
+    from agents.networks import actor_state
+
+    state = actor_state(load_tensors(path, "policy.pth"))
+    own = model.policy.state_dict()
+    want = actor_state(own)
+    if set(state) != set(want) or any(tuple(state[k].shape) != tuple(want[k].shape) for k in want):
+        raise ValueError(f"train option 'init_from': {path}'s weights do not fit the network this config builds")
+    model.policy.load_state_dict({**own, **state})
+
+
 def _train(
-    cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, opponents: list, resume_from: Path | None, stop: StopRequest
+    cfg: TrainConfig,
+    rules: RuleConfig,
+    folder: RunFolder,
+    opponents: list,
+    resume_from: Path | None,
+    stop: StopRequest,
+    init: Path | None = None,
 ) -> Path:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
     from agents.checkpoint import load_tensors, make_metadata, read_metadata, write_metadata
-    from agents.networks import policy_for
+    from agents.networks import oracle_critic_policy_for, policy_for
     from agents.policy import PolicyAgent
     from agents.registry import load_agent
     from meld8_env.observation import obs_size
@@ -221,8 +294,14 @@ def _train(
     for name in (EVAL_COPY, "_best.tmp.zip"):  # (_best.tmp.zip: earlier versions' scratch name)
         (out / name).unlink(missing_ok=True)
     folder.start(dataclasses.asdict(cfg))
-    env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features, shaping=cfg.shaping)
-    policy, kwargs = policy_for(cfg.network, cfg.net_arch, obs_size(rules), rules.num_players)
+    oracle = cfg.critic == "oracle"
+    env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features, shaping=cfg.shaping,
+                           oracle=oracle)  # fmt: skip
+    if oracle:  # observations [honest | oracle]: the policy reads the first env.honest_size columns only
+        policy, kwargs = oracle_critic_policy_for(cfg.net_arch, obs_size(rules), rules.num_players, env.honest_size,
+                                                  cfg.critic_arch)  # fmt: skip
+    else:
+        policy, kwargs = policy_for(cfg.network, cfg.net_arch, obs_size(rules), rules.num_players)
     model = MaskablePPO(
         policy, env, n_steps=cfg.n_steps, batch_size=cfg.batch_size, n_epochs=cfg.n_epochs,
         learning_rate=cfg.learning_rate, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda, ent_coef=cfg.ent_coef,
@@ -237,9 +316,15 @@ def _train(
         # rows a killed run logged after its last checkpoint: those steps run again
         for name in ("eval.jsonl", "opponents.jsonl"):
             folder.keep_rows(name, lambda r: isinstance(r.get("timesteps"), int) and r["timesteps"] <= start)
+    elif init is not None:
+        _load_init(model, init)
     recover(out / "best.zip")
 
     meta = make_metadata(rules, cfg.features, cfg.network, cfg.net_arch)
+    if oracle:  # the honest input (obs_size) is what it plays from; the critic is dropped when it plays
+        meta.update(critic="oracle", critic_arch=list(cfg.critic_arch))
+    if init is not None:
+        meta["init_from"] = str(cfg.init_from)
 
     def save(path: Path) -> None:
         """Every checkpoint carries its metadata (agents.checkpoint): loading never guesses or unpickles.
@@ -277,8 +362,8 @@ def _train(
 
         def _on_training_start(self) -> None:
             start = self.model.num_timesteps
-            if fresh and cfg.bc_decisions > 0:
-                self._evaluate(0)  # the cloned policy is the first candidate for best.zip
+            if fresh and (cfg.bc_decisions > 0 or init is not None):
+                self._evaluate(0)  # the cloned (or initial) policy is the first candidate for best.zip
             self.frozen = policy_side_parameters(self.model.policy) if start < cfg.vf_warmup else []
             for p in self.frozen:
                 p.requires_grad_(False)
