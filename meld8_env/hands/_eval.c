@@ -1106,14 +1106,20 @@ static int search_levels(dist_t *d, int melds, int have_components) {
     return known;
 }
 
-/* wit (may be NULL): the standard W that reached goal, when one did (n stays 0 when a special form answered) */
-static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal, eval_witness_t *wit) {
+/* wit (may be NULL): the standard W that reached goal, when one did (n stays 0 when a special form answered).
+ * sp: in, an upper bound on the hand's special-form overlap (SP_UNKNOWN: none known; the forms are evaluated unless
+ * the bound is at most the floor, where they cannot change the answer); out (sp_out, may be NULL): the special-form
+ * overlap evaluated (-1 with a meld, or when skipped: then it is at most the floor). */
+static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal, eval_witness_t *wit, int sp_max,
+                             int *sp_out) {
     dist_t d;
     dist_init_core(&d, hand, meld, unseen, floor, goal);
-    if (!meld) {
-        int sp = special_overlap(&d);
+    int sp = -1;
+    if (!meld && sp_max > d.best) {
+        sp = special_overlap(&d);
         if (sp > d.best) d.best = sp;
     }
+    if (sp_out) *sp_out = sp;
     int known = d.best, best = search_levels(&d, meld ? 1 : 2, 0);
     if (wit && best > known) { /* a standard W reached best (the last leaf that succeeded) */
         wit->n = 1;
@@ -1124,24 +1130,32 @@ static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal
 }
 
 static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
-    return distance_search_w(hand, meld, unseen, floor, goal, NULL);
+    return distance_search_w(hand, meld, unseen, floor, goal, NULL, SP_UNKNOWN, NULL);
+}
+
+int eval_distance_sp(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit, int *sp) {
+    int size = meld ? 5 : 8;
+    if (wit) wit->n = 0;
+    int best = distance_search_w(hand, meld, unseen, -1, 99, wit, SP_UNKNOWN, sp);
+    return best < 0 ? UNREACHABLE : size - best;
 }
 
 int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit) {
-    int size = meld ? 5 : 8;
-    if (wit) wit->n = 0;
-    int best = distance_search_w(hand, meld, unseen, -1, 99, wit);
-    return best < 0 ? UNREACHABLE : size - best;
+    return eval_distance_sp(hand, meld, unseen, wit, NULL);
 }
 
 int eval_distance(u64 hand, u64 meld, u64 unseen) { return eval_distance_w(hand, meld, unseen, NULL); }
 
-int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit) {
+int eval_distance_at_most_sp(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit, int sp_max) {
     int size = meld ? 5 : 8;
     if (wit) wit->n = 0;
     if (r < 0) return 0;
     if (r >= size) r = size; /* any reachable hand */
-    return distance_search_w(hand, meld, unseen, size - r - 1, size - r, wit) >= size - r;
+    return distance_search_w(hand, meld, unseen, size - r - 1, size - r, wit, sp_max, NULL) >= size - r;
+}
+
+int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit) {
+    return eval_distance_at_most_sp(hand, meld, unseen, r, wit, SP_UNKNOWN);
 }
 
 int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r) {
@@ -1174,7 +1188,7 @@ static void components_plus(const dist_t *base, u64 y, dist_t *d) {
  * beat: stop early (returning a count <= beat) once the cards left cannot lift the count above beat; beat < 0
  * never stops. */
 static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
-                               eval_witness_t *wl, int exact) {
+                               eval_witness_t *wl, int exact, int sp_max) {
     u64 held = hand | meld;
     pool &= ~held;
     int size = meld ? 5 : 8, n = 0;
@@ -1188,7 +1202,9 @@ static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dis
     u64 fast = pool & ~plain;
     if (fast) {
         int level = size - dist + 1;
-        if (!meld) { /* the cards with which a special form reaches the level, in closed form */
+        /* the cards with which a special form reaches the level, in closed form; such a form holds level - 1 cards of
+         * hand (x drawn), so none exists when the hand's special overlap is below that */
+        if (!meld && sp_max >= level - 1) {
             base.best = level - 1;
             u64 sp = special_acceptance(&base, fast);
             n += pc64(sp);
@@ -1224,7 +1240,7 @@ static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dis
 }
 
 int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
-    return acceptance_per_card(hand, meld, unseen, pool, dist, -1, 0, NULL, 0);
+    return acceptance_per_card(hand, meld, unseen, pool, dist, -1, 0, NULL, 0, SP_UNKNOWN);
 }
 
 /* Superset of the cards a group of drawn cards only can hold (the pruning bound of a collecting search). */
@@ -1315,15 +1331,17 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
  * for any spare card of their rank). Tenpai hands read their waits; special forms are evaluated per
  * card in closed form; pool cards that are not unseen are asked card by card (eval_acceptance). With a held
  * Joker the union is exact since fill lets the Joker stand for any card of a run of three drawn cards. */
-static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl);
+static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl,
+                                 int sp_max);
 
 int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
-    return acceptance_fast_known(hand, meld, unseen, pool, dist, 0, NULL);
+    return acceptance_fast_known(hand, meld, unseen, pool, dist, 0, NULL, SP_UNKNOWN);
 }
 
 /* known: cards of pool already shown accepted (a subset of the answer; they seed the union); wl: the leaves'
  * witnesses are appended (every leaf is a best W of hand, dist being exact) */
-static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl) {
+static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl,
+                                 int sp_max) {
     u64 held = hand | meld;
     pool &= ~held;
     int size = meld ? 5 : 8;
@@ -1336,7 +1354,7 @@ static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int d
     dist_t d;
     dist_init(&d, hand, meld, unseen, size - dist, 99);
     d.collect = 1;
-    u64 sp_acc = meld ? 0 : special_acceptance(&d, pool);
+    u64 sp_acc = meld || sp_max < d.best ? 0 : special_acceptance(&d, pool); /* as in acceptance_per_card */
     d.acc = sp_acc | (known & pool); /* dist is exact, so no W beats d.best and acc only grows */
     d.want = pool;
     d.wl = wl;
@@ -1354,16 +1372,17 @@ static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int d
  * 514M with 16, 532M with 24). */
 #define CUT_SLACK 12
 int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
-                          eval_witness_t *wl) {
+                          eval_witness_t *wl, int sp_max) {
     int np = pc64(pool & ~(hand | meld));
     if (np <= beat) return 0;
     if (dist == 1) return eval_acceptance_fast(hand, meld, unseen, pool, dist);
-    if (dist == 2 && np - beat > CUT_SLACK) return acceptance_fast_known(hand, meld, unseen, pool, dist, known, wl);
-    return acceptance_per_card(hand, meld, unseen, pool, dist, beat, known, wl, 1);
+    if (dist == 2 && np - beat > CUT_SLACK)
+        return acceptance_fast_known(hand, meld, unseen, pool, dist, known, wl, sp_max);
+    return acceptance_per_card(hand, meld, unseen, pool, dist, beat, known, wl, 1, sp_max);
 }
 
 int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat) {
-    return eval_acceptance_known(hand, meld, unseen, pool, dist, beat, 0, NULL);
+    return eval_acceptance_known(hand, meld, unseen, pool, dist, beat, 0, NULL, SP_UNKNOWN);
 }
 
 /* ---------------------------------------------------------------- distance after every discard (issue 20) */
