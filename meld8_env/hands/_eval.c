@@ -1201,7 +1201,7 @@ static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dis
     }
     u64 fast = pool & ~plain;
     if (fast) {
-        int level = size - dist + 1;
+        int level = size - dist + 1, jkh = (hand & JK_BIT) != 0;
         /* the cards with which a special form reaches the level, in closed form; such a form holds level - 1 cards of
          * hand (x drawn), so none exists when the hand's special overlap is below that */
         if (!meld && sp_max >= level - 1) {
@@ -1214,6 +1214,8 @@ static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dis
             if (n + pc64(t) + pc64(plain) <= beat) return n;
             u64 x = t & -t;
             if (cert & x) { n++; continue; }
+            /* search_levels' shape bound first, before the state is built (most cards that fail end here) */
+            if (jkh + shape_bound((hand | x) & REAL, meld ? 1 : 2, 1, jkh, 0) < level) continue;
             dist_t e;
             dist_init_core(&e, hand | x, meld, unseen & ~x, level - 1, level);
             components_plus(&base, x, &e);
