@@ -22,7 +22,7 @@ test: install  ## the CI test command: fails if the C extension did not build
 test-slow: install  ## 10M-hand differential run (minutes)
 	MELD8_REQUIRE_NATIVE=1 $(BIN)/python -m pytest -q -m slow
 
-sanitize: install  ## ASan + UBSan build of both C extensions in a scratch copy, then the boundary fuzz tests
+sanitize: install  ## ASan + UBSan build of the C extensions in a scratch copy, then the boundary fuzz tests
 	PYTHON=$(BIN)/python tools/sanitize.sh
 
 lint: install

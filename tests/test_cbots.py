@@ -369,6 +369,37 @@ def test_tiebreak_acceptance_is_exact_above_beat():
     assert check_tiebreak(600, seed=33) >= 8_000
 
 
+def test_tiebreak_acceptance_places_the_drawn_card_first_exactly():
+    """The tie-break's per-card count on a hand of exact distance searches only the W that hold the card x, placing
+    x first (every group that can hold it, with held cards on either side) and never leaving it out. Far hands
+    (distance 3 and 4, where x's group may hold no other held card) and near ones, with and without a held Joker
+    and beside an exposed meld; beat -1 asks every card. Equal to the plain per-card count on every hand."""
+    from meld8_env.cardmask import JK
+    from meld8_env.features import neighbours
+    from meld8_env.hands import _native, distance_batch
+    from meld8_env.hands.sampling import random_masks
+
+    rng = np.random.default_rng(35)
+    n, full = 12_000, np.uint64((1 << 53) - 1)
+    no_jk = np.full(n, JK, np.uint64)
+    hands = [random_masks(rng, n, 7), random_masks(rng, n, 6, exclude=no_jk) | JK, random_masks(rng, n, 4)]
+    melds = [np.zeros(n, np.uint64), np.zeros(n, np.uint64)]
+    melds.append(random_masks(rng, n, 3, exclude=hands[2] | JK))
+    h, m = np.concatenate(hands), np.concatenate(melds)
+    drop = random_masks(rng, 3 * n, 20, exclude=h | m)  # cards seen elsewhere: half the rows, far hands
+    u = full & ~h & ~m & np.where(rng.random(3 * n) < 0.5, ~drop, full)
+    dist = distance_batch(h, m, u)
+    pool = (neighbours(h) | JK) & u
+    want, got = np.zeros(len(h), np.int8), np.zeros(len(h), np.int8)
+    _native.acceptance_batch(h, m, u, pool, dist, want)
+    _native.acceptance_tiebreak_batch(h, m, u, pool, dist, np.full(len(h), -1, np.int8), got)
+    assert set(np.unique(dist)) >= {2, 3, 4}
+    bad = np.flatnonzero(got != want)
+    lines = [f"  {mask_str(int(h[i]))} | meld {mask_str(int(m[i])) or '-'} | dist {dist[i]} | pool "
+             f"{mask_str(int(pool[i]))}: tie-break={got[i]} per card={want[i]}" for i in bad[:5]]  # fmt: skip
+    assert bad.size == 0, f"tie-break count differs on {bad.size} of {len(h)} hands:\n" + "\n".join(lines)
+
+
 @pytest.mark.slow
 def test_one_search_acceptance_equals_per_card_search_1m():
     assert check_acceptance(100_000, seed=32) >= 1_000_000

@@ -71,6 +71,7 @@ void bot_view_obs(const uint8_t *obs, const uint8_t *mask64, const rules_t *R, b
 /* ---------------------------------------------------------------- greedy discards (greedy.discard_table) */
 typedef struct {
     int n, best, tied;
+    int sp; /* the hand's special-form overlap (before its discard): a bound for every hand - x (see SP_UNKNOWN) */
     int card[N_CARDS], dist[N_CARDS], acc[N_CARDS];
     /* discard_best's yes/no searches: the best W of hand that showed each discard leaves T->best (tie_break
      * reads their drawn cards as accepted; see there) */
@@ -104,7 +105,7 @@ static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table
 static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
     allowed &= REAL;
     eval_witness_t w;
-    int d = eval_distance_w(hand, meld, unseen, &w);
+    int d = eval_distance_sp(hand, meld, unseen, &w, &T->sp);
     T->n = T->tied = 0;
     T->best = 127;
     T->wit.n = 0;
@@ -124,7 +125,7 @@ static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T
             T->card[i] = c;
             T->acc[i] = 0;
             w.n = 0;
-            T->dist[i] = (avoided >> c & 1) || eval_distance_at_most_w(hand & ~(1ULL << c), meld, unseen, d, &w)
+            T->dist[i] = (avoided >> c & 1) || eval_distance_at_most_sp(hand & ~(1ULL << c), meld, unseen, d, &w, T->sp)
                              ? d : DIST_ABOVE;
             T->tied += T->dist[i] == d;
         }
@@ -169,14 +170,14 @@ static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx,
         u64 after = hand & ~(1ULL << T->card[i]);
         u64 known = known_accepted(&T->wit, 1ULL << T->card[i]);
         if (bj < 0) {
-            T->acc[i] = eval_acceptance_known(after, meld, unseen, pool[j], T->dist[i], -1, known, &T->wit);
+            T->acc[i] = eval_acceptance_known(after, meld, unseen, pool[j], T->dist[i], -1, known, &T->wit, T->sp);
             bj = j;
             continue;
         }
         int b = idx[bj], ti = totals ? totals[i] : 0, tb = totals ? totals[b] : 0;
         int wins_ties = ti < tb || (ti == tb && T->card[i] < T->card[b]);
         T->acc[i] = eval_acceptance_known(after, meld, unseen, pool[j], T->dist[i],
-                                          wins_ties ? T->acc[b] - 1 : T->acc[b], known, &T->wit);
+                                          wins_ties ? T->acc[b] - 1 : T->acc[b], known, &T->wit, T->sp);
         if (T->acc[i] > T->acc[b] || (T->acc[i] == T->acc[b] && wins_ties)) bj = j;
     }
     return idx[bj];

@@ -342,6 +342,9 @@ typedef struct {
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
     u64 lone; /* held cards with no rank-mate or suit neighbour within two in H: searched last */
     int no_shapes; /* shapes H lacks (see shape_bound; 0: test every node) */
+    /* yes/no search: a held card every W asked for must hold (0: none), placed first and never dropped. Exact where
+     * no W of the other held cards reaches the goal (acceptance_per_card: x on a hand of exact distance) */
+    u64 force;
     /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
     int nanch;
     /* not cleared by dist_init_core (written before they are read; dist_init clears them for the one pass) */
@@ -746,6 +749,65 @@ static void yes_no_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov)
     dfs(d, rest, melds, pair, ov); /* c is not in W */
 }
 
+/* A yes/no node that places the forced card x first (d->force, see there): every group of W that can hold x, with
+ * the held cards of rest on either side of it (x is not the lowest card, so the groups yes_no_node leaves to lower
+ * cards are tried here), and never the branch that leaves x out of W. After it the search goes on lowest card first
+ * over what is left, which is complete for any set of held cards. */
+static void forced_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov) {
+    int r = c % 13, base = c - r;
+    u64 cb = 1ULL << c, mates = rest & RANKM[r];
+    d->force = 0;
+    if (pair)
+        for (u64 t = mates; t && !DONE(d); t &= t - 1) {
+            u64 b = t & -t;
+            d->wm |= cb | b;
+            dfs(d, rest ^ b, melds, 0, ov + 2);
+            d->wm &= ~(cb | b);
+        }
+    if (melds) {
+        for (u64 t = mates; t && !DONE(d); t &= t - 1) /* triplets of held cards */
+            for (u64 t2 = t & (t - 1); t2 && !DONE(d); t2 &= t2 - 1) {
+                u64 g = cb | (t & -t) | (t2 & -t2);
+                d->wm |= g;
+                dfs(d, rest & ~g, melds - 1, pair, ov + 3);
+                d->wm &= ~g;
+            }
+        for (int st = r - 2; st <= r && !DONE(d); st++) { /* runs of three held cards through x */
+            if (st < 0 || st > 10) continue;
+            u64 run = 7ULL << (base + st);
+            if (run & ~(rest | cb)) continue;
+            d->wm |= run;
+            dfs(d, rest & ~run, melds - 1, pair, ov + 3);
+            d->wm &= ~run;
+        }
+        /* x and one held card of a meld still short of one: a rank-mate, or the same suit within two ranks */
+        u64 near = ((cb << 1) | (cb << 2) | (cb >> 1) | (cb >> 2)) & SUITM[c / 13];
+        for (u64 t = mates | (rest & near); t && !DONE(d); t &= t - 1) {
+            u64 g = cb | (t & -t);
+            d->wm |= g;
+            d->anch[d->nanch++] = g;
+            dfs(d, rest & ~g, melds - 1, pair, ov + 2);
+            d->nanch--;
+            d->wm &= ~g;
+        }
+        if (!DONE(d)) { /* x alone in a meld */
+            d->wm |= cb;
+            d->anch[d->nanch++] = cb;
+            dfs(d, rest, melds - 1, pair, ov + 1);
+            d->nanch--;
+            d->wm &= ~cb;
+        }
+    }
+    if (pair && !DONE(d) && supply(d, r) > d->dem[r]) { /* x in the pair with a drawn rank-mate */
+        d->wm |= cb;
+        d->dem[r]++;
+        dfs(d, rest, melds, 0, ov + 1);
+        d->dem[r]--;
+        d->wm &= ~cb;
+    }
+    d->force = cb;
+}
+
 /* Collecting: can a W of overlap >= best still come out of the held cards rem placed in melds + pair slots
  * (over ov already covered)? An upper bound: each slot covers at most 3 held cards (2 the pair) of one
  * component. */
@@ -762,13 +824,16 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
          * open could be filled with */
         u64 placed = d->wm & d->H;
         u64 pot = (d->wm & ~d->H) | neighbours(rem) | rank_mates(placed) | JK_BIT;
-        /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
-         * still bring W to best may the subtree fill one */
-        if (pair && open_slot_ok(d, rem, melds, 0, ov)) pot |= d->fill_pair;
-        if (melds && open_slot_ok(d, rem, melds - 1, pair, ov)) pot |= d->fill_meld;
         if (!d->nx) {
-            if (!(d->want & ~d->acc & pot)) return;
+            /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
+             * still bring W to best may the subtree fill one (asked only when the rest of pot adds no card) */
+            u64 need = d->want & ~d->acc;
+            if (!(need & pot) && !(pair && (need & d->fill_pair) && open_slot_ok(d, rem, melds, 0, ov)) &&
+                !(melds && (need & d->fill_meld) && open_slot_ok(d, rem, melds - 1, pair, ov)))
+                return;
         } else {
+            if (pair && open_slot_ok(d, rem, melds, 0, ov)) pot |= d->fill_pair;
+            if (melds && open_slot_ok(d, rem, melds - 1, pair, ov)) pot |= d->fill_meld;
             /* one pass: skip when every discard this subtree's W can avoid (not yet placed) is known to be
              * avoidable and the subtree adds no counted card to any of their unions */
             int useful = 0;
@@ -807,6 +872,10 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     /* lone cards (no neighbour in H) last: each can only be a single with drawn cards, so deciding them at the
      * bottom keeps their interchangeable options from multiplying the search above. A lone card is nobody's
      * rank-mate or suit neighbour, so rest still holds no card that c could group with below it. */
+    if (d->force & rem) {
+        forced_node(d, rem & ~d->force, ctz64(d->force), melds, pair, ov);
+        return;
+    }
     u64 pick = rem & ~d->lone;
     int c = ctz64(pick ? pick : rem);
     u64 cb = 1ULL << c, rest = rem & ~cb;
@@ -1037,14 +1106,20 @@ static int search_levels(dist_t *d, int melds, int have_components) {
     return known;
 }
 
-/* wit (may be NULL): the standard W that reached goal, when one did (n stays 0 when a special form answered) */
-static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal, eval_witness_t *wit) {
+/* wit (may be NULL): the standard W that reached goal, when one did (n stays 0 when a special form answered).
+ * sp: in, an upper bound on the hand's special-form overlap (SP_UNKNOWN: none known; the forms are evaluated unless
+ * the bound is at most the floor, where they cannot change the answer); out (sp_out, may be NULL): the special-form
+ * overlap evaluated (-1 with a meld, or when skipped: then it is at most the floor). */
+static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal, eval_witness_t *wit, int sp_max,
+                             int *sp_out) {
     dist_t d;
     dist_init_core(&d, hand, meld, unseen, floor, goal);
-    if (!meld) {
-        int sp = special_overlap(&d);
+    int sp = -1;
+    if (!meld && sp_max > d.best) {
+        sp = special_overlap(&d);
         if (sp > d.best) d.best = sp;
     }
+    if (sp_out) *sp_out = sp;
     int known = d.best, best = search_levels(&d, meld ? 1 : 2, 0);
     if (wit && best > known) { /* a standard W reached best (the last leaf that succeeded) */
         wit->n = 1;
@@ -1055,24 +1130,32 @@ static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal
 }
 
 static int distance_search(u64 hand, u64 meld, u64 unseen, int floor, int goal) {
-    return distance_search_w(hand, meld, unseen, floor, goal, NULL);
+    return distance_search_w(hand, meld, unseen, floor, goal, NULL, SP_UNKNOWN, NULL);
+}
+
+int eval_distance_sp(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit, int *sp) {
+    int size = meld ? 5 : 8;
+    if (wit) wit->n = 0;
+    int best = distance_search_w(hand, meld, unseen, -1, 99, wit, SP_UNKNOWN, sp);
+    return best < 0 ? UNREACHABLE : size - best;
 }
 
 int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit) {
-    int size = meld ? 5 : 8;
-    if (wit) wit->n = 0;
-    int best = distance_search_w(hand, meld, unseen, -1, 99, wit);
-    return best < 0 ? UNREACHABLE : size - best;
+    return eval_distance_sp(hand, meld, unseen, wit, NULL);
 }
 
 int eval_distance(u64 hand, u64 meld, u64 unseen) { return eval_distance_w(hand, meld, unseen, NULL); }
 
-int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit) {
+int eval_distance_at_most_sp(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit, int sp_max) {
     int size = meld ? 5 : 8;
     if (wit) wit->n = 0;
     if (r < 0) return 0;
     if (r >= size) r = size; /* any reachable hand */
-    return distance_search_w(hand, meld, unseen, size - r - 1, size - r, wit) >= size - r;
+    return distance_search_w(hand, meld, unseen, size - r - 1, size - r, wit, sp_max, NULL) >= size - r;
+}
+
+int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit) {
+    return eval_distance_at_most_sp(hand, meld, unseen, r, wit, SP_UNKNOWN);
 }
 
 int eval_distance_at_most(u64 hand, u64 meld, u64 unseen, int r) {
@@ -1105,7 +1188,7 @@ static void components_plus(const dist_t *base, u64 y, dist_t *d) {
  * beat: stop early (returning a count <= beat) once the cards left cannot lift the count above beat; beat < 0
  * never stops. */
 static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
-                               eval_witness_t *wl) {
+                               eval_witness_t *wl, int exact, int sp_max) {
     u64 held = hand | meld;
     pool &= ~held;
     int size = meld ? 5 : 8, n = 0;
@@ -1118,8 +1201,10 @@ static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dis
     }
     u64 fast = pool & ~plain;
     if (fast) {
-        int level = size - dist + 1;
-        if (!meld) { /* the cards with which a special form reaches the level, in closed form */
+        int level = size - dist + 1, jkh = (hand & JK_BIT) != 0;
+        /* the cards with which a special form reaches the level, in closed form; such a form holds level - 1 cards of
+         * hand (x drawn), so none exists when the hand's special overlap is below that */
+        if (!meld && sp_max >= level - 1) {
             base.best = level - 1;
             u64 sp = special_acceptance(&base, fast);
             n += pc64(sp);
@@ -1129,9 +1214,13 @@ static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dis
             if (n + pc64(t) + pc64(plain) <= beat) return n;
             u64 x = t & -t;
             if (cert & x) { n++; continue; }
+            /* search_levels' shape bound first, before the state is built (most cards that fail end here) */
+            if (jkh + shape_bound((hand | x) & REAL, meld ? 1 : 2, 1, jkh, 0) < level) continue;
             dist_t e;
             dist_init_core(&e, hand | x, meld, unseen & ~x, level - 1, level);
             components_plus(&base, x, &e);
+            /* dist exact: no W of hand alone reaches the level, so every W that does holds x (placed first) */
+            if (exact) e.force = x;
             if (search_levels(&e, meld ? 1 : 2, 1) >= level) {
                 n++;
                 /* the witness W holds x and level - 1 cards of hand (no more: dist is exact), so for each drawn card
@@ -1153,7 +1242,7 @@ static int acceptance_per_card(u64 hand, u64 meld, u64 unseen, u64 pool, int dis
 }
 
 int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
-    return acceptance_per_card(hand, meld, unseen, pool, dist, -1, 0, NULL);
+    return acceptance_per_card(hand, meld, unseen, pool, dist, -1, 0, NULL, 0, SP_UNKNOWN);
 }
 
 /* Superset of the cards a group of drawn cards only can hold (the pruning bound of a collecting search). */
@@ -1181,7 +1270,8 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
     int by_counts = special_overlap_parts(d, 1) >= d->best, by_cards = special_overlap_parts(d, 2) >= d->best;
     if (!by_counts && !by_cards) return 0;
     u64 sp_acc = 0;
-    dist_t e = *d;
+    dist_t e; /* hand + x, copied from d only for the cards whose forms are read from it */
+    int have_e = 0;
     int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
     for (int r = 0; r < 13; r++) by_rank[r] = -2;
     /* x moves from av to H, so the ranks W may fill (cg) stay and only x's rank's held count grows: the quad forms
@@ -1195,19 +1285,27 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
     /* one card raises the quad forms by at most one: below best on hand, they stay at most best on every x */
     int quads_may = by_counts && special_overlap_parts(d, PARTS_QUADS) >= d->best;
     int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
+#define SET_E(x)                                  \
+    do {                                          \
+        if (!have_e) { e = *d; have_e = 1; }      \
+        e.H = d->H | ((x) & REAL);                \
+        e.av = d->av & ~(x);                      \
+        e.jk_held = d->jk_held || (x) == JK_BIT;  \
+        e.jk_unseen = d->jk_unseen && (x) != JK_BIT; \
+    } while (0)
     for (u64 t = pool; t; t &= t - 1) {
         u64 x = t & -t;
-        e.H = d->H | (x & REAL);
-        e.av = d->av & ~x;
-        e.jk_held = d->jk_held || x == JK_BIT;
-        e.jk_unseen = d->jk_unseen && x != JK_BIT;
         if (x == JK_BIT) {
+            SET_E(x);
             if (special_overlap_parts(&e, by_counts | by_cards << 1) > d->best) sp_acc |= x;
             continue;
         }
         int c = ctz64(x), r = c % 13;
         if (by_counts && by_rank[r] == -2) {
-            if (quads_may && (cg[2] >> r & 1)) by_rank[r] = special_overlap_parts(&e, 1);
+            if (quads_may && (cg[2] >> r & 1)) {
+                SET_E(x);
+                by_rank[r] = special_overlap_parts(&e, 1);
+            }
             else if (!fp_ok || !(cg[1] >> r & 1)) by_rank[r] = -1;
             else {
                 int up = (hg[0] >> r & 1) && !(hg[1] >> r & 1); /* one held card of the rank becomes a pair */
@@ -1223,8 +1321,10 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
         /* the card-specific forms of hand + x differ from hand's (at most best) only in x's suit (straights) and,
          * for a crown card, the crown pairs: skip x when neither can pass best */
         if (!by_cards || (!(x & CROWN_CARDS) && pc64(d->H & SUITM[c / 13]) + d->jk_held + 1 <= d->best)) continue;
+        SET_E(x);
         if (special_overlap_parts(&e, 2) > d->best) sp_acc |= x;
     }
+#undef SET_E
     return sp_acc;
 }
 
@@ -1233,15 +1333,17 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
  * for any spare card of their rank). Tenpai hands read their waits; special forms are evaluated per
  * card in closed form; pool cards that are not unseen are asked card by card (eval_acceptance). With a held
  * Joker the union is exact since fill lets the Joker stand for any card of a run of three drawn cards. */
-static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl);
+static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl,
+                                 int sp_max);
 
 int eval_acceptance_fast(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
-    return acceptance_fast_known(hand, meld, unseen, pool, dist, 0, NULL);
+    return acceptance_fast_known(hand, meld, unseen, pool, dist, 0, NULL, SP_UNKNOWN);
 }
 
 /* known: cards of pool already shown accepted (a subset of the answer; they seed the union); wl: the leaves'
  * witnesses are appended (every leaf is a best W of hand, dist being exact) */
-static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl) {
+static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, u64 known, eval_witness_t *wl,
+                                 int sp_max) {
     u64 held = hand | meld;
     pool &= ~held;
     int size = meld ? 5 : 8;
@@ -1254,7 +1356,7 @@ static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int d
     dist_t d;
     dist_init(&d, hand, meld, unseen, size - dist, 99);
     d.collect = 1;
-    u64 sp_acc = meld ? 0 : special_acceptance(&d, pool);
+    u64 sp_acc = meld || sp_max < d.best ? 0 : special_acceptance(&d, pool); /* as in acceptance_per_card */
     d.acc = sp_acc | (known & pool); /* dist is exact, so no W beats d.best and acc only grows */
     d.want = pool;
     d.wl = wl;
@@ -1272,16 +1374,17 @@ static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int d
  * 514M with 16, 532M with 24). */
 #define CUT_SLACK 12
 int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
-                          eval_witness_t *wl) {
+                          eval_witness_t *wl, int sp_max) {
     int np = pc64(pool & ~(hand | meld));
     if (np <= beat) return 0;
     if (dist == 1) return eval_acceptance_fast(hand, meld, unseen, pool, dist);
-    if (dist == 2 && np - beat > CUT_SLACK) return acceptance_fast_known(hand, meld, unseen, pool, dist, known, wl);
-    return acceptance_per_card(hand, meld, unseen, pool, dist, beat, known, wl);
+    if (dist == 2 && np - beat > CUT_SLACK)
+        return acceptance_fast_known(hand, meld, unseen, pool, dist, known, wl, sp_max);
+    return acceptance_per_card(hand, meld, unseen, pool, dist, beat, known, wl, 1, sp_max);
 }
 
 int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat) {
-    return eval_acceptance_known(hand, meld, unseen, pool, dist, beat, 0, NULL);
+    return eval_acceptance_known(hand, meld, unseen, pool, dist, beat, 0, NULL, SP_UNKNOWN);
 }
 
 /* ---------------------------------------------------------------- distance after every discard (issue 20) */

@@ -65,10 +65,19 @@ int eval_distance_at_most_w(u64 hand, u64 meld, u64 unseen, int r, eval_witness_
 /* eval_distance, and wit (NULL: none) gets a standard W of the best overlap (n = 0: none, e.g. when a special form
  * reaches it and no standard W does) */
 int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit);
+/* An upper bound on a hand's special-form overlap (R26.2-5: |W & hand| over special-form W) that says nothing. A
+ * hand - x has no special W that hand lacks (x, seen once discarded, is in none of them), so the overlap of hand
+ * bounds every hand - x: the bots pass it to the calls below to skip the special forms where they cannot matter. */
+#define SP_UNKNOWN 99
+/* eval_distance_w, and sp (NULL: none) gets the hand's special-form overlap (-1 with a meld or no form) */
+int eval_distance_sp(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit, int *sp);
+/* eval_distance_at_most_w for a hand whose special-form overlap is at most sp_max (SP_UNKNOWN: not known) */
+int eval_distance_at_most_sp(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit, int sp_max);
 /* eval_acceptance_beat where known (cards already shown accepted, e.g. by a witness of a best W of hand) are
- * counted without a search; the witnesses of the per-card searches are appended to wl (NULL: not kept). */
+ * counted without a search; the witnesses of the per-card searches are appended to wl (NULL: not kept); sp_max: an
+ * upper bound on hand's special-form overlap (SP_UNKNOWN: none known). */
 int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
-                          eval_witness_t *wl);
+                          eval_witness_t *wl, int sp_max);
 /* Distance after every discard in one pass: hand before its discard (8 concealed cards, or 5 with an exposed
  * meld), allowed the discards to rate (real cards of hand; at most 8). For each allowed card x, ascending:
  * card[i] = x, dist[i] = eval_distance(hand - x, meld, unseen) and acc[i] = eval_acceptance_fast(hand - x,
