@@ -344,3 +344,27 @@ def test_status_cheat_worlds_carry_the_true_ready_statuses(cheat):
         total += 16
     assert match >= 0.9 * total and len(levels) >= 2
     assert same_hands < 0.1 * total
+
+
+def test_decisions_do_not_depend_on_the_rollout_threads(monkeypatch):
+    """A batch large enough to split its rollouts over threads (>= ``ROLLOUT_SPLIT_MIN``) and a single decision
+    (one thread whatever ``threads`` says) decide and value exactly as ``threads=1`` does."""
+    used: list[int] = []
+    real = sb.rollout_hand
+
+    def counting(*args, threads: int = 2, **kw):  # the real rollout, with the thread count it was asked for noted
+        used.append(threads)
+        return real(*args, threads=threads, **kw)
+
+    monkeypatch.setattr(sb, "rollout_hand", counting)
+    recs = bot_states(2, 73, every=4)[:12]
+    a1, v1 = decide(load_agent("search:worlds=16,threads=1", RULES, seed=9), recs)
+    used.clear()
+    a2, v2 = decide(load_agent("search:worlds=16,threads=2", RULES, seed=9), recs)
+    assert 2 in used  # the batch did split
+    assert a1.tolist() == a2.tolist() and v1 == v2
+    one1, w1 = decide(load_agent("search:threads=1", RULES, seed=9), recs[:1])
+    used.clear()
+    one2, w2 = decide(load_agent("search:threads=2", RULES, seed=9), recs[:1])
+    assert set(used) == {1}  # one decision's few dozen rollouts stay on one thread
+    assert one1.tolist() == one2.tolist() and w1 == w2
