@@ -486,18 +486,19 @@ class SearchAgent(Agent):
 def _value_with_risk(w: np.ndarray, v: np.ndarray, rons: dict, end_vals: dict, a: int, r: float, cost: float) -> float:
     """``ron=model``: a discard's value as r * V_ron + (1 - r) * V_rest, r the wait model's deal-in risk.
 
-    V_rest is the weighted mean over the rollout worlds where nobody is offered a Ron on the discard; V_ron the
-    mean over the (M) worlds where someone is: this candidate's, else those of every candidate of the decision
-    (a deal-in costs about the same whichever card it is), else V_rest - ``cost``. The worlds keep deciding what
-    happens after the discard; only the chance of the immediate deal-in comes from the model, whose per-card
-    ranking (AUC 0.80, docs/belief.md) is much better than the worlds' (0.65 at 16 worlds)."""
+    V_rest is the weighted mean over the rollout worlds where nobody is offered a Ron on the discard (over all
+    its rollout worlds when every one of them had a Ron); V_ron the mean over the (M) worlds where someone is:
+    this candidate's, else those of every candidate of the decision (a deal-in costs about the same whichever
+    card it is), else V_rest - ``cost``. The worlds keep deciding what happens after the discard; only the
+    chance of the immediate deal-in comes from the model (``P(ready) * q(c)``, AUC 0.80 over states, opponents
+    and cards, docs/belief.md, against the worlds' 0.65 at 16 worlds; measured worse anyway, README)."""
     K = len(v)
     hit = rons[a]
     rest = ~hit[:K] & ~np.isnan(v)
     if not rest.any():
         rest = ~np.isnan(v)
     v_rest = float(np.dot(w[:K][rest], v[rest]) / w[:K][rest].sum()) if rest.any() else -math.inf
-    if hit.any():
+    if hit.any() and w[hit].sum() > 0:
         v_ron = float(np.dot(w[hit], end_vals[a][hit]) / w[hit].sum())
     else:
         pool_w = np.concatenate([w[h] for h in rons.values()])

@@ -114,7 +114,11 @@ static PyObject *py_sample(PyObject *self, PyObject *args) {
     }
     {
         const Py_ssize_t U0 = b[1].len, J = b[2].len / 4;
-        if (b[0].len != 48 || n < 1 || tries < 1 || U0 > 53 || b[3].len != 8 * J || b[4].len != 8 * J ||
+        if (n < 1 || n > 65536 || tries < 1 || tries > 4096) { /* also keeps n * tries * 53 far from overflow */
+            PyErr_Format(PyExc_ValueError, "belief core: n=%d must be 1..65536 and tries=%d 1..4096", n, tries);
+            goto fail;
+        }
+        if (b[0].len != 48 || U0 > 53 || b[3].len != 8 * J || b[4].len != 8 * J ||
             b[5].len != 8 * J || b[6].len != 8 * (Py_ssize_t)n * J) {
             PyErr_SetString(PyExc_ValueError, "belief core: inconsistent argument sizes");
             goto fail;

@@ -65,8 +65,8 @@ two-level sampler in numpy and moves the danger AUC little (``bench/belief_quali
 Speed: ``"uniform"`` and ``"two_level"`` without flags run in a C core (``meld8_env/_belief.c``) that
 consumes the caller's numpy PCG64 stream exactly as the numpy code below does, so the worlds are
 bit-identical either way (``tests/test_belief_core.py``); the numpy code is its readable twin, used for the
-flags and ``"learned"``, when the core is not built, and under ``MELD8_BACKEND=python``. A call costs about a
-quarter of the twin's time (``bench/belief_speed.py``: the record template, ``refresh`` and the conservation
+flags and ``"learned"``, when the core is not built, and under ``MELD8_BACKEND=python``. A call costs a quarter to
+a third of the twin's time (``bench/belief_speed.py``: the record template, ``refresh`` and the conservation
 check stay in Python).
 """
 
@@ -80,13 +80,13 @@ from importlib import resources
 
 import numpy as np
 
+from meld8_env import hands as _hands
 from meld8_env.cardmask import ALL, BITS, JK
 from meld8_env.codes import HAND_SIZE, N_CARDS, Phase
 from meld8_env.discard_history import discard_order, passed_cards
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import check_conservation, refresh
 from meld8_env.features import best_discards
-from meld8_env.hands import BACKEND as HANDS_BACKEND
 from meld8_env.hands import waits_batch
 from meld8_env.infoset import InfoSet
 from meld8_env.rules import RuleConfig
@@ -101,13 +101,16 @@ __all__ = [
     "sample_worlds",
     "status_key",
     "table_checksum",
+    "use_core",
 ]
 
 try:  # the C core (meld8_env/_belief.c); absent in a build without compiler, then the numpy twin serves
     from meld8_env import _belief as _core
 except ImportError as e:  # pragma: no cover - depends on the build
-    if os.environ.get("MELD8_REQUIRE_NATIVE") == "1":  # as meld8_env.hands: a missing build is an error there
-        raise ImportError(f"MELD8_REQUIRE_NATIVE=1 but meld8_env._belief did not build/import: {e}") from e
+    if os.environ.get("MELD8_REQUIRE_NATIVE") == "1" or os.environ.get("MELD8_BACKEND") == "c":  # as meld8_env.hands
+        raise ImportError(
+            f"MELD8_REQUIRE_NATIVE=1 or MELD8_BACKEND=c, but meld8_env._belief did not import: {e}"
+        ) from e
     _core = None
 
 METHODS = ("uniform", "two_level", "learned")
@@ -364,6 +367,8 @@ def sample_worlds(
         raise ValueError("the game is over: there is no hidden card left to sample")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
+    if isinstance(tries, bool) or not isinstance(tries, (int, np.integer)) or not 1 <= tries <= 4096:
+        raise ValueError(f"tries must be an integer 1..4096 (proposals per world), got {tries!r}")
     if last_discard and method == "learned":
         raise ValueError("last_discard picks its own proposal; use it with method two_level, not learned")
     rules = rules or _default_rules(info.num_players)
@@ -396,9 +401,9 @@ def use_core(
     """Whether :func:`sample_worlds` runs the C core: built, the C backend, a PCG64 generator (numpy's default,
     the stream the core replays), ``uniform`` or ``two_level`` with no flag, and (two_level) every hidden hand
     of a size whose waits exist (7, or 4 beside a meld; a drawing opponent's 8 cards go to the numpy twin)."""
-    if _core is None or HANDS_BACKEND != "c" or no_pass or last_discard or method not in ("uniform", "two_level"):
-        return False
-    if type(rng.bit_generator).__name__ != "PCG64":
+    if _core is None or _hands.BACKEND != "c" or no_pass or last_discard or method not in ("uniform", "two_level"):
+        return False  # the backend is read now: hands.set_backend("python") sends the sampler to its twin too
+    if type(rng.bit_generator) is not np.random.PCG64:
         return False
     return method == "uniform" or all(info.hidden[j] in (0, HAND_SIZE, 4) for j in range(info.num_players))
 

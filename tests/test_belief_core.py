@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from meld8_env import belief
+from meld8_env import belief, hands
 from meld8_env.cards import mask_str
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.infoset import infoset
@@ -32,13 +32,15 @@ def describe(info) -> str:
     )
 
 
-def infosets(rules: RuleConfig, games: int, seed: int) -> list:
+def infosets(rules: RuleConfig, games: int, seed: int, drawing: bool = False) -> list:
+    """Every seat's view of bot-game states; ``drawing``: also the views where an opponent holds its drawn
+    card (8 or 5 cards: two_level's waits do not exist there, so only ``uniform`` takes the core on them)."""
     recs = play_bot_states(rules, games=games, seed=seed)
     out = []
     for r in recs:
         for seat in range(rules.num_players):  # every seat's view, not only the acting one's
             info = infoset(r, seat, rules)
-            if info.pool and all(h in (0, 4, 7) for h in info.hidden):  # not while an opponent holds its draw
+            if info.pool and (drawing or all(h in (0, 4, 7) for h in info.hidden)):
                 out.append(info)
     return out
 
@@ -46,8 +48,9 @@ def infosets(rules: RuleConfig, games: int, seed: int) -> list:
 @pytest.mark.parametrize("name", list(RULES))
 def test_core_equals_numpy_twin(name):
     rules = RULES[name]
-    infos = infosets(rules, games=6 if name == "3p" else 14, seed=17)[::3]
+    infos = infosets(rules, games=6 if name == "3p" else 14, seed=17, drawing=True)[::3]
     assert len(infos) >= 300
+    assert any(h in (5, 8) for info in infos for h in info.hidden)  # a drawing opponent's view is among them
     compared = missed = 0
     for i, info in enumerate(infos):
         for method, n, tries in (("two_level", 16, 96), ("two_level", 5, 3), ("uniform", 16, 96), ("two_level", 1, 1)):
@@ -86,14 +89,23 @@ def test_sample_worlds_records_are_the_same_with_or_without_the_core(monkeypatch
             assert np.array_equal(a[field], b[field]), f"state {k} field {field}: {describe(infos[k])}"
 
 
-def test_other_generators_and_flags_use_the_twin():
+def test_other_generators_flags_and_the_python_backend_use_the_twin():
     info = infosets(RULES["3p"], games=1, seed=3)[10]
     assert belief.use_core(info, "two_level", np.random.default_rng(1))
+    before = hands.BACKEND
+    hands.set_backend("python")  # switched at run time: the sampler must follow (it reads the backend per call)
+    try:
+        assert not belief.use_core(info, "two_level", np.random.default_rng(1))
+    finally:
+        hands.set_backend(before)
     assert not belief.use_core(info, "two_level", np.random.Generator(np.random.MT19937(1)))
     assert not belief.use_core(info, "two_level", np.random.default_rng(1), no_pass=True)
     assert not belief.use_core(info, "learned", np.random.default_rng(1))
     worlds, _ = belief.sample_worlds(info, 4, np.random.Generator(np.random.MT19937(1)))  # still samples
     assert len(worlds) == 4
+    for bad in (0, -3, 5000, 2.5):  # the same one-line refusal on both paths, before either runs
+        with pytest.raises(ValueError, match="tries must be an integer 1..4096"):
+            belief.sample_worlds(info, 4, np.random.default_rng(1), tries=bad)
 
 
 def test_core_refuses_inconsistent_arguments_in_one_line():
@@ -112,6 +124,8 @@ def test_core_refuses_inconsistent_arguments_in_one_line():
     with pytest.raises(ValueError, match="pool entry 1 is 0, expected distinct card ids 0..52"):
         belief._core.sample(words, np.zeros(10, np.int8), 2, 4, 0, h, p, f, m, np.zeros((2, 1), np.uint64),
                             np.zeros((2, 3), np.int8))  # fmt: skip
+    with pytest.raises(ValueError, match="n=0 must be 1..65536 and tries=4 1..4096"):
+        belief._core.sample(words, pool, 0, 4, 0, h, p, f, m, np.zeros((0, 1), np.uint64), np.zeros((0, 3), np.int8))
     with pytest.raises(ValueError, match="items of 4 bytes, expected 8"):
         belief._core.sample(words.astype(np.uint32), pool, 2, 4, 0, h, p, f, m, np.zeros((2, 1), np.uint64),
                             np.zeros((2, 3), np.int8))  # fmt: skip

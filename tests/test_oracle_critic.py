@@ -13,6 +13,7 @@ from agents.checkpoint import load_tensors, read_metadata, write_metadata
 from agents.networks import OracleCriticPolicy, actor_state, oracle_critic_policy_for
 from agents.registry import AgentLoadError, load_agent, shipped_baseline
 from meld8_app.cli import main
+from meld8_env.agent_spec import shipped_model
 from meld8_env.cards import format_cards
 from meld8_env.features import augmented_size
 from meld8_env.observation import obs_size
@@ -175,8 +176,13 @@ def test_bad_options_are_one_line_errors(tmp_path, capsys):
         with pytest.raises(ValueError, match=message):
             TrainConfig.load(None, overrides)
     run = tmp_path / "run"
+    broken = tmp_path / "broken.zip"  # the shipped metadata, weights that are not a tensor file
+    with zipfile.ZipFile(shipped_model("ppo")) as z, zipfile.ZipFile(broken, "w") as o:
+        for name in z.namelist():
+            o.writestr(name, b"garbage" if name == "policy.pth" else z.read(name))
     for overrides, message in [
         (["init_from=nope.zip"], "no checkpoint 'nope.zip' (give a .zip path, or one of ppo, distilled)"),
+        ([f"init_from={broken}"], "policy.pth is not a plain tensor file"),
         (["net_arch=[64]"], "holds a card_heads [256, 256] network (features=True); the config asks for card_heads"),
     ]:
         sets = [arg for o in overrides for arg in ("--set", o)]

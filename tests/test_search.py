@@ -368,3 +368,25 @@ def test_decisions_do_not_depend_on_the_rollout_threads(monkeypatch):
     one2, w2 = decide(load_agent("search:threads=2", RULES, seed=9), recs[:1])
     assert set(used) == {1}  # one decision's few dozen rollouts stay on one thread
     assert one1.tolist() == one2.tolist() and w1 == w2
+
+
+def test_ron_model_value_mixes_the_model_risk_with_the_worlds():
+    """``ron=model`` (agents.search._value_with_risk): r * V_ron + (1 - r) * V_rest, V_rest over the rollout
+    worlds without a Ron on the discard, V_ron over this candidate's Ron worlds, else every candidate's, else
+    V_rest - cost."""
+    from agents.search import _value_with_risk
+
+    w = np.ones(6)
+    v = np.array([1.0, 2.0, 3.0, np.nan])  # K = 4 rollout worlds of 6; the last not rolled out
+    hit = np.array([True, False, False, False, True, False])  # worlds 0 and 4 offer a Ron on discard 7
+    end = np.array([-5.0, 0, 0, 0, -7.0, 0])
+    rons = {7: hit, 9: np.zeros(6, bool)}
+    end_vals = {7: end, 9: np.zeros(6)}
+    # V_rest = mean(2, 3) = 2.5 (world 0 had the Ron), V_ron = mean(-5, -7) = -6
+    assert _value_with_risk(w, v, rons, end_vals, 7, 0.2, 0.3) == pytest.approx(0.2 * -6 + 0.8 * 2.5)
+    # discard 9 saw no Ron: its V_ron is the decision's pooled one (-6), V_rest over all its rollout worlds
+    assert _value_with_risk(w, v, rons, end_vals, 9, 0.5, 0.3) == pytest.approx(0.5 * -6 + 0.5 * 2.0)
+    # no Ron in any world: V_ron = V_rest - cost
+    none = {7: np.zeros(6, bool), 9: np.zeros(6, bool)}
+    assert _value_with_risk(w, v, none, end_vals, 9, 0.5, 0.3) == pytest.approx(2.0 - 0.5 * 0.3)
+    assert _value_with_risk(w, v, none, end_vals, 9, 0.0, 0.3) == pytest.approx(2.0)  # no risk: the plain mean

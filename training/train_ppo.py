@@ -253,6 +253,12 @@ def init_checkpoint(cfg: TrainConfig, rules: RuleConfig) -> Path:
         raise ValueError(f"train option 'init_from': {path} holds a {saved['network']} {saved['net_arch']} network "
                          f"(features={saved['features']}); the config asks for {cfg.network} {cfg.net_arch} "
                          f"(features={cfg.features})")  # fmt: skip
+    from agents.networks import load_policy
+
+    try:  # its weights must load into the network its metadata describes: checked before any folder exists
+        load_policy(path, rules)
+    except (CheckpointError, ValueError, RuntimeError, KeyError) as exc:
+        raise ValueError(f"train option 'init_from': {str(exc).splitlines()[0]}") from None
     return path
 
 
