@@ -494,3 +494,67 @@ def test_discard_table_refuses_bad_input_in_one_line():
         _native.discard_table_batch(h, z, ~h & np.uint64((1 << 53) - 1), h, 3, out, out.copy())
     with pytest.raises(ValueError, match="row 0: 7 cards counting the meld"):
         _native.discard_table_batch(h >> np.uint64(1), z, z, h, 1, out, out.copy())
+
+
+def test_special_form_bound_equals_the_unbounded_searches():
+    """The C bots pass an 8-card hand's special-form overlap down as a bound (a hand minus one card has no special
+    winning hand the full hand lacks, R27-R28): with it, the distance after each discard (``discard_best``'s yes/no
+    search) and the tie-break count of each 7-card hand must equal the unbounded ``distance_batch`` and
+    ``acceptance_tiebreak_batch``. Hands near the special forms (four pairs, two quads, long one-suit runs, each
+    with one or two cards swapped), random hands, a held Joker, hands beside an exposed meld."""
+    from meld8_env.cardmask import JK
+    from meld8_env.features import neighbours
+    from meld8_env.hands import _native, distance_batch
+    from meld8_env.hands.sampling import random_masks
+
+    rng = np.random.default_rng(36)
+    n, full = 2_000, np.uint64((1 << 53) - 1)
+
+    def bits(cards) -> int:
+        return sum(1 << int(c) for c in cards)
+
+    near = []
+    for _ in range(n):
+        kind = rng.integers(3)
+        if kind == 0:  # four pairs
+            ranks = rng.choice(13, 4, replace=False)
+            cards = [r + 13 * s for r in ranks for s in rng.choice(4, 2, replace=False)]
+        elif kind == 1:  # two quads
+            cards = [r + 13 * s for r in rng.choice(13, 2, replace=False) for s in range(4)]
+        else:  # a run of 8 in one suit
+            lo, s = rng.integers(6), rng.integers(4)
+            cards = [13 * s + lo + k for k in range(8)]
+        cards = list(cards)
+        for k in rng.choice(8, rng.integers(0, 3), replace=False):  # swap one or two for other cards (or the Joker)
+            free = [c for c in range(53) if c not in cards]
+            cards[k] = int(rng.choice(free))
+        near.append(bits(cards))
+    no_jk = np.full(n, JK, np.uint64)
+    hands = [np.array(near, np.uint64), random_masks(rng, n, 8), random_masks(rng, n, 7, exclude=no_jk) | JK,
+             random_masks(rng, n, 5)]  # fmt: skip
+    melds = [np.zeros(n, np.uint64)] * 3 + [random_masks(rng, n, 3, exclude=hands[3] | JK)]
+    h, m = np.concatenate(hands), np.concatenate(melds)
+    drop = random_masks(rng, len(h), 16, exclude=h | m)
+    u = full & ~h & ~m & np.where(rng.random(len(h)) < 0.5, ~drop, full)
+    pool = (neighbours(h) | JK) & u
+    dist_b, acc_b = np.full((len(h), 53), -1, np.int8), np.full((len(h), 53), -1, np.int8)
+    _native.special_bound_batch(h, m, u, pool, dist_b, acc_b)
+    rows, cards = np.nonzero(dist_b >= 0)
+    after = h[rows] & ~(np.uint64(1) << cards.astype(np.uint64))
+    d8 = distance_batch(h, m, u)[rows]  # discard_best's rule: d after a discard is d8 or d8 + 1 (the yes/no search)
+    want_d = np.where(distance_batch(after, m[rows], u[rows]) <= d8, d8, d8 + 1).astype(np.int8)
+    got_d, got_a = dist_b[rows, cards], acc_b[rows, cards]
+    # the count's contract is the 7-card hand's exact distance: compared where d8 / d8 + 1 is exact (not where a
+    # complete hand loses its only, now dead, completing card: its distance jumps by two)
+    ex = np.flatnonzero(distance_batch(after, m[rows], u[rows]) == got_d)
+    acc_ex = np.zeros(len(ex), np.int8)
+    _native.acceptance_tiebreak_batch(after[ex], m[rows][ex], u[rows][ex], pool[rows][ex], got_d[ex],
+                                      np.full(len(ex), -1, np.int8), acc_ex)  # fmt: skip
+    want_a = np.full(len(rows), -2, np.int8)
+    want_a[ex] = acc_ex
+    assert len(rows) >= 40_000 and len(ex) >= 0.95 * len(rows)
+    bad = np.union1d(np.flatnonzero(got_d != want_d), ex[got_a[ex] != acc_ex])
+    lines = [f"  {mask_str(int(h[rows[i]]))} - {mask_str(1 << int(cards[i]))} | meld "
+             f"{mask_str(int(m[rows[i]])) or '-'}: bounded d={got_d[i]} acc={got_a[i]}, unbounded d={want_d[i]} "
+             f"acc={want_a[i]}" for i in bad[:5]]  # fmt: skip
+    assert bad.size == 0, f"the special-form bound changed {bad.size} of {len(rows)} answers:\n" + "\n".join(lines)

@@ -253,6 +253,53 @@ static PyObject *py_acceptance_tiebreak_batch(PyObject *self, PyObject *args) {
     return acceptance_impl(args, eval_acceptance_beat, 1, "acceptance_tiebreak_batch");
 }
 
+/* special_bound_batch(hands, melds, unseen, pool, dist_out, acc_out): the C bots' special-form bound, exposed so it
+ * can be checked against the unbounded functions (tests/test_cbots.py). Per 8-card hand: its distance and special
+ * overlap sp (eval_distance_sp, as discard_best does); per held non-Joker card c: the distance after discarding c
+ * by the bounded yes/no search (d or d + 1, eval_distance_at_most_sp with sp) and the tie-break count of the
+ * 7-card hand with the bound (eval_acceptance_known, beat -1, nothing known). (N, 53) int8 outputs, -1 elsewhere. */
+static PyObject *py_special_bound_batch(PyObject *self, PyObject *args) {
+    buf_t bp = {0}, bacc = {0};
+    PyObject *po, *acco;
+    BATCH_HEAD("OOOOOO", &ho, &mo, &uo, &po, &oo, &acco)
+    if (!take_buf(po, &bp, 8, n, 0, "pool")) goto fail;
+    if (!take_buf(oo, &bo, 53, n, 1, "dist_out")) goto fail;
+    if (!take_buf(acco, &bacc, 53, n, 1, "acc_out")) goto fail;
+    if (!bu.held || !bp.held || !bo.held || !bacc.held) {
+        PyErr_SetString(PyExc_ValueError, "special_bound_batch needs unseen, pool and both output arrays");
+        goto fail;
+    }
+    if (!check_rows("special_bound", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 8, 8) ||
+        !check_sets("unseen", bu.view.buf, n) || !check_sets("pool", bp.view.buf, n))
+        goto fail;
+    {
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *p = bp.view.buf;
+        int8_t *od = bo.view.buf, *oa = bacc.view.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            u64 meld = m ? m[i] : 0, cards = h[i] & REAL;
+            int sp = SP_UNKNOWN;
+            int d = eval_distance_sp(h[i], meld, u[i], NULL, &sp);
+            memset(od + 53 * i, -1, 53);
+            memset(oa + 53 * i, -1, 53);
+            for (int c = 0; c < 52; c++) {
+                if (!(cards >> c & 1)) continue;
+                u64 after = h[i] & ~(1ULL << c);
+                int dc = eval_distance_at_most_sp(after, meld, u[i], d, NULL, sp) ? d : d + 1;
+                int acc = eval_acceptance_known(after, meld, u[i], p[i], dc, -1, 0, NULL, sp);
+                od[53 * i + c] = (int8_t)dc;
+                oa[53 * i + c] = (int8_t)(acc > 127 ? 127 : acc);
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bacc);
+    Py_RETURN_NONE;
+fail:
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bacc);
+    return NULL;
+}
+
 /* discard_table_batch(hands, melds, unseen, allowed, acc_mode, dist_out, acc_out): eval_discard_table per row;
  * hands are before the discard (8 cards counting the meld); dist_out / acc_out are (N, 53) int8, written at
  * each allowed card the hand holds (never the Joker) and -1 elsewhere. */
@@ -459,6 +506,8 @@ static PyMethodDef methods[] = {
      "acceptance_onepass_batch(hands, melds, unseen, pool, dist, out): as acceptance_batch, one search per hand"},
     {"acceptance_tiebreak_batch", py_acceptance_tiebreak_batch, METH_VARARGS,
      "acceptance_tiebreak_batch(hands, melds, unseen, pool, dist, beat, out): the bots' tie-break count"},
+    {"special_bound_batch", py_special_bound_batch, METH_VARARGS,
+     "special_bound_batch(hands, melds, unseen, pool, dist_out, acc_out): the bots' bounded distances and counts"},
     {"score_batch", py_score_batch, METH_VARARGS, "batched scorer, see scoring.py"},
     {"count_all", py_count_all, METH_VARARGS, "count_all(k) -> dict of exhaustive counts"},
     {NULL, NULL, 0, NULL},
