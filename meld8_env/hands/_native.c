@@ -253,96 +253,98 @@ static PyObject *py_acceptance_tiebreak_batch(PyObject *self, PyObject *args) {
     return acceptance_impl(args, eval_acceptance_beat, 1, "acceptance_tiebreak_batch");
 }
 
-/* special_bound_batch(hands, melds, unseen, pool, dist_out, acc_out): the C bots' special-form bound, exposed so it
- * can be checked against the unbounded functions (tests/test_cbots.py). Per 8-card hand: its distance and special
- * overlap sp (eval_distance_sp, as discard_best does); per held non-Joker card c: the distance after discarding c
- * by the bounded yes/no search (d or d + 1, eval_distance_at_most_sp with sp) and the tie-break count of the
- * 7-card hand with the bound (eval_acceptance_known, beat -1, nothing known). (N, 53) int8 outputs, -1 elsewhere. */
-static PyObject *py_special_bound_batch(PyObject *self, PyObject *args) {
-    buf_t bp = {0}, bacc = {0};
-    PyObject *po, *acco;
-    BATCH_HEAD("OOOOOO", &ho, &mo, &uo, &po, &oo, &acco)
-    if (!take_buf(po, &bp, 8, n, 0, "pool")) goto fail;
-    if (!take_buf(oo, &bo, 53, n, 1, "dist_out")) goto fail;
-    if (!take_buf(acco, &bacc, 53, n, 1, "acc_out")) goto fail;
-    if (!bu.held || !bp.held || !bo.held || !bacc.held) {
-        PyErr_SetString(PyExc_ValueError, "special_bound_batch needs unseen, pool and both output arrays");
+/* The per-discard tables share one body: (hands, melds, unseen, set[, mode], dist_out, acc_out), 8-card hands (counting
+ * the meld), (N, 53) int8 outputs set to -1 and then written by row_fn at the cards it answers for. */
+typedef void (*table_row_fn)(u64 h, u64 m, u64 u, u64 set, int mode, int8_t *od, int8_t *oa);
+
+static inline int8_t clip_count(int acc) { return (int8_t)(acc > 127 ? 127 : acc); }
+
+static void discard_table_row(u64 h, u64 m, u64 u, u64 allowed, int mode, int8_t *od, int8_t *oa) {
+    int card[8], dist[8], acc[8];
+    int k = eval_discard_table(h, m, u, allowed, mode, card, dist, acc);
+    for (int j = 0; j < k; j++) {
+        od[card[j]] = (int8_t)dist[j];
+        oa[card[j]] = clip_count(acc[j]);
+    }
+}
+
+/* the C bots' special-form bound (discard_best): the 8-card hand's distance d and special overlap sp, then per held
+ * non-Joker card c the bounded yes/no distance after discarding c (d or d + 1) and the bounded tie-break count */
+static void special_bound_row(u64 h, u64 m, u64 u, u64 pool, int mode, int8_t *od, int8_t *oa) {
+    (void)mode;
+    int sp = SP_UNKNOWN;
+    int d = eval_distance_sp(h, m, u, NULL, &sp);
+    for (int c = 0; c < 52; c++) {
+        if (!(h >> c & 1)) continue;
+        u64 after = h & ~(1ULL << c);
+        int dc = eval_distance_at_most_sp(after, m, u, d, NULL, sp) ? d : d + 1;
+        od[c] = (int8_t)dc;
+        oa[c] = clip_count(eval_acceptance_known(after, m, u, pool, dc, -1, 0, NULL, sp));
+    }
+}
+
+static PyObject *table_impl(PyObject *args, int with_mode, const char *name, const char *rows, const char *set_name,
+                            table_row_fn fn) {
+    buf_t bs = {0}, bacc = {0};
+    PyObject *so, *a5, *a6, *a7 = NULL;
+    BATCH_HEAD("OOOOOO|O", &ho, &mo, &uo, &so, &a5, &a6, &a7)
+    int mode = 0;
+    if (with_mode != (a7 != NULL)) {
+        PyErr_Format(PyExc_TypeError, "%s takes %d arguments (hands, melds, unseen, %s%s, dist_out, acc_out)", name,
+                     with_mode ? 7 : 6, set_name, with_mode ? ", acc_mode" : "");
         goto fail;
     }
-    if (!check_rows("special_bound", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 8, 8) ||
-        !check_sets("unseen", bu.view.buf, n) || !check_sets("pool", bp.view.buf, n))
+    if (with_mode) {
+        mode = (int)PyLong_AsLong(a5);
+        if (mode == -1 && PyErr_Occurred()) goto fail;
+        if (mode < 0 || mode > 2) {
+            PyErr_Format(PyExc_ValueError, "acc_mode: %d is not 0 (none), 1 (ties) or 2 (all)", mode);
+            goto fail;
+        }
+        oo = a6;
+        a6 = a7;
+    } else {
+        oo = a5;
+    }
+    if (!take_buf(so, &bs, 8, n, 0, set_name)) goto fail;
+    if (!take_buf(oo, &bo, 53, n, 1, "dist_out")) goto fail;
+    if (!take_buf(a6, &bacc, 53, n, 1, "acc_out")) goto fail;
+    if (!bu.held || !bs.held || !bo.held || !bacc.held) {
+        PyErr_Format(PyExc_ValueError, "%s needs unseen, %s and both output arrays", name, set_name);
+        goto fail;
+    }
+    if (!check_rows(rows, bh.view.buf, bm.held ? bm.view.buf : NULL, n, 8, 8) ||
+        !check_sets("unseen", bu.view.buf, n) || !check_sets(set_name, bs.view.buf, n))
         goto fail;
     {
-        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *p = bp.view.buf;
+        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *st = bs.view.buf;
         int8_t *od = bo.view.buf, *oa = bacc.view.buf;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < n; i++) {
-            u64 meld = m ? m[i] : 0, cards = h[i] & REAL;
-            int sp = SP_UNKNOWN;
-            int d = eval_distance_sp(h[i], meld, u[i], NULL, &sp);
             memset(od + 53 * i, -1, 53);
             memset(oa + 53 * i, -1, 53);
-            for (int c = 0; c < 52; c++) {
-                if (!(cards >> c & 1)) continue;
-                u64 after = h[i] & ~(1ULL << c);
-                int dc = eval_distance_at_most_sp(after, meld, u[i], d, NULL, sp) ? d : d + 1;
-                int acc = eval_acceptance_known(after, meld, u[i], p[i], dc, -1, 0, NULL, sp);
-                od[53 * i + c] = (int8_t)dc;
-                oa[53 * i + c] = (int8_t)(acc > 127 ? 127 : acc);
-            }
+            fn(h[i], m ? m[i] : 0, u[i], st[i], mode, od + 53 * i, oa + 53 * i);
         }
         Py_END_ALLOW_THREADS
     }
-    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bacc);
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bs); drop_buf(&bacc);
     Py_RETURN_NONE;
 fail:
-    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bp); drop_buf(&bacc);
+    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&bs); drop_buf(&bacc);
     return NULL;
+}
+
+/* special_bound_batch(hands, melds, unseen, pool, dist_out, acc_out): special_bound_row per row, exposed so the bound
+ * can be checked against the unbounded functions (tests/test_cbots.py) */
+static PyObject *py_special_bound_batch(PyObject *self, PyObject *args) {
+    return table_impl(args, 0, "special_bound_batch", "special_bound", "pool", special_bound_row);
 }
 
 /* discard_table_batch(hands, melds, unseen, allowed, acc_mode, dist_out, acc_out): eval_discard_table per row;
  * hands are before the discard (8 cards counting the meld); dist_out / acc_out are (N, 53) int8, written at
  * each allowed card the hand holds (never the Joker) and -1 elsewhere. */
 static PyObject *py_discard_table_batch(PyObject *self, PyObject *args) {
-    buf_t ba = {0}, bacc = {0};
-    PyObject *ao, *acco;
-    int mode;
-    BATCH_HEAD("OOOOiOO", &ho, &mo, &uo, &ao, &mode, &oo, &acco)
-    if (!take_buf(ao, &ba, 8, n, 0, "allowed")) goto fail;
-    if (!take_buf(oo, &bo, 53, n, 1, "dist_out")) goto fail;
-    if (!take_buf(acco, &bacc, 53, n, 1, "acc_out")) goto fail;
-    if (!bu.held || !ba.held || !bo.held || !bacc.held) {
-        PyErr_SetString(PyExc_ValueError, "discard_table_batch needs unseen, allowed and both output arrays");
-        goto fail;
-    }
-    if (mode < 0 || mode > 2) {
-        PyErr_Format(PyExc_ValueError, "acc_mode: %d is not 0 (none), 1 (ties) or 2 (all)", mode);
-        goto fail;
-    }
-    if (!check_rows("discard_table", bh.view.buf, bm.held ? bm.view.buf : NULL, n, 8, 8) ||
-        !check_sets("unseen", bu.view.buf, n) || !check_sets("allowed", ba.view.buf, n))
-        goto fail;
-    {
-        const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *a = ba.view.buf;
-        int8_t *od = bo.view.buf, *oa = bacc.view.buf;
-        Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < n; i++) {
-            int card[8], dist[8], acc[8];
-            int k = eval_discard_table(h[i], m ? m[i] : 0, u[i], a[i], mode, card, dist, acc);
-            memset(od + 53 * i, -1, 53);
-            memset(oa + 53 * i, -1, 53);
-            for (int j = 0; j < k; j++) {
-                od[53 * i + card[j]] = (int8_t)dist[j];
-                oa[53 * i + card[j]] = (int8_t)(acc[j] > 127 ? 127 : acc[j]);
-            }
-        }
-        Py_END_ALLOW_THREADS
-    }
-    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&ba); drop_buf(&bacc);
-    Py_RETURN_NONE;
-fail:
-    drop_buf(&bh); drop_buf(&bm); drop_buf(&bu); drop_buf(&bo); drop_buf(&ba); drop_buf(&bacc);
-    return NULL;
+    return table_impl(args, 1, "discard_table_batch", "discard_table", "allowed", discard_table_row);
 }
 
 static PyObject *py_distance_batch(PyObject *self, PyObject *args) {
