@@ -689,6 +689,16 @@ static int child_bound_ok(const dist_t *d, u64 rem, int melds, int pair, int ov)
     return !rem || ov + cover_bound(d, rem, melds + pair) > floor;
 }
 
+/* A meld that still needs cards, placed by its held cards g as an anchor (fill_anchors completes it at the leaf);
+ * always inlined: the hot search node, measured the same instructions as the code written out (423.3k per rollout). */
+static inline __attribute__((always_inline)) void place_anchor(dist_t *d, u64 rest, u64 g, int melds, int pair, int ov) {
+    d->wm |= g;
+    d->anch[d->nanch++] = g;
+    dfs(d, rest, melds - 1, pair, ov);
+    d->nanch--;
+    d->wm &= ~g;
+}
+
 /* A node of a yes/no search (no collecting), lowest card c: the same W as the collecting node below, with every
  * meld that still needs cards placed as an anchor (its held cards only; fill_anchors completes it at the leaf)
  * instead of one branch per completion. Only a run of three held cards is placed whole; with the lone cards
@@ -724,18 +734,10 @@ static void yes_no_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov)
         u64 two = mates | (rest & ((cb << 1) | (cb << 2)) & SUITM[c / 13]);
         for (u64 t = two; t; t &= t - 1) {
             u64 g = cb | (t & -t);
-            d->wm |= g;
-            d->anch[d->nanch++] = g;
-            dfs(d, rest & ~g, melds - 1, pair, ov + 2);
-            d->nanch--;
-            d->wm &= ~g;
+            place_anchor(d, rest & ~g, g, melds, pair, ov + 2);
             if (DONE(d)) return;
         }
-        d->wm |= cb; /* c alone in a meld */
-        d->anch[d->nanch++] = cb;
-        dfs(d, rest, melds - 1, pair, ov + 1);
-        d->nanch--;
-        d->wm &= ~cb;
+        place_anchor(d, rest, cb, melds, pair, ov + 1); /* c alone in a meld */
         if (DONE(d)) return;
     }
     if (pair && supply(d, r) > d->dem[r]) { /* c in the pair with a drawn rank-mate */
@@ -784,19 +786,9 @@ static void forced_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov)
         u64 near = ((cb << 1) | (cb << 2) | (cb >> 1) | (cb >> 2)) & SUITM[c / 13];
         for (u64 t = mates | (rest & near); t && !DONE(d); t &= t - 1) {
             u64 g = cb | (t & -t);
-            d->wm |= g;
-            d->anch[d->nanch++] = g;
-            dfs(d, rest & ~g, melds - 1, pair, ov + 2);
-            d->nanch--;
-            d->wm &= ~g;
+            place_anchor(d, rest & ~g, g, melds, pair, ov + 2);
         }
-        if (!DONE(d)) { /* x alone in a meld */
-            d->wm |= cb;
-            d->anch[d->nanch++] = cb;
-            dfs(d, rest, melds - 1, pair, ov + 1);
-            d->nanch--;
-            d->wm &= ~cb;
-        }
+        if (!DONE(d)) place_anchor(d, rest, cb, melds, pair, ov + 1); /* x alone in a meld */
     }
     if (pair && !DONE(d) && supply(d, r) > d->dem[r]) { /* x in the pair with a drawn rank-mate */
         d->wm |= cb;
