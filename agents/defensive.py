@@ -37,7 +37,7 @@ class DefensiveAgent(GreedyAgent):
     def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
         P = self.rules.num_players
         hands, melds, unseen = d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx]
-        rows, cards, dist, accept, best = discard_table(hands, melds, unseen, discard_masks(masks[idx]))
+        rows, cards, dist, accept, best = discard_table(hands, melds, unseen, discard_masks(masks[idx]), lite=self.lite)
         threat = (d["calls_used"][idx, 1:P] > 0) | (d["wall_left"][idx, None] <= self.late_wall)
         total = np.zeros(len(rows), np.int64)
         to_threats = np.zeros(len(rows), np.int64)
@@ -51,3 +51,12 @@ class DefensiveAgent(GreedyAgent):
         out = np.full(len(idx), -1, np.int64)
         out[rows[first]] = cards[first]
         return out
+
+
+class DefensiveLiteAgent(DefensiveAgent):
+    """``defensive_lite``: defensive with ``greedy_lite``'s tie-break (see there). Twin of the C policy
+    ``defensive_lite``."""
+
+    name = "defensive_lite"
+    c_twin = "defensive_lite"
+    lite = True

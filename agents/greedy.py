@@ -30,6 +30,7 @@ from meld8_env.policies import act_obs, c_bots_enabled
 class GreedyAgent(Agent):
     name = "greedy"
     c_twin = "greedy"  # the C policy that decides exactly like this class (subclasses run their Python)
+    lite = False  # the tie-break by pool size at distance >= 2 (meld8_env.features.discard_table)
 
     def runs_in_c(self) -> bool:
         return type(self).__dict__.get("c_twin") is not None and c_bots_enabled()
@@ -58,7 +59,8 @@ class GreedyAgent(Agent):
 
     # -- discards ---------------------------------------------------------------------------------
     def _discard(self, d: dict, masks: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        card, _, _ = best_discards(d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx], discard_masks(masks[idx]))
+        hands, melds, unseen = d["hand"][idx], d["melds"][idx, 0], d["unseen"][idx]
+        card, _, _ = best_discards(hands, melds, unseen, discard_masks(masks[idx]), lite=self.lite)
         return card
 
     # -- claims -----------------------------------------------------------------------------------
@@ -73,3 +75,13 @@ class GreedyAgent(Agent):
         chosen = first[good[first]]
         out[rows[chosen]] = acts[chosen]
         return out
+
+
+class GreedyLiteAgent(GreedyAgent):
+    """``greedy_lite``: greedy whose tie-break between discards that leave two or more cards to win counts the
+    pool of unseen neighbours (and the Joker) instead of the exact acceptance: a cheaper model of ``greedy``
+    for the search's rollouts (``search:lite=1``). Twin of the C policy ``greedy_lite``."""
+
+    name = "greedy_lite"
+    c_twin = "greedy_lite"
+    lite = True

@@ -18,7 +18,11 @@ At each decision (docs/search.md has the whole story):
    never discards a card another seat of the world would Ron: it reads the world's sampled hands, so the seat
    continues as a perfect defender *of that world*, which it knows only because the world is a guess; the
    decision still reads nothing but the information set. With ``oracle`` the bot's own choice kept by the
-   margin rule below is greedy's).
+   margin rule below is greedy's). ``lite=1`` (off by default; a measured negative, README) plays the rollouts'
+   greedy / defensive as ``greedy_lite`` / ``defensive_lite``: the tie-break between discards two or more cards
+   from winning by the size of the acceptance pool instead of the exact count (``meld8_env.policies``), which
+   makes a rollout cheaper but a less faithful model of the bots it stands for; the bot's own choice at the
+   root is still the real bot's.
 4. Leaf: minus the seat's expected final placement from ``meld8_env.placement`` (``leaf=placement``), or
    the hand's point change in thousands (``leaf=points``, the ablation).
 4b. Screening (``screen`` = M > ``worlds``, off by default): M worlds are sampled, the first ``worlds`` of
@@ -41,20 +45,20 @@ A decision is a pure function of the agent's seed and the information set (its r
 from both), so it is deterministic and cannot depend on hidden cards or the game seed.
 
 Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent list is comma-separated,
-``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix),
-``me`` (defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5),
-``threads`` (2), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are
-candidates, greedy's order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities),
-``screen`` (0 = off), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
-ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the
-diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
+``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me``
+(defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads``
+(2), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates,
+greedy's order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0
+= off), ``lite`` (0 = off; 1: see 3), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each
+opponent is ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and
+the diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
 resampled); 2 = CHEATING about the status only: worlds sampled as usual, kept only where every opponent's
-ready status (R33) is its TRUE status (the ceiling of a perfect status model); 3 = the same with the TRUE level
-(ready / not ready but within two cards of winning / further, ``search_backend.level_in_worlds``); all need
-the caller to pass the true records (``act_batch(..., records=...)``) and exist only to measure the ceiling
-that better belief could reach. Default budget: at most ``cands + 2`` candidates x
-(``worlds`` / ``stages``) rollouts in the first stage, halving after: at most 5 x 8 + 3 x 8 = 64 rollouts per
-decision (chosen so a 5,000-game tournament fits the shared 2-core machine; see the README for its time).
+ready status (R33) is its TRUE status (the ceiling of a perfect status model); 3 = the same with the TRUE
+level (ready / not ready but within two cards of winning / further, ``search_backend.level_in_worlds``); all
+need the caller to pass the true records (``act_batch(..., records=...)``) and exist only to measure the
+ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x (``worlds`` /
+``stages``) rollouts in the first stage, halving after: at most 5 x 8 + 3 x 8 = 64 rollouts per decision
+(chosen so a 5,000-game tournament fits the shared 2-core machine; see the README for its time).
 
 Where the caller gives no information sets (a face that does not pass them) the agent plays as
 ``defensive`` and counts those decisions in ``fallback_decisions``.
@@ -107,6 +111,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "safe": (str, "danger", "the safest discard added: by defensive's danger count, or the wait model's risk (model)"),
     "ron": (str, "worlds", "chance of a Ron on a discard: from the worlds, or the wait model's risk (model)"),
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
+    "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
 }
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``)
 ROLLOUT_SPLIT_MIN = 256
@@ -331,11 +336,13 @@ class SearchAgent(Agent):
         P = self.rules.num_players
         pol = np.empty((K, P), np.int8)
         opp = self.opts["opp"]
+        suffix = "_lite" if self.opts["lite"] else ""
         if opp == "mix":
-            pol[:] = np.where(rng.random((K, P)) < 0.5, POLICY["greedy"], POLICY["defensive"])
+            pol[:] = np.where(rng.random((K, P)) < 0.5, POLICY["greedy" + suffix], POLICY["defensive" + suffix])
         else:
-            pol[:] = POLICY[opp]
-        pol[:, seat] = POLICY[self.opts["me"]]
+            pol[:] = POLICY[opp + suffix]
+        me = self.opts["me"]
+        pol[:, seat] = POLICY[me + suffix if me != "oracle" else me]
         return pol
 
     def _search(self, rows: list[int], cands: list[list[int]], infosets: list, records, default: list[int]) -> list:

@@ -1,9 +1,12 @@
 """The built-in bots as C policies over engine records and observations (issue 20).
 
-``POLICY`` names the codes: ``random`` 0, ``greedy`` 1, ``defensive`` 2, ``oracle`` 3. The C decisions live in
-``meld8_env/engine/_bots.c``; the readable reference twins are the agents in ``agents/`` (greedy.py,
-defensive.py, random_agent.py), which call :func:`act_obs` unless ``MELD8_BACKEND=python`` (the
-hand evaluator's switch, :data:`meld8_env.hands.BACKEND`) selects them.
+``POLICY`` names the codes: ``random`` 0, ``greedy`` 1, ``defensive`` 2, ``oracle`` 3, ``greedy_lite`` 4,
+``defensive_lite`` 5 (greedy / defensive with a cheap tie-break where the tied discards leave two or more cards
+to win: the size of the acceptance pool instead of the exact count; a cheaper rollout model, ``search:lite=1``).
+The C decisions live in ``meld8_env/engine/_bots.c``; the readable reference twins are the agents in ``agents/``
+(greedy.py with ``GreedyLiteAgent``, defensive.py with ``DefensiveLiteAgent``, random_agent.py), which call
+:func:`act_obs` unless ``MELD8_BACKEND=python`` (the hand evaluator's switch, :data:`meld8_env.hands.BACKEND`)
+selects them.
 
 - :func:`policy_act` (records (N,) ``STATE_DTYPE``, codes (N,) int8, rng (N,) uint64) -> actions (N,)
   int64 for each record's acting seat. ``random`` draws from the record's splitmix64 state (advanced in
@@ -29,7 +32,7 @@ try:  # without the C build the agents still import and run their Python code
 except ImportError:  # pragma: no cover - exercised only without a C compiler
     HAVE_C = False
 
-POLICY: dict[str, int] = {"random": 0, "greedy": 1, "defensive": 2, "oracle": 3}
+POLICY: dict[str, int] = {"random": 0, "greedy": 1, "defensive": 2, "oracle": 3, "greedy_lite": 4, "defensive_lite": 5}
 """Policy name -> the code the C side knows. ``oracle`` (twin: ``agents.oracle``) is CHEATING: it reads the other
 seats' hands in the record, so it runs in :func:`policy_act` and rollouts (where the search's worlds are
 sampled, so its own continuation there knows only its world) and never from an observation."""

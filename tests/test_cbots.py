@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.defensive import DefensiveAgent
-from agents.greedy import GreedyAgent
+from agents.defensive import DefensiveAgent, DefensiveLiteAgent
+from agents.greedy import GreedyAgent, GreedyLiteAgent
 from agents.oracle import oracle_actions, ron_discards
 from agents.random_agent import RandomAgent
 from meld8_env.actions import legal_ids
@@ -31,6 +31,13 @@ RULES = {
     "2p": RuleConfig.two_player(penalty_mode=True),
 }
 BOTS = ("greedy", "defensive")
+#: every view-reading C policy and its Python twin (the _lite ones: the rollouts' cheaper tie-break)
+TWINS = (
+    ("greedy", GreedyAgent),
+    ("defensive", DefensiveAgent),
+    ("greedy_lite", GreedyLiteAgent),
+    ("defensive_lite", DefensiveLiteAgent),
+)
 
 
 def collect_states(rules: RuleConfig, n_states: int, seed: int, batch: int = 64, illegal_rate: float = 0.01):
@@ -85,7 +92,7 @@ def check_twins(rules: RuleConfig, n_states: int, seed: int) -> int:
     recs, obs, masks = collect_states(rules, n_states, seed)
     phases = np.bincount(recs["phase"], minlength=3)[:3]
     assert (phases > 0).all(), f"every phase must be covered, got counts {phases}"
-    for name, cls in (("greedy", GreedyAgent), ("defensive", DefensiveAgent)):
+    for name, cls in TWINS:
         want = cls(rules).act_batch_python(obs, masks)
         got_obs = act_obs(rules, name, obs, masks)
         rng = np.zeros(len(recs), np.uint64)
@@ -146,19 +153,28 @@ def tie_states(rules: RuleConfig, n_states: int, seed: int):
     """The discard states of real games where at least two discards tie for the smallest distance and that
     distance is 2 or more: the states whose decision is the acceptance tie-break that the witnesses of best
     completions (passed between the tied discards in _bots.c) shorten."""
+    recs, obs, masks = collect_states(rules, n_states, seed)
+    pick = far_ties(rules, recs, obs, masks)
+    return recs[pick], obs[pick], masks[pick]
+
+
+def far_ties(rules: RuleConfig, recs: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The states (a bool mask) that are discards (after a draw or a call) with at least two discards tied for
+    the smallest distance, that distance 2 or more (tie_states)."""
     from meld8_env.cardmask import BITS, bits_of, discard_masks
     from meld8_env.hands import distance_batch
 
-    recs, obs, masks = collect_states(rules, n_states, seed)
-    disc = (recs["phase"] == int(Phase.DRAW)) & (discard_masks(masks) != 0) & ~masks[:, 63].astype(bool)
+    asked = (recs["phase"] == int(Phase.DRAW)) | (recs["phase"] == int(Phase.CALL_DISCARD))
+    disc = asked & (discard_masks(masks) != 0) & ~masks[:, 63].astype(bool)
     d = decode(obs[disc], rules)
     rows, cards = bits_of(discard_masks(masks[disc]))
     dist = distance_batch(d["hand"][rows] & ~BITS[cards], d["melds"][rows, 0], d["unseen"][rows]).astype(np.int64)
     best = np.full(int(disc.sum()), 1 << 30, np.int64)
     np.minimum.at(best, rows, dist)
     tied = np.bincount(rows, weights=dist == best[rows], minlength=len(best))
-    pick = np.flatnonzero(disc)[(tied >= 2) & (best >= 2) & (best < 99)]
-    return recs[pick], obs[pick], masks[pick]
+    out = np.zeros(len(recs), bool)
+    out[np.flatnonzero(disc)[(tied >= 2) & (best >= 2) & (best < 99)]] = True
+    return out
 
 
 @pytest.mark.parametrize("key", sorted(RULES))
@@ -168,7 +184,7 @@ def test_c_bots_equal_python_twins_on_tie_breaks(key):
     rules = RULES[key]
     recs, obs, masks = tie_states(rules, 6000, seed=13)
     assert len(recs) >= 400, f"too few tie-break states ({len(recs)})"
-    for name, cls in (("greedy", GreedyAgent), ("defensive", DefensiveAgent)):
+    for name, cls in TWINS:
         want = cls(rules).act_batch_python(obs, masks)
         got_rec = policy_act(rules, recs, np.full(len(recs), POLICY[name], np.int8), np.zeros(len(recs), np.uint64))
         for got, path in ((act_obs(rules, name, obs, masks), "observation"), (got_rec, "record")):
@@ -208,7 +224,7 @@ def step_by_step(rules: RuleConfig, records: np.ndarray, policies: np.ndarray, s
     P, n = rules.num_players, len(records)
     fb = FastBatch(n, rules)
     fb.restore(slice(None), records)
-    agents = {POLICY["greedy"]: GreedyAgent(rules), POLICY["defensive"]: DefensiveAgent(rules)}
+    agents = {POLICY[name]: cls(rules) for name, cls in TWINS}
     start = fb.state["scores"][:, :P].copy()
     rng = [int(s) for s in seeds]
     steps = np.zeros(n, np.int32)
@@ -280,7 +296,7 @@ def test_rollout_deterministic_and_thread_independent():
         ({"until": "round"}, "until must be 'hand' or 'game'"),
         ({"threads": 0}, "threads must be an integer"),
         ({"seat_policies": ["greedy", "nope", "random"]}, "unknown policy 'nope'"),
-        ({"seat_policies": [1, 2, 7]}, "policy codes must be 0..3"),
+        ({"seat_policies": [1, 2, 7]}, "policy codes must be 0..5"),
         ({"seeds": np.zeros(3, np.uint64)}, "seeds must be"),
     ],
 )
@@ -558,3 +574,24 @@ def test_special_form_bound_equals_the_unbounded_searches():
              f"{mask_str(int(m[rows[i]])) or '-'}: bounded d={got_d[i]} acc={got_a[i]}, unbounded d={want_d[i]} "
              f"acc={want_a[i]}" for i in bad[:5]]  # fmt: skip
     assert bad.size == 0, f"the special-form bound changed {bad.size} of {len(rows)} answers:\n" + "\n".join(lines)
+
+
+@pytest.mark.parametrize("key", sorted(RULES))
+def test_lite_bots_change_only_the_far_tie_break(key):
+    """greedy_lite / defensive_lite decide as greedy / defensive except where two or more discards tie for the
+    smallest distance and it is 2 or more (their pool-size tie-break); there they differ on some states, or the
+    lite path would be untested."""
+    rules = RULES[key]
+    recs, obs, masks = collect_states(rules, 6000, seed=17)
+    far = far_ties(rules, recs, obs, masks)
+    assert far.sum() >= 400, f"too few far ties ({far.sum()})"
+    zeros = np.zeros(len(recs), np.uint64)
+    for full, lite in (("greedy", "greedy_lite"), ("defensive", "defensive_lite")):
+        a = policy_act(rules, recs, np.full(len(recs), POLICY[full], np.int8), zeros)
+        b = policy_act(rules, recs, np.full(len(recs), POLICY[lite], np.int8), zeros)
+        outside = np.flatnonzero((a != b) & ~far)
+        assert outside.size == 0, f"{lite} differs from {full} outside a far tie: " + describe(
+            rules, obs[outside[0]], masks[outside[0]]
+        )
+        share = (a != b)[far].mean()
+        assert share >= 0.05, f"{lite} decides like {full} on {1 - share:.1%} of the far ties"

@@ -152,8 +152,9 @@ static u64 known_accepted(const eval_witness_t *wl, u64 x) {
  * smallest totals[i] (NULL: all 0), then the lowest card; the counts are stored in T->acc (exact for the winner,
  * possibly lower elsewhere). Each count is only asked whether it beats the best so far (eval_acceptance_beat),
  * so the candidates are tried in the order of their pool's size, largest first (an upper bound of the count:
- * a high best early lets the others stop sooner); the winner is the same in any order. */
-static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx, int k, const int *totals) {
+ * a high best early lets the others stop sooner); the winner is the same in any order.
+ * lite (the _LITE policies): where the distance is 2 or more, the pool's size stands in for the count. */
+static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx, int k, const int *totals, int lite) {
     int order[N_CARDS], size[N_CARDS];
     u64 pool[N_CARDS];
     for (int j = 0; j < k; j++) {
@@ -165,6 +166,17 @@ static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx,
         order[p] = j;
     }
     int bj = -1;
+    if (lite && T->dist[idx[0]] >= 2) {
+        for (int j = 0; j < k; j++) {
+            int i = idx[j];
+            T->acc[i] = size[j];
+            if (bj < 0) { bj = j; continue; }
+            int b = idx[bj], ti = totals ? totals[i] : 0, tb = totals ? totals[b] : 0;
+            if (size[j] > size[bj] || (size[j] == size[bj] && (ti < tb || (ti == tb && T->card[i] < T->card[b]))))
+                bj = j;
+        }
+        return idx[bj];
+    }
     for (int q = 0; q < k; q++) {
         int j = order[q], i = idx[j];
         u64 after = hand & ~(1ULL << T->card[i]);
@@ -185,13 +197,13 @@ static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx,
 
 /* lexsort((cards, -accept, dist)) of greedy.discard_table: the smallest distance, then the most acceptance
  * (counted only when at least two discards tie for the smallest distance, as in Python), then the lowest id. */
-int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out) {
+int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out, int lite) {
     table_t T;
     discard_best(hand, meld, unseen, allowed, &T);
     int idx[N_CARDS], k = 0;
     for (int i = 0; i < T.n; i++)
         if (T.dist[i] == T.best) idx[k++] = i;
-    int bi = k == 0 ? -1 : k == 1 ? idx[0] : tie_break(hand, meld, unseen, &T, idx, k, NULL);
+    int bi = k == 0 ? -1 : k == 1 ? idx[0] : tie_break(hand, meld, unseen, &T, idx, k, NULL, lite);
     if (dist_out) *dist_out = bi < 0 ? 127 : T.dist[bi];
     return bi < 0 ? -1 : T.card[bi];
 }
@@ -231,11 +243,11 @@ static int greedy_claim(const bot_view_t *v, const rules_t *R) {
     return best_a;
 }
 
-int bot_greedy(const bot_view_t *v, const rules_t *R) {
+int bot_greedy(const bot_view_t *v, const rules_t *R, int lite) {
     if (v->mask >> RON_A & 1) return RON_A;
     if (v->mask >> TSUMO_A & 1) return TSUMO_A;
     if (v->mask >> PASS_A & 1) return greedy_claim(v, R);
-    return bot_best_discard(v->hand, v->meld, v->unseen, v->mask & REAL, NULL);
+    return bot_best_discard(v->hand, v->meld, v->unseen, v->mask & REAL, NULL, lite);
 }
 
 /* ---------------------------------------------------------------- defensive (defensive.py) */
@@ -255,7 +267,7 @@ static int danger(int c, u64 unseen, u64 theirs) {
     return pair + up + down + mid;
 }
 
-static int defensive_discard(const bot_view_t *v) {
+static int defensive_discard(const bot_view_t *v, int lite) {
     table_t T;
     discard_best(v->hand, v->meld, v->unseen, v->mask & REAL, &T);
     int P = v->P, threat[MAXP] = {0}, any = 0;
@@ -292,18 +304,23 @@ static int defensive_discard(const bot_view_t *v) {
     int idx[N_CARDS], k = 0, bi = -1;
     for (int i = 0; i < T.n; i++)
         if (keys[i] == kmin && T.dist[i] == dmin) idx[k++] = i;
-    if (k >= 2 && T.tied >= 2 && dmin == T.best) bi = tie_break(v->hand, v->meld, v->unseen, &T, idx, k, totals);
+    if (k >= 2 && T.tied >= 2 && dmin == T.best) bi = tie_break(v->hand, v->meld, v->unseen, &T, idx, k, totals, lite);
     else /* no counts (all 0, as in Python): the smallest total, then the lowest card */
         for (int j = 0; j < k; j++)
             if (bi < 0 || totals[idx[j]] < totals[bi]) bi = idx[j];
     return bi < 0 ? -1 : T.card[bi];
 }
 
-int bot_defensive(const bot_view_t *v, const rules_t *R) {
+int bot_defensive(const bot_view_t *v, const rules_t *R, int lite) {
     if (v->mask >> RON_A & 1) return RON_A;
     if (v->mask >> TSUMO_A & 1) return TSUMO_A;
     if (v->mask >> PASS_A & 1) return greedy_claim(v, R);
-    return defensive_discard(v);
+    return defensive_discard(v, lite);
+}
+
+int bot_view_act(const bot_view_t *v, const rules_t *R, int code) {
+    int lite = code == BOT_GREEDY_LITE || code == BOT_DEFENSIVE_LITE;
+    return code == BOT_DEFENSIVE || code == BOT_DEFENSIVE_LITE ? bot_defensive(v, R, lite) : bot_greedy(v, R, lite);
 }
 
 /* ---------------------------------------------------------------- random */
@@ -333,7 +350,7 @@ int bot_act_record(const game_t *g, const rules_t *R, int code, u64 *rng) {
     bot_view_t v;
     bot_view_record(g, R, &v);
     if (code == BOT_ORACLE) return bot_oracle(g, R, &v);
-    return code == BOT_DEFENSIVE ? bot_defensive(&v, R) : bot_greedy(&v, R);
+    return bot_view_act(&v, R, code);
 }
 
 /* ---------------------------------------------------------------- oracle (agents/oracle.py), CHEATING */
@@ -356,5 +373,5 @@ int bot_oracle(const game_t *g, const rules_t *R, const bot_view_t *v) {
     if (v->mask >> TSUMO_A & 1) return TSUMO_A;
     if (v->mask >> PASS_A & 1) return greedy_claim(v, R);
     u64 legal = v->mask & REAL, safe = legal & ~ron_discards(g, R, legal);
-    return bot_best_discard(v->hand, v->meld, v->unseen, safe ? safe : legal, NULL);
+    return bot_best_discard(v->hand, v->meld, v->unseen, safe ? safe : legal, NULL, 0);
 }

@@ -9,8 +9,13 @@
 #define MELD8_BOTS_H
 #include "_engine.h"
 
-/* BOT_ORACLE reads the other seats' hands in the record (CHEATING; records only, never observations) */
-enum { BOT_RANDOM = 0, BOT_GREEDY = 1, BOT_DEFENSIVE = 2, BOT_ORACLE = 3, BOT_N = 4 };
+/* BOT_ORACLE reads the other seats' hands in the record (CHEATING; records only, never observations). The _LITE
+ * policies are greedy / defensive with a cheap tie-break where the tied discards leave two or more cards to win:
+ * the size of each one's acceptance pool (live neighbours and the Joker, an upper bound of the count) instead of
+ * the exact count; the search's rollouts can afford more worlds with them (twins: agents/greedy.py, defensive.py
+ * with lite=True) */
+enum { BOT_RANDOM = 0, BOT_GREEDY = 1, BOT_DEFENSIVE = 2, BOT_ORACLE = 3, BOT_GREEDY_LITE = 4, BOT_DEFENSIVE_LITE = 5,
+       BOT_N = 6 };
 
 typedef struct {
     int P;
@@ -28,9 +33,11 @@ void bot_view_record(const game_t *g, const rules_t *R, bot_view_t *v);
  * 64-byte legal-action mask (nonzero byte = legal) */
 void bot_view_obs(const uint8_t *obs, const uint8_t *mask64, const rules_t *R, bot_view_t *v);
 
-/* greedy / defensive decision (-1 when nothing is legal, as the Python twins) */
-int bot_greedy(const bot_view_t *v, const rules_t *R);
-int bot_defensive(const bot_view_t *v, const rules_t *R);
+/* greedy / defensive decision (-1 when nothing is legal, as the Python twins); lite: the _LITE tie-break */
+int bot_greedy(const bot_view_t *v, const rules_t *R, int lite);
+int bot_defensive(const bot_view_t *v, const rules_t *R, int lite);
+/* the decision of a view-reading policy (greedy, defensive and their _LITE variants) */
+int bot_view_act(const bot_view_t *v, const rules_t *R, int code);
 /* uniformly random legal action from a splitmix64 state (advanced); 0 when nothing is legal */
 int bot_random_rng(u64 mask, u64 *rng);
 /* agents/random_agent.py: a seeded hash of the observation picks among the legal actions */
@@ -45,5 +52,5 @@ int bot_oracle(const game_t *g, const rules_t *R, const bot_view_t *v);
 
 /* best discard of greedy (smallest distance, then most acceptance, then lowest id) among `allowed`;
  * returns the card (-1 if allowed is empty) and its distance (127 when none) */
-int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out);
+int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out, int lite);
 #endif

@@ -574,7 +574,7 @@ static PyObject *py_act_obs(PyObject *self, PyObject *args) {
         }
         bot_view_t v;
         bot_view_obs(ob, mk, &R, &v);
-        out[i] = code == BOT_DEFENSIVE ? bot_defensive(&v, &R) : bot_greedy(&v, &R);
+        out[i] = bot_view_act(&v, &R, code);
     }
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&bm); PyBuffer_Release(&bob); PyBuffer_Release(&bo);
