@@ -36,7 +36,8 @@ def test_generate_records_the_searched_decisions(parts):
 
     data, info = load_data([parts])
     n = len(data["actions"])
-    assert info == {"spec": SMALL, "seeds": {3: 3}, "decisions": n, "files": 2}
+    assert info == {"spec": SMALL, "seeds": {3: 3}, "decisions": n, "files": 2, "gamma": 0.995, "without_returns": []}
+    assert data["returns"].shape == (n,) and np.isfinite(data["returns"]).all() and data["returns"].std() > 0
     assert n > 10 and data["obs"].shape == (n, 1017) and data["masks"][np.arange(n), data["actions"]].all()
     assert (data["masks"].sum(axis=1) > 1).all()  # forced moves are not training data
     assert (np.diff(data["game"]) >= 0).all() and set(data["game"].tolist()) == {0, 1, 2}
@@ -83,8 +84,8 @@ def test_rerun_resumes_and_regenerates_only_missing_parts(parts, tmp_path):
 def _write(path, arrays, **meta):
     from training.distill_data import save_part
 
-    base = {"spec": SMALL, "seed": 3, "first": 0, "games": 2} | meta
-    save_part(path, arrays, base["spec"], base["seed"], base["first"], base["games"])
+    base = {"spec": SMALL, "seed": 3, "first": 0, "games": 2, "gamma": 0.995} | meta
+    save_part(path, arrays, base["spec"], base["seed"], base["first"], base["games"], base["gamma"])
 
 
 def test_load_data_refuses_bad_files_in_one_line(parts, tmp_path):
@@ -114,6 +115,104 @@ def test_load_data_refuses_bad_files_in_one_line(parts, tmp_path):
     _write(tmp_path / "out_of_range.npz", arrays, first=100)
     with pytest.raises(DistillDataError, match="game ids must lie in 100"):
         load_data([tmp_path / "out_of_range.npz"])
+
+
+def test_returns_are_the_seats_score_change_to_the_end_of_the_game():
+    """With gamma 1 a decision's return is the search seat's final score (bonus included) minus its score at
+    that decision, / 10,000: checked against the scores of the same game played again (a search decision is a
+    pure function of its seed and information set, so it replays), not against the reward stream generate
+    sums."""
+    from agents import search_backend as sb
+    from agents.registry import load_agent
+    from meld8_env.codes import Phase
+    from meld8_env.engine.records import observe_records, start_records, step_records
+    from training.distill import generate
+
+    seed, g = 4, 1
+    data = generate(SMALL, 1, seed, RULES, batch=1, first=g, gamma=1.0)
+    P = RULES.num_players
+    me = g % P
+    search = load_agent(SMALL, RULES, seed)
+    opps = {(me + 1) % P: load_agent("defensive", RULES, seed + 1), (me + 2) % P: load_agent("greedy", RULES, seed + 2)}
+    recs = start_records(RULES, np.array([seed * 100_003 + g], np.uint64))
+    at_decision = []
+    while recs["phase"][0] != Phase.OVER:
+        obs, masks = observe_records(RULES, recs)
+        seat = int(recs["acting"][0])
+        if seat == me:
+            act = search.act_batch(obs, masks, infosets=[sb.infoset_of(recs[0], me, RULES)])
+            if masks[0].sum() > 1:
+                at_decision.append(int(recs["scores"][0, me]))
+        else:
+            act = opps[seat].act_batch(obs, masks)
+        step_records(RULES, recs, act)
+    want = (int(recs["final_scores"][0, me]) - np.array(at_decision)) / 10_000
+    assert len(want) == len(data["returns"]) > 5
+    np.testing.assert_allclose(data["returns"], want, atol=1e-5)
+    assert len(set(np.round(want, 4))) > 1  # a hand ended between decisions: the returns are not all one number
+
+
+def test_discounted_returns_discount_per_step():
+    from training.distill import discounted_returns
+
+    np.testing.assert_allclose(discounted_returns([1.0, 0.0, 2.0], 0.5), [1.5, 1.0, 2.0])
+    assert discounted_returns([], 0.9).shape == (0,)
+
+
+def test_parts_without_returns_load_but_value_training_refuses_them(parts, tmp_path, capsys):
+    """A part from before the returns were recorded (no returns, no gamma) still loads, with NaN returns;
+    ``--value-coef`` refuses it in one line naming it, and returns without their gamma (or not finite) are
+    refused."""
+    from training.distill import main
+    from training.distill_data import ARRAYS, DistillDataError, load_data, read_part
+
+    arrays, _ = read_part(parts / "part_3_00000000.npz")
+    old = tmp_path / "old" / "part_3_00000000.npz"
+    old.parent.mkdir()
+    np.savez(old, **{k: arrays[k] for k in ARRAYS if k != "returns"}, spec=np.array(SMALL),
+             seed=np.array(3), first=np.array(0), games=np.array(2))  # fmt: skip
+    data, info = load_data([old])
+    assert np.isnan(data["returns"]).all() and info["gamma"] is None and info["without_returns"] == [str(old)]
+    with pytest.raises(SystemExit):
+        main(["train", "--data", str(old), "--value-coef", "0.5", "--out", str(tmp_path / "v.zip")])
+    err = capsys.readouterr().err
+    assert "--value-coef needs Monte-Carlo returns" in err and str(old) in err
+    assert not (tmp_path / "v.zip").exists()
+    half = tmp_path / "half.npz"
+    np.savez(half, **arrays, spec=np.array(SMALL), seed=np.array(3), first=np.array(0), games=np.array(2))
+    with pytest.raises(DistillDataError, match="returns and gamma come together"):
+        load_data([half])
+    _write(tmp_path / "inf.npz", dict(arrays, returns=np.full(len(arrays["returns"]), np.inf, np.float32)))
+    with pytest.raises(DistillDataError, match="returns must be"):
+        load_data([tmp_path / "inf.npz"])
+    _write(tmp_path / "g.npz", arrays, gamma=0.9, seed=8)
+    with pytest.raises(DistillDataError, match="different discounts"):
+        load_data([parts, tmp_path / "g.npz"])
+
+
+def test_value_coef_fits_the_value_head_and_zero_leaves_it_alone(parts):
+    import torch
+
+    from agents.registry import shipped_baseline
+    from training.distill import train
+    from training.distill_data import load_data
+
+    data, _ = load_data([parts])
+    x = torch.as_tensor(data["obs"], dtype=torch.float32)
+
+    def mse(policy) -> float:
+        with torch.no_grad():
+            return float(((policy.predict_values(x).squeeze(-1) - torch.as_tensor(data["returns"])) ** 2).mean())
+
+    init = str(shipped_baseline())
+    base, _, _ = train(data, init, RULES, 0, 1e-3, 0)
+    fitted, _, curve = train(data, init, RULES, 3, 1e-3, 0, value_coef=1.0)
+    assert mse(fitted) < 0.5 * mse(base)
+    assert all("heldout_value_ev" in c for c in curve)
+    plain, _, _ = train(data, init, RULES, 1, 1e-3, 0, value_coef=0.0)
+    sd0, sd1 = base.state_dict(), plain.state_dict()
+    value_keys = [k for k in sd0 if k.startswith("value_net")]
+    assert value_keys and all(torch.equal(sd0[k], sd1[k]) for k in value_keys)
 
 
 def test_value_regret_scores_picks_by_the_search_values():

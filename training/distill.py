@@ -20,9 +20,13 @@ that played it).
 (``--soft 0``: plain imitation). The last 5 % of the games are held out: agreement with the search's action
 and its log-loss per epoch go into the metadata and a learning-curve PNG beside the zip. It writes a
 checkpoint that loads with ``ppo:PATH`` (the init's zip with the new ``policy.pth``, without the init's
-optimizer state, and metadata naming the teacher, the data's seeds and size, and the command). The value
-head is not trained (only the policy is distilled; a PPO fine-tune would have to re-fit it first).
-Deterministic under ``--seed``.
+optimizer state, and metadata naming the teacher, the data's seeds and size, and the command).
+Monte-Carlo returns: ``generate`` records each decision's return (the search seat's engine-credited
+``points`` rewards to the end of the game, discounted by ``--gamma`` per decision of that seat, 0.995 as in
+the ppo recipe), and ``train --value-coef C`` adds C times the value head's squared error against them, so
+the checkpoint's critic starts fitted to the returns of the teacher's games; with
+the default 0 the value head is left as it was. Every epoch reports the value head's held-out explained
+variance of the returns either way. Deterministic under ``--seed``.
 """
 
 from __future__ import annotations
@@ -46,9 +50,22 @@ from meld8_env.engine.records import observe_records, start_records, step_record
 from meld8_env.rules import RuleConfig
 from training.distill_data import DistillDataError, load_data, part_path, read_part, save_part
 
+GAMMA = 0.995
+"""The discount of the Monte-Carlo returns: the shipped ppo recipe's (configs/train/ppo_vs_bots.yaml)."""
+
+
+def discounted_returns(step_rewards: list[float], gamma: float) -> np.ndarray:
+    """G[k] = sum over j >= k of gamma^(j - k) * step_rewards[j]: the Monte-Carlo return of each learner step."""
+    out = np.zeros(len(step_rewards))
+    acc = 0.0
+    for k in range(len(step_rewards) - 1, -1, -1):
+        acc = step_rewards[k] + gamma * acc
+        out[k] = acc
+    return out
+
 
 def generate(
-    spec: str, games: int, seed: int, rules: RuleConfig, batch: int = 64, first: int = 0
+    spec: str, games: int, seed: int, rules: RuleConfig, batch: int = 64, first: int = 0, gamma: float = GAMMA
 ) -> dict[str, np.ndarray]:
     """Decisions of the search seat (module docstring) from games ``first .. first + games - 1``.
 
@@ -57,20 +74,28 @@ def generate(
     information set, so the data of a game does not depend on which call (chunk) played it: chunks
     concatenate to exactly the data of one long call (tests/test_distill.py checks it). Arrays: ``obs``
     (N, 1017) uint8 augmented observations, ``masks`` (N, 64) bool, ``actions`` (N,) int64, ``values``
-    (N, 64) float32 per-candidate mean leaf values (NaN off the candidates), ``game`` (N,) int64.
+    (N, 64) float32 per-candidate mean leaf values (NaN off the candidates), ``game`` (N,) int64, and
+    ``returns`` (N,) float32: the Monte-Carlo return of the decision, the search seat's rewards from it to the
+    end of the game as the engine credits them (``reward="points"``: points / 10,000 per hand and the
+    placement bonus, as PPO's single-seat face sees them), discounted by ``gamma`` per decision of that seat
+    (forced ones included, as in PPO, where each of the learner's decisions is a step).
     """
     from meld8_env.features import augment
 
     P = rules.num_players
     search = load_agent(spec, rules, seed)
     opps = [load_agent("defensive", rules, seed + 1), load_agent("greedy", rules, seed + 2)]
-    obs_l, mask_l, act_l, val_l, game_l = [], [], [], [], []
+    obs_l, mask_l, act_l, val_l, game_l, ret_l = [], [], [], [], [], []
     done = first
     while done < first + games:
         n = min(batch, first + games - done)
         ids = np.arange(done, done + n, dtype=np.int64)
         recs = start_records(rules, (seed * 100_003 + ids).astype(np.uint64))
         me = ids % P  # the search seat, rotated
+        # per record: the search seat's reward in each of its steps (a step runs from its decision to its next),
+        # and (record, step) of every recorded decision, in the order they were recorded
+        step_rewards: list[list[float]] = [[] for _ in range(n)]
+        recorded: list[tuple[int, int]] = []
         while (recs["phase"] != Phase.OVER).any():
             live = recs["phase"] != Phase.OVER
             acting = recs["acting"].astype(np.int64)
@@ -83,9 +108,12 @@ def generate(
                 # still learns from the honest observation only
                 extra = {"records": recs[rows]} if wants_records(search) else {}
                 acts[rows] = search.act_batch(obs[rows], masks[rows], infosets=infos, **extra)
+                for r in rows.tolist():
+                    step_rewards[r].append(0.0)
                 keep = [k for k, r in enumerate(rows.tolist()) if masks[r].sum() > 1]
                 if keep:
                     kr = rows[keep]
+                    recorded += [(int(r), len(step_rewards[r]) - 1) for r in kr.tolist()]
                     obs_l.append(augment(obs[kr], masks[kr], rules))
                     mask_l.append(masks[kr].copy())
                     act_l.append(acts[kr].copy())
@@ -100,7 +128,13 @@ def generate(
                 orow = np.flatnonzero(live & (acting == (me + 1 + j) % P))
                 if orow.size:
                     acts[orow] = opp.act_batch(obs[orow], masks[orow])
-            step_records(rules, recs, acts)
+            step_records(rules, recs, acts, reward="points")
+            gained = recs["rewards"][np.arange(n), me]  # this step's reward of the search seat (engine-credited)
+            for r in np.flatnonzero(live).tolist():
+                if step_rewards[r]:  # nothing is credited before the seat's first decision
+                    step_rewards[r][-1] += float(gained[r])
+        returns = [discounted_returns(sr, gamma) for sr in step_rewards]
+        ret_l.append(np.array([returns[r][k] for r, k in recorded], np.float32))
         done += n
     data = {
         "obs": np.concatenate(obs_l),
@@ -108,6 +142,7 @@ def generate(
         "actions": np.concatenate(act_l),
         "values": np.concatenate(val_l),
         "game": np.concatenate(game_l),
+        "returns": np.concatenate(ret_l),
     }
     # games are played in batches, so decisions interleave across games: order them by game (stable in time)
     order = np.argsort(data["game"], kind="stable")
@@ -122,9 +157,11 @@ def generate_parts(
     folder: Path,
     chunk: int = 64,
     log: Callable[[str], None] = print,
+    gamma: float = GAMMA,
 ) -> list[Path]:
     """Generate games ``0 .. games - 1`` of ``seed`` into ``folder`` one part per ``chunk`` games, skipping
-    parts already written by the same teacher (a part by another teacher is refused: no mixed data)."""
+    parts already written by the same teacher with the same discount (a part by another teacher, or with
+    other returns, is refused: no mixed data)."""
     folder = Path(folder)
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
@@ -133,13 +170,16 @@ def generate_parts(
         paths.append(path)
         if path.exists():
             arrays, meta = read_part(path)
-            if meta != {"spec": spec, "seed": seed, "first": first, "games": n}:
-                raise DistillDataError(f"{path}: holds {meta}, not spec={spec!r} seed={seed} first={first} games={n}")
+            if meta != {"spec": spec, "seed": seed, "first": first, "games": n, "gamma": gamma}:
+                raise DistillDataError(
+                    f"{path}: holds {meta}, not spec={spec!r} seed={seed} first={first} games={n} gamma={gamma} "
+                    "(gamma None: a part made before the returns were recorded; generate into a new folder)"
+                )
             total += len(arrays["actions"])
             log(f"{path.name}: already there ({len(arrays['actions'])} decisions), skipped")
             continue
-        data = generate(spec, n, seed, rules, batch=chunk, first=first)
-        save_part(path, data, spec, seed, first, n)
+        data = generate(spec, n, seed, rules, batch=chunk, first=first, gamma=gamma)
+        save_part(path, data, spec, seed, first, n, gamma)
         made_games += n
         total += len(data["actions"])
         rate = made_games / max(time.time() - t0, 1e-9)
@@ -201,6 +241,17 @@ def value_regret(picks: np.ndarray, values: np.ndarray) -> dict[str, float]:
     return {"heldout_regret": float(regret), "heldout_off_candidates": float(1 - on.mean())}
 
 
+def value_fit(pred: np.ndarray, target: np.ndarray) -> dict[str, float]:
+    """How well value predictions (N,) fit Monte-Carlo returns (N,): ``heldout_value_mse`` and
+    ``heldout_value_ev``, the explained variance 1 - Var(target - pred) / Var(target) (1 = perfect, 0 = no
+    better than a constant, negative = worse); NaN when the returns are missing."""
+    if not len(target) or np.isnan(target).any():
+        return {"heldout_value_mse": float("nan"), "heldout_value_ev": float("nan")}
+    var = float(np.var(target))
+    ev = 1.0 - float(np.var(target - pred)) / var if var > 0 else float("nan")
+    return {"heldout_value_mse": float(np.mean((target - pred) ** 2)), "heldout_value_ev": ev}
+
+
 def train(
     data: dict[str, np.ndarray],
     init: str,
@@ -211,37 +262,49 @@ def train(
     soft: float = 0.0,
     temp: float = 0.1,
     batch: int = 512,
+    value_coef: float = 0.0,
 ) -> tuple:
     """(policy, metadata, curve): the network of ``init`` trained on ``data`` (cross-entropy of the masked
-    policy against :func:`soft_targets`), and per epoch (0 = before training) the held-out agreement of
-    its deterministic action with the search's action, the held-out log-loss of the search's action, and
-    the mean training loss. Deterministic under ``seed`` (torch and the shuffles are seeded)."""
+    policy against :func:`soft_targets`, plus ``value_coef`` times the squared error of its value head against
+    the Monte-Carlo returns), and per epoch (0 = before training) the held-out agreement of its deterministic
+    action with the search's action, the held-out log-loss of the search's action, the regret by the search's
+    values, the value head's fit to the returns (:func:`value_fit`), and the mean training loss.
+    ``value_coef=0`` leaves the value head's weights alone. Deterministic under ``seed`` (torch and the
+    shuffles are seeded)."""
     import torch
 
     from agents.networks import load_policy
 
+    obs, masks, acts, returns = data["obs"], data["masks"], data["actions"], data["returns"]
+    if value_coef > 0 and np.isnan(returns).any():
+        raise ValueError(
+            f"value_coef > 0 needs Monte-Carlo returns, and {int(np.isnan(returns).sum())} decisions have none "
+            "(parts made before they were recorded): regenerate them, or train with value_coef 0"
+        )
     policy, meta = load_policy(init, rules)
-    obs, masks, acts = data["obs"], data["masks"], data["actions"]
     target = soft_targets(acts, data["values"], soft, temp)
     train_idx, val_idx = heldout_split(data)
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
-    opt = torch.optim.Adam(policy.parameters(), lr=lr)
+    opt = torch.optim.Adam(policy.parameters(), lr=lr)  # with value_coef 0 the value head gets no gradient
 
     def heldout() -> dict[str, float]:
         policy.set_training_mode(False)
-        picks, nll = [], 0.0
+        picks, vals, nll = [], [], 0.0
         with torch.no_grad():
             for start in range(0, len(val_idx), 4096):
                 b = val_idx[start : start + 4096]
-                dist = policy.get_distribution(torch.as_tensor(obs[b], dtype=torch.float32), action_masks=masks[b])
+                x = torch.as_tensor(obs[b], dtype=torch.float32)
+                dist = policy.get_distribution(x, action_masks=masks[b])
                 picks.append(dist.get_actions(deterministic=True).numpy())
                 nll -= float(dist.log_prob(torch.as_tensor(acts[b])).sum())
+                vals.append(policy.predict_values(x).numpy().ravel())
         pick = np.concatenate(picks)
         return {
             "heldout_agreement": float((pick == acts[val_idx]).mean()),
             "heldout_nll": nll / len(val_idx),
             **value_regret(pick, data["values"][val_idx]),
+            **value_fit(np.concatenate(vals), returns[val_idx]),
         }
 
     curve = [{"epoch": 0, **heldout(), "train_loss": None}]
@@ -251,9 +314,13 @@ def train(
         total = 0.0
         for start in range(0, len(train_idx), batch):
             b = train_idx[start : start + batch]
-            dist = policy.get_distribution(torch.as_tensor(obs[b], dtype=torch.float32), action_masks=masks[b])
+            x = torch.as_tensor(obs[b], dtype=torch.float32)
+            dist = policy.get_distribution(x, action_masks=masks[b])
             logp = torch.log_softmax(dist.distribution.logits, dim=-1)  # masked: illegal logits are -1e8
             loss = -(torch.as_tensor(target[b]) * logp).sum(dim=-1).mean()
+            if value_coef > 0:
+                err = policy.predict_values(x).squeeze(-1) - torch.as_tensor(returns[b])
+                loss = loss + value_coef * (err**2).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -264,14 +331,15 @@ def train(
 
 
 def plot_curve(curve: list[dict], path: Path, title: str) -> Path:
-    """The learning curve PNG: held-out agreement with the search, log-loss and value regret by epoch."""
+    """The learning curve PNG: held-out agreement with the search, log-loss, value regret and the value
+    head's explained variance of the returns, by epoch."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ep = [c["epoch"] for c in curve]
-    fig, (a, b, c3) = plt.subplots(1, 3, figsize=(14, 4))
+    fig, (a, b, c3, c4) = plt.subplots(1, 4, figsize=(18, 4))
     a.plot(ep, [c["heldout_agreement"] for c in curve], marker="o")
     a.set_title("held-out agreement with the search (higher is better)")
     a.set_xlabel("epoch (0 = the init checkpoint)")
@@ -283,6 +351,9 @@ def plot_curve(curve: list[dict], path: Path, title: str) -> Path:
     c3.plot(ep, [c["heldout_regret"] for c in curve], marker="o")
     c3.set_title("held-out regret by the search's values (placement)")
     c3.set_xlabel("epoch")
+    c4.plot(ep, [c["heldout_value_ev"] for c in curve], marker="o")
+    c4.set_title("value head: explained variance of the returns")
+    c4.set_xlabel("epoch")
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -321,6 +392,7 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--seed", type=int, default=31)
     g.add_argument("--chunk", type=int, default=64, help="games per part file (and per batch)")
     g.add_argument("--out", required=True, help="folder of part files; rerunning the command resumes")
+    g.add_argument("--gamma", type=float, default=GAMMA, help="discount of the recorded returns, per decision")
     t = sub.add_parser("train", help="train a checkpoint on generated parts (files and/or folders, merged)")
     t.add_argument("--data", required=True, nargs="+", help="part files or folders of them (one teacher)")
     t.add_argument("--init", default=None, help="checkpoint to start from (default: the shipped ppo)")
@@ -330,18 +402,28 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--soft", type=float, default=0.0, help="weight of the softmax of the search's values (0..1)")
     t.add_argument("--temp", type=float, default=0.1, help="softmax temperature in placement units (> 0)")
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--value-coef", type=float, default=0.0,
+                   help="weight of the value head's squared error against the returns (0: untouched)")  # fmt: skip
     t.add_argument("--out", required=True, help="the checkpoint zip; its learning curve goes beside it (.png)")
     args = ap.parse_args(argv)
     rules = RuleConfig()
     if args.cmd == "generate":
         if args.games < 1 or args.chunk < 1:
             ap.error(f"--games and --chunk must be >= 1, got {args.games} and {args.chunk}")
+        if not 0 < args.gamma <= 1:
+            ap.error(f"--gamma must be in (0, 1], got {args.gamma}")
         t0 = time.time()
-        paths = generate_parts(args.spec, args.games, args.seed, rules, Path(args.out), args.chunk)
+        try:
+            folder = Path(args.out)
+            paths = generate_parts(args.spec, args.games, args.seed, rules, folder, args.chunk, gamma=args.gamma)
+        except DistillDataError as exc:
+            ap.error(str(exc))
         print(f"{args.out}: {len(paths)} parts, {args.games} games of seed {args.seed} in {time.time() - t0:.0f} s")
         return
     if args.epochs < 0 or args.lr <= 0 or args.batch < 1 or not 0 <= args.soft <= 1 or args.temp <= 0:
         ap.error("need --epochs >= 0, --lr > 0, --batch >= 1, --soft in 0..1 and --temp > 0")
+    if not args.value_coef >= 0:
+        ap.error(f"--value-coef must be >= 0, got {args.value_coef}")
     out = Path(args.out)
     if out.suffix != ".zip":
         ap.error(f"--out {out}: name a .zip (the checkpoint)")
@@ -350,8 +432,14 @@ def main(argv: list[str] | None = None) -> None:
         data, info = load_data(args.data)
     except DistillDataError as exc:
         ap.error(str(exc))
+    if args.value_coef > 0 and info["without_returns"]:
+        ap.error(f"--value-coef needs Monte-Carlo returns; {len(info['without_returns'])} parts have none (made "
+                 f"before they were recorded), e.g. {info['without_returns'][0]}: regenerate them or use "
+                 "--value-coef 0")  # fmt: skip
     t0 = time.time()
-    policy, meta, curve = train(data, init, rules, args.epochs, args.lr, args.seed, args.soft, args.temp, args.batch)
+    policy, meta, curve = train(
+        data, init, rules, args.epochs, args.lr, args.seed, args.soft, args.temp, args.batch, args.value_coef
+    )
     png = plot_curve(curve, out.with_name(out.stem + "_learning_curve.png"),
                      f"{out.name}: {info['decisions']} decisions of {info['spec']}, soft={args.soft}")  # fmt: skip
     extra = {
@@ -361,6 +449,7 @@ def main(argv: list[str] | None = None) -> None:
             "decisions": info["decisions"],
             "games_by_seed": {str(k): v for k, v in info["seeds"].items()},
             "opponents": ["defensive", "greedy"],
+            "returns_gamma": info["gamma"],
         },
         "train": {
             "epochs": args.epochs,
@@ -368,6 +457,7 @@ def main(argv: list[str] | None = None) -> None:
             "batch": args.batch,
             "soft": args.soft,
             "temp": args.temp,
+            "value_coef": args.value_coef,
             "seed": args.seed,
             "seconds": round(time.time() - t0),
         },
@@ -379,7 +469,7 @@ def main(argv: list[str] | None = None) -> None:
     for c in curve:
         print(f"epoch {c['epoch']}: held-out agreement {c['heldout_agreement']:.4f}, log-loss "
               f"{c['heldout_nll']:.4f}, regret {c['heldout_regret']:.4f}, off candidates "
-              f"{c['heldout_off_candidates']:.3f}")  # fmt: skip
+              f"{c['heldout_off_candidates']:.3f}, value EV {c['heldout_value_ev']:.3f}")  # fmt: skip
     print(f"{out}: {info['decisions']} decisions of {info['spec']}; curve {png}")
 
 

@@ -1,14 +1,16 @@
 """Distillation data on disk: part files (written whole), and checked loading / merging of parts.
 
-A *part* is one ``.npz`` (``part_<seed>_<first>.npz``) holding the decisions of games ``first ..
-first + games - 1`` of one generate seed (arrays of ``training.distill.generate``: ``obs`` (N, W) uint8,
-``masks`` (N, 64) bool, ``actions`` (N,) int, ``values`` (N, 64) float32, ``game`` (N,) int) plus the
-scalars ``spec`` (the teacher), ``seed``, ``first``, ``games``. :func:`save_part` writes one whole via a
-temporary file (a killed run leaves no half part); ``training.distill.generate_parts`` writes a folder of
-them and resumes by skipping those already there. :func:`load_data` reads files and/or folders of parts,
-checks every array (the files are input from outside: hostile until checked) and concatenates them
-ordered by (seed, game); mixing teachers or holding one game twice is refused. The result adds ``seed``
-(N,) so held-out splits can be made by game.
+A *part* is one ``.npz`` (``part_<seed>_<first>.npz``) holding the decisions of games ``first .. first + games
+- 1`` of one generate seed (arrays of ``training.distill.generate``: ``obs`` (N, W) uint8, ``masks`` (N, 64)
+bool, ``actions`` (N,) int, ``values`` (N, 64) float32, ``game`` (N,) int, ``returns`` (N,) float32) plus the
+scalars ``spec`` (the teacher), ``seed``, ``first``, ``games`` and ``gamma`` (the returns' discount). Parts
+written before the returns were recorded lack ``returns`` and ``gamma``: they load with NaN returns and
+``gamma`` None (value training then refuses them, ``training.distill.train``). :func:`save_part` writes one
+whole via a temporary file (a killed run leaves no half part); ``training.distill.generate_parts`` writes a
+folder of them and resumes by skipping those already there. :func:`load_data` reads files and/or folders of
+parts, checks every array (the files are input from outside: hostile until checked) and concatenates them
+ordered by (seed, game); mixing teachers or holding one game twice is refused. The result adds ``seed`` (N,)
+so held-out splits can be made by game.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-ARRAYS = ("obs", "masks", "actions", "values", "game")
+ARRAYS = ("obs", "masks", "actions", "values", "game", "returns")
 SCALARS = ("spec", "seed", "first", "games")
+OPTIONAL = ("returns", "gamma")  # absent from parts made before the Monte-Carlo returns were recorded
 NUM_ACTIONS = 64
 
 
@@ -31,7 +34,9 @@ def part_path(folder: Path, seed: int, first: int) -> Path:
     return Path(folder) / f"part_{seed}_{first:08d}.npz"
 
 
-def save_part(path: Path, data: dict[str, np.ndarray], spec: str, seed: int, first: int, games: int) -> None:
+def save_part(
+    path: Path, data: dict[str, np.ndarray], spec: str, seed: int, first: int, games: int, gamma: float
+) -> None:
     """Write one part atomically (a temporary file renamed into place)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,6 +48,7 @@ def save_part(path: Path, data: dict[str, np.ndarray], spec: str, seed: int, fir
         seed=np.array(seed, np.int64),
         first=np.array(first, np.int64),
         games=np.array(games, np.int64),
+        gamma=np.array(gamma, np.float64),
     )
     tmp.replace(path)
 
@@ -52,20 +58,32 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as z:
-            missing = [k for k in ARRAYS + SCALARS if k not in z.files]
+            missing = [k for k in ARRAYS + SCALARS if k not in z.files and k not in OPTIONAL]
             if missing:
                 raise DistillDataError(f"{path}: not a distillation part, missing {', '.join(missing)}")
-            arrays = {k: z[k] for k in ARRAYS}
-            raw = {k: z[k] for k in SCALARS}
+            if ("returns" in z.files) != ("gamma" in z.files):
+                raise DistillDataError(f"{path}: returns and gamma come together (one of them is missing)")
+            arrays = {k: z[k] for k in ARRAYS if k in z.files}
+            raw = {k: z[k] for k in SCALARS + ("gamma",) if k in z.files}
     except DistillDataError:
         raise
     except Exception as exc:  # a truncated or foreign file: one line, not a traceback
         raise DistillDataError(f"{path}: cannot read as .npz ({exc})") from None
     if raw["spec"].dtype.kind != "U" or any(raw[k].dtype.kind not in "iu" or raw[k].ndim for k in SCALARS[1:]):
         raise DistillDataError(f"{path}: spec must be a string and seed/first/games integers")
-    meta = {"spec": str(raw["spec"]), **{k: int(raw[k]) for k in SCALARS[1:]}}
-    obs, masks, acts, vals, game = (arrays[k] for k in ARRAYS)
+    meta = {"spec": str(raw["spec"]), **{k: int(raw[k]) for k in SCALARS[1:]}, "gamma": None}
+    obs, masks, acts, vals, game = (arrays[k] for k in ARRAYS[:5])
     n = len(acts)
+    if "gamma" in raw:
+        gamma, rets = raw["gamma"], arrays["returns"]
+        if gamma.dtype.kind != "f" or gamma.ndim or not 0 < float(gamma) <= 1:
+            raise DistillDataError(f"{path}: gamma must be a float in (0, 1], got {gamma!r}")
+        if rets.shape != (n,) or rets.dtype.kind != "f" or not np.isfinite(rets).all():
+            raise DistillDataError(f"{path}: returns must be ({n},) finite floats, got {rets.shape} {rets.dtype}")
+        meta["gamma"] = float(gamma)
+        arrays["returns"] = rets.astype(np.float32)
+    else:
+        arrays["returns"] = np.full(n, np.nan, np.float32)
     if obs.ndim != 2 or obs.dtype != np.uint8 or len(obs) != n:
         raise DistillDataError(f"{path}: obs must be ({n}, W) uint8, got {obs.shape} {obs.dtype}")
     if masks.shape != (n, NUM_ACTIONS) or masks.dtype != np.bool_:
@@ -119,6 +137,9 @@ def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict
     widths = sorted({a["obs"].shape[1] for a, _, _ in parts})
     if len(widths) > 1:
         raise DistillDataError(f"parts with different observation widths {widths}")
+    gammas = sorted({m["gamma"] for _, m, _ in parts if m["gamma"] is not None})
+    if len(gammas) > 1:
+        raise DistillDataError(f"parts whose returns have different discounts {gammas}; merge one gamma at a time")
     parts.sort(key=lambda p: (p[1]["seed"], p[1]["first"]))
     seen: dict[int, list[tuple[int, int]]] = {}
     for _, m, f in parts:
@@ -131,5 +152,13 @@ def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict
     seeds: dict[int, int] = {}
     for _, m, _ in parts:
         seeds[m["seed"]] = seeds.get(m["seed"], 0) + m["games"]
-    info = {"spec": specs[0], "seeds": seeds, "decisions": int(len(data["actions"])), "files": len(files)}
+    no_returns = [str(f) for _, m, f in parts if m["gamma"] is None]
+    info = {
+        "spec": specs[0],
+        "seeds": seeds,
+        "decisions": int(len(data["actions"])),
+        "files": len(files),
+        "gamma": gammas[0] if gammas else None,
+        "without_returns": no_returns,
+    }
     return data, info
