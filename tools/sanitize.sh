@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [[ "$PY" = /* ]] || PY="$PWD/$PY"  # absolute, without resolving the venv symlink
 ARGS=("$@")
-# plus the engine's wait table, the C bots (and their tie-break with witnesses; the CHEATING oracle policy), the belief sampler's C core, the evaluator's one-search and tie-break acceptance (its per-card count with the drawn card placed first) and one-pass discard table, and the threaded rollout
+# plus the engine's wait table, the C bots (and their tie-break with witnesses; the _lite policies' pool-size tie-break; the CHEATING oracle policy), the belief sampler's C core, the evaluator's one-search and tie-break acceptance (its per-card count with the drawn card placed first) and one-pass discard table, and the threaded rollout
 [ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_boundary_fuzz.py tests/test_fast_engine.py tests/test_engine_surface.py tests/test_wait_table.py
   tests/test_cbots.py::test_one_search_acceptance_equals_per_card_search
   tests/test_cbots.py::test_tiebreak_acceptance_is_exact_above_beat
@@ -17,6 +17,7 @@ ARGS=("$@")
   tests/test_cbots.py::test_discard_table_refuses_bad_input_in_one_line
   "tests/test_cbots.py::test_c_bots_equal_python_twins[3p]"
   "tests/test_cbots.py::test_c_bots_equal_python_twins_on_tie_breaks[3p]"
+  "tests/test_cbots.py::test_lite_bots_change_only_the_far_tie_break[3p]"
   tests/test_cbots.py::test_oracle_refuses_observations
   tests/test_oracle.py::test_oracle_never_deals_in_while_a_safe_discard_exists
   tests/test_cbots.py::test_rollout_deterministic_and_thread_independent
