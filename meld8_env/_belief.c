@@ -25,6 +25,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "hands/_eval.h"
@@ -101,13 +102,25 @@ static PyObject *py_sample(PyObject *self, PyObject *args) {
     Py_buffer b[8];
     PyObject *objs[8] = {ow, op, oh, opp, of, om, oho, owo};
     const Py_ssize_t item[8] = {8, 1, 4, 8, 8, 8, 8, 1};
+    /* the struct-module codes each argument may have (after a byte-order prefix): a float64 where a uint64
+     * belongs has the same size, so the size alone would not catch it */
+    static const char *const kinds[8] = {"LQ", "b", "il", "d", "LQ", "LQ", "LQ", "b"};
+    static const char *const names[8] = {"uint64", "int8", "int32", "float64", "uint64", "uint64", "uint64", "int8"};
     int held = 0;
     for (; held < 8; held++) {
-        int flags = (held == 0 || held >= 6) ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS;
+        int flags = PyBUF_FORMAT | ((held == 0 || held >= 6) ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS);
         if (PyObject_GetBuffer(objs[held], &b[held], flags) < 0) goto fail;
         if (b[held].itemsize != item[held]) {
             PyErr_Format(PyExc_ValueError, "belief core: argument %d has items of %zd bytes, expected %zd", held,
                          b[held].itemsize, item[held]);
+            held++;
+            goto fail;
+        }
+        const char *fmt = b[held].format ? b[held].format : "B";
+        if (*fmt && strchr("@=<>!", *fmt)) fmt++;
+        if (!*fmt || fmt[1] || !strchr(kinds[held], *fmt)) {
+            PyErr_Format(PyExc_ValueError, "belief core: argument %d has items of format '%s', expected %s", held,
+                         b[held].format ? b[held].format : "B", names[held]);
             held++;
             goto fail;
         }

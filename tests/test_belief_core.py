@@ -129,3 +129,10 @@ def test_core_refuses_inconsistent_arguments_in_one_line():
     with pytest.raises(ValueError, match="items of 4 bytes, expected 8"):
         belief._core.sample(words.astype(np.uint32), pool, 2, 4, 0, h, p, f, m, np.zeros((2, 1), np.uint64),
                             np.zeros((2, 3), np.int8))  # fmt: skip
+    # the right size but the wrong kind: a uint64 where the ready priors (float64) belong, a uint8 pool
+    with pytest.raises(ValueError, match="argument 3 has items of format '[LQ]', expected float64"):
+        belief._core.sample(words, pool, 2, 4, 0, h, np.zeros(1, np.uint64), f, m, np.zeros((2, 1), np.uint64),
+                            np.zeros((2, 3), np.int8))  # fmt: skip
+    with pytest.raises(ValueError, match="argument 1 has items of format 'B', expected int8"):
+        belief._core.sample(words, pool.view(np.uint8), 2, 4, 0, h, p, f, m, np.zeros((2, 1), np.uint64),
+                            np.zeros((2, 3), np.int8))  # fmt: skip
