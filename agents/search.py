@@ -159,8 +159,9 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option margin={full['margin']}: must be 0..100 (tenths of a standard error)")
     if not 0 <= int(full["win_rounds"]) <= 16:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
-    if full["strat"] not in (0, 1):
-        raise ValueError(f"search option strat={full['strat']}: must be 0 or 1")
+    for key in ("strat", "lite"):
+        if full[key] not in (0, 1):
+            raise ValueError(f"search option {key}={full[key]}: must be 0 or 1")
     if not 0 <= int(full["ron_cost"]) <= 300:
         raise ValueError(f"search option ron_cost={full['ron_cost']}: must be 0..300 (hundredths of a placement)")
     if full["cheat"] not in (0, 1, 2, 3):

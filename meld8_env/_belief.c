@@ -105,22 +105,26 @@ static PyObject *py_sample(PyObject *self, PyObject *args) {
     /* the struct-module codes each argument may have (after a byte-order prefix): a float64 where a uint64
      * belongs has the same size, so the size alone would not catch it */
     static const char *const kinds[8] = {"LQ", "b", "il", "d", "LQ", "LQ", "LQ", "b"};
-    static const char *const names[8] = {"uint64", "int8", "int32", "float64", "uint64", "uint64", "uint64", "int8"};
+    static const char *const types[8] = {"uint64", "int8", "int32", "float64", "uint64", "uint64", "uint64", "int8"};
+    static const char *const names[8] = {"words",       "pool",     "opp_h",     "opp_p",
+                                         "opp_furiten", "opp_meld", "hands_out", "wall_out"};
+    const int little = *(const unsigned char *)&(int){1}; /* the byte orders a buffer may declare: native only */
+    const char *native = little ? "@=<" : "@=>!";
     int held = 0;
     for (; held < 8; held++) {
         int flags = PyBUF_FORMAT | ((held == 0 || held >= 6) ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS);
         if (PyObject_GetBuffer(objs[held], &b[held], flags) < 0) goto fail;
         if (b[held].itemsize != item[held]) {
-            PyErr_Format(PyExc_ValueError, "belief core: argument %d has items of %zd bytes, expected %zd", held,
-                         b[held].itemsize, item[held]);
+            PyErr_Format(PyExc_ValueError, "belief core: %s has items of %zd bytes, expected %zd (%s)", names[held],
+                         b[held].itemsize, item[held], types[held]);
             held++;
             goto fail;
         }
         const char *fmt = b[held].format ? b[held].format : "B";
-        if (*fmt && strchr("@=<>!", *fmt)) fmt++;
+        if (*fmt && strchr(native, *fmt)) fmt++;
         if (!*fmt || fmt[1] || !strchr(kinds[held], *fmt)) {
-            PyErr_Format(PyExc_ValueError, "belief core: argument %d has items of format '%s', expected %s", held,
-                         b[held].format ? b[held].format : "B", names[held]);
+            PyErr_Format(PyExc_ValueError, "belief core: %s has items of format '%s', expected native-order %s",
+                         names[held], b[held].format ? b[held].format : "B", types[held]);
             held++;
             goto fail;
         }

@@ -100,12 +100,12 @@ def discard_table(
     n_tied = np.bincount(rows[tied], minlength=n)
     accept = np.zeros(len(rows), np.int64)
     need = np.arange(len(rows)) if all_acceptance else np.flatnonzero(tied & (n_tied[rows] > 1))
+    pool = (neighbours(after[need]) | JK) & unseen[rows[need]]
     if lite:
-        cheap = need[dist[need] >= 2]
-        accept[cheap] = np.bitwise_count((neighbours(after[cheap]) | JK) & unseen[rows[cheap]])
-        need = need[dist[need] < 2]
+        cheap = dist[need] >= 2
+        accept[need[cheap]] = np.bitwise_count(pool[cheap])
+        need, pool = need[~cheap], pool[~cheap]
     if need.size:
-        pool = (neighbours(after[need]) | JK) & unseen[rows[need]]
         accept[need] = acceptance_batch(
             after[need], melds[rows[need]], unseen[rows[need]], pool, dist[need], exact_distances=True
         )

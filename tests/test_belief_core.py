@@ -126,13 +126,18 @@ def test_core_refuses_inconsistent_arguments_in_one_line():
                             np.zeros((2, 3), np.int8))  # fmt: skip
     with pytest.raises(ValueError, match="n=0 must be 1..65536 and tries=4 1..4096"):
         belief._core.sample(words, pool, 0, 4, 0, h, p, f, m, np.zeros((0, 1), np.uint64), np.zeros((0, 3), np.int8))
-    with pytest.raises(ValueError, match="items of 4 bytes, expected 8"):
+    with pytest.raises(ValueError, match=r"words has items of 4 bytes, expected 8 \(uint64\)"):
         belief._core.sample(words.astype(np.uint32), pool, 2, 4, 0, h, p, f, m, np.zeros((2, 1), np.uint64),
                             np.zeros((2, 3), np.int8))  # fmt: skip
-    # the right size but the wrong kind: a uint64 where the ready priors (float64) belong, a uint8 pool
-    with pytest.raises(ValueError, match="argument 3 has items of format '[LQ]', expected float64"):
+    # the right size but the wrong kind: a uint64 where the ready priors (float64) belong, a uint8 pool, and
+    # float64 priors in the other byte order (read as they are, they would be garbage)
+    with pytest.raises(ValueError, match="opp_p has items of format '[LQ]', expected native-order float64"):
         belief._core.sample(words, pool, 2, 4, 0, h, np.zeros(1, np.uint64), f, m, np.zeros((2, 1), np.uint64),
                             np.zeros((2, 3), np.int8))  # fmt: skip
-    with pytest.raises(ValueError, match="argument 1 has items of format 'B', expected int8"):
+    with pytest.raises(ValueError, match="pool has items of format 'B', expected native-order int8"):
         belief._core.sample(words, pool.view(np.uint8), 2, 4, 0, h, p, f, m, np.zeros((2, 1), np.uint64),
+                            np.zeros((2, 3), np.int8))  # fmt: skip
+    swapped = p.astype(p.dtype.newbyteorder())
+    with pytest.raises(ValueError, match="opp_p has items of format '[<>]d', expected native-order float64"):
+        belief._core.sample(words, pool, 2, 4, 0, h, swapped, f, m, np.zeros((2, 1), np.uint64),
                             np.zeros((2, 3), np.int8))  # fmt: skip

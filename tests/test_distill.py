@@ -75,10 +75,20 @@ def test_rerun_resumes_and_regenerates_only_missing_parts(parts, tmp_path):
     generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append)
     assert "skipped" in lines[0] and "skipped" not in lines[1]
     with np.load(second) as a, np.load(parts / second.name) as b:
-        assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in ("obs", "actions", "values"))
+        assert all(np.array_equal(a[k], b[k], equal_nan=True) for k in ("obs", "actions", "values", "returns"))
     assert len(before) > 0
     with pytest.raises(DistillDataError, match="not spec='search'"):  # another teacher's parts: refused
         generate_parts("search", 3, 3, RULES, folder, chunk=2, log=lines.append)
+    with pytest.raises(DistillDataError, match="gamma=0.9$"):  # returns of another discount: refused
+        generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append, gamma=0.9)
+    with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\], got 1.5"):
+        generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append, gamma=1.5)
+    # a folder holding a part from before the returns: refused on resume, saying why
+    with np.load(folder / "part_3_00000000.npz") as z:
+        old = {k: z[k] for k in z.files if k not in ("returns", "gamma")}
+    np.savez(folder / "part_3_00000000.npz", **old)
+    with pytest.raises(DistillDataError, match="made before the returns were recorded"):
+        generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append)
 
 
 def _write(path, arrays, **meta):
@@ -117,11 +127,13 @@ def test_load_data_refuses_bad_files_in_one_line(parts, tmp_path):
         load_data([tmp_path / "out_of_range.npz"])
 
 
-def test_returns_are_the_seats_score_change_to_the_end_of_the_game():
-    """With gamma 1 a decision's return is the search seat's final score (bonus included) minus its score at
-    that decision, / 10,000: checked against the scores of the same game played again (a search decision is a
-    pure function of its seed and information set, so it replays), not against the reward stream generate
-    sums."""
+@pytest.mark.parametrize("gamma", [1.0, 0.9])
+def test_returns_are_the_seats_score_changes_to_the_end_of_the_game(gamma):
+    """A decision's return is the discounted sum, over this and the seat's later decisions (forced ones
+    included), of its score change from each decision to the next (the last: to the final score, bonus
+    included), / 10,000; with gamma 1 the final score minus the score at the decision. Checked against the
+    scores of the same game played again (a search decision is a pure function of its seed and information
+    set, so it replays), not against the reward stream generate sums."""
     from agents import search_backend as sb
     from agents.registry import load_agent
     from meld8_env.codes import Phase
@@ -129,24 +141,25 @@ def test_returns_are_the_seats_score_change_to_the_end_of_the_game():
     from training.distill import generate
 
     seed, g = 4, 1
-    data = generate(SMALL, 1, seed, RULES, batch=1, first=g, gamma=1.0)
+    data = generate(SMALL, 1, seed, RULES, batch=1, first=g, gamma=gamma)
     P = RULES.num_players
     me = g % P
     search = load_agent(SMALL, RULES, seed)
     opps = {(me + 1) % P: load_agent("defensive", RULES, seed + 1), (me + 2) % P: load_agent("greedy", RULES, seed + 2)}
     recs = start_records(RULES, np.array([seed * 100_003 + g], np.uint64))
-    at_decision = []
+    score, recorded = [], []  # the seat's score at each of its decisions; which of them are recorded (not forced)
     while recs["phase"][0] != Phase.OVER:
         obs, masks = observe_records(RULES, recs)
         seat = int(recs["acting"][0])
         if seat == me:
             act = search.act_batch(obs, masks, infosets=[sb.infoset_of(recs[0], me, RULES)])
-            if masks[0].sum() > 1:
-                at_decision.append(int(recs["scores"][0, me]))
+            recorded.append(bool(masks[0].sum() > 1))
+            score.append(int(recs["scores"][0, me]))
         else:
             act = opps[seat].act_batch(obs, masks)
         step_records(RULES, recs, act)
-    want = (int(recs["final_scores"][0, me]) - np.array(at_decision)) / 10_000
+    change = np.diff(score + [int(recs["final_scores"][0, me])]) / 10_000
+    want = np.array([sum(gamma**j * c for j, c in enumerate(change[k:])) for k in range(len(change))])[recorded]
     assert len(want) == len(data["returns"]) > 5
     np.testing.assert_allclose(data["returns"], want, atol=1e-5)
     assert len(set(np.round(want, 4))) > 1  # a hand ended between decisions: the returns are not all one number
@@ -183,7 +196,7 @@ def test_parts_without_returns_load_but_value_training_refuses_them(parts, tmp_p
     with pytest.raises(DistillDataError, match="returns and gamma come together"):
         load_data([half])
     _write(tmp_path / "inf.npz", dict(arrays, returns=np.full(len(arrays["returns"]), np.inf, np.float32)))
-    with pytest.raises(DistillDataError, match="returns must be"):
+    with pytest.raises(DistillDataError, match=f"returns must be finite, {len(arrays['returns'])} are not"):
         load_data([tmp_path / "inf.npz"])
     _write(tmp_path / "g.npz", arrays, gamma=0.9, seed=8)
     with pytest.raises(DistillDataError, match="different discounts"):
@@ -210,6 +223,9 @@ def test_value_coef_fits_the_value_head_and_zero_leaves_it_alone(parts):
     assert mse(fitted) < 0.5 * mse(base)
     assert all("heldout_value_ev" in c for c in curve)
     plain, _, _ = train(data, init, RULES, 1, 1e-3, 0, value_coef=0.0)
+    with pytest.raises(ValueError, match="value_coef > 0 needs Monte-Carlo returns, and 3 decisions have none"):
+        train(dict(data, returns=np.r_[np.full(3, np.nan, np.float32), data["returns"][3:]]), init, RULES, 1, 1e-3, 0,
+              value_coef=1.0)  # fmt: skip
     sd0, sd1 = base.state_dict(), plain.state_dict()
     value_keys = [k for k in sd0 if k.startswith("value_net")]
     assert value_keys and all(torch.equal(sd0[k], sd1[k]) for k in value_keys)

@@ -286,13 +286,15 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=6,prior=distilled",
         "search:worlds=6,safe=model",
         "search:worlds=8,ron=model",
+        "search:worlds=8,lite=1",
     ],
 )
 def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     """``strat=1`` (re-weighted worlds), ``belief=learned`` (the wait model's worlds), ``me=oracle`` (a
     continuation that reads the hands of each sampled world), ``prior=distilled`` (the network ranks the
-    candidate discards), ``safe=model`` (the safest candidate by the wait model's risk) and ``ron=model`` (the
-    chance of a Ron on each discard from the wait model, the rest from the worlds): decisions stay a
+    candidate discards), ``safe=model`` (the safest candidate by the wait model's risk), ``ron=model`` (the
+    chance of a Ron on each discard from the wait model, the rest from the worlds) and ``lite=1`` (the rollouts'
+    bots break far ties by pool size): decisions stay a
     pure function of the seed and the information set (hidden cards and seed permuted = the same choices and
     values)."""
     rng = np.random.default_rng(6)
@@ -304,12 +306,13 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
     # and the option is not ignored: without it, some decision's candidate values differ
     base = ",".join(
-        p for p in spec.split(",") if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=", "ron="))
+        p for p in spec.split(",") if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=", "ron=", "lite="))
     )
     _, v0 = decide(load_agent(base, RULES, seed=4), recs)
     assert v0 != v1, f"{spec} searched exactly like {base}"
-    with pytest.raises(AgentLoadError, match="0 or 1"):
-        load_agent("search:strat=2", RULES)
+    for bad in ("strat=2", "lite=7", "lite=-1"):
+        with pytest.raises(AgentLoadError, match=f"{bad}: must be 0 or 1"):
+            load_agent(f"search:{bad}", RULES)
     with pytest.raises(AgentLoadError, match="must be one of worlds, model"):
         load_agent("search:ron=psychic", RULES)
     with pytest.raises(AgentLoadError, match="ron_cost=400: must be 0..300"):

@@ -25,7 +25,8 @@ Monte-Carlo returns: ``generate`` records each decision's return (the search sea
 ``points`` rewards to the end of the game, discounted by ``--gamma`` per decision of that seat, 0.995 as in
 the ppo recipe), and ``train --value-coef C`` adds C times the value head's squared error against them, so
 the checkpoint's critic starts fitted to the returns of the teacher's games; with
-the default 0 the value head is left as it was. Every epoch reports the value head's held-out explained
+the default 0 the value head's own weights are left as they were (its predictions still move with the trunk
+it shares with the policy). Every epoch reports the value head's held-out explained
 variance of the returns either way. Deterministic under ``--seed``.
 """
 
@@ -162,6 +163,8 @@ def generate_parts(
     """Generate games ``0 .. games - 1`` of ``seed`` into ``folder`` one part per ``chunk`` games, skipping
     parts already written by the same teacher with the same discount (a part by another teacher, or with
     other returns, is refused: no mixed data)."""
+    if not 0 < gamma <= 1:
+        raise ValueError(f"gamma must be in (0, 1], got {gamma}")
     folder = Path(folder)
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
@@ -171,9 +174,10 @@ def generate_parts(
         if path.exists():
             arrays, meta = read_part(path)
             if meta != {"spec": spec, "seed": seed, "first": first, "games": n, "gamma": gamma}:
+                why = " (a part made before the returns were recorded: generate into a new folder)"
                 raise DistillDataError(
-                    f"{path}: holds {meta}, not spec={spec!r} seed={seed} first={first} games={n} gamma={gamma} "
-                    "(gamma None: a part made before the returns were recorded; generate into a new folder)"
+                    f"{path}: holds {meta}, not spec={spec!r} seed={seed} first={first} games={n} gamma={gamma}"
+                    + (why if meta["gamma"] is None else "")
                 )
             total += len(arrays["actions"])
             log(f"{path.name}: already there ({len(arrays['actions'])} decisions), skipped")

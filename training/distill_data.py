@@ -78,8 +78,10 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
         gamma, rets = raw["gamma"], arrays["returns"]
         if gamma.dtype.kind != "f" or gamma.ndim or not 0 < float(gamma) <= 1:
             raise DistillDataError(f"{path}: gamma must be a float in (0, 1], got {gamma!r}")
-        if rets.shape != (n,) or rets.dtype.kind != "f" or not np.isfinite(rets).all():
-            raise DistillDataError(f"{path}: returns must be ({n},) finite floats, got {rets.shape} {rets.dtype}")
+        if rets.shape != (n,) or rets.dtype.kind != "f":
+            raise DistillDataError(f"{path}: returns must be ({n},) floats, got {rets.shape} {rets.dtype}")
+        if not np.isfinite(rets).all():
+            raise DistillDataError(f"{path}: returns must be finite, {int((~np.isfinite(rets)).sum())} are not")
         meta["gamma"] = float(gamma)
         arrays["returns"] = rets.astype(np.float32)
     else:
@@ -126,7 +128,8 @@ def files_of(inputs: Iterable[str | Path]) -> list[Path]:
 
 def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """Checked, merged data of every part named (module docstring) and a summary: the teacher ``spec``,
-    ``seeds`` {seed: games}, ``decisions``, ``files``."""
+    ``seeds`` {seed: games}, ``decisions``, ``files``, the returns' discount ``gamma`` (None when no part has
+    returns) and ``without_returns`` (the parts made before the returns were recorded)."""
     files = files_of(inputs)
     if not files:
         raise DistillDataError("no data files given")

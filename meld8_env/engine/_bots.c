@@ -148,32 +148,36 @@ static u64 known_accepted(const eval_witness_t *wl, u64 x) {
     return k;
 }
 
-/* The tie-break among the discards idx[0..k) of T (k >= 2, all of one distance): the most acceptance, then the
- * smallest totals[i] (NULL: all 0), then the lowest card; the counts are stored in T->acc (exact for the winner,
- * possibly lower elsewhere). Each count is only asked whether it beats the best so far (eval_acceptance_beat),
- * so the candidates are tried in the order of their pool's size, largest first (an upper bound of the count:
- * a high best early lets the others stop sooner); the winner is the same in any order.
+/* With equal counts, whether discard i of T comes before discard b: the smaller total (totals NULL: all 0),
+ * then the lower card (the rest of the Python twins' lexsort keys). */
+static inline int wins_ties(const table_t *T, int i, int b, const int *totals) {
+    int ti = totals ? totals[i] : 0, tb = totals ? totals[b] : 0;
+    return ti < tb || (ti == tb && T->card[i] < T->card[b]);
+}
+
+/* The tie-break among the discards idx[0..k) of T (k >= 2, all of one distance): the most acceptance, then
+ * wins_ties; the counts are stored in T->acc (exact for the winner, possibly lower elsewhere). Each count is only
+ * asked whether it beats the best so far (eval_acceptance_beat), so the candidates are tried in the order of their
+ * pool's size, largest first (an upper bound of the count: a high best early lets the others stop sooner); the
+ * winner is the same in any order.
  * lite (the _LITE policies): where the distance is 2 or more, the pool's size stands in for the count. */
 static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx, int k, const int *totals, int lite) {
-    int order[N_CARDS], size[N_CARDS];
+    int order[N_CARDS], size[N_CARDS], cheap = lite && T->dist[idx[0]] >= 2;
     u64 pool[N_CARDS];
     for (int j = 0; j < k; j++) {
         u64 after = hand & ~(1ULL << T->card[idx[j]]);
         pool[j] = (neighbours(after) | JK_BIT) & unseen & ~(after | meld);
         size[j] = pc64(pool[j]);
+        if (cheap) continue;
         int p = j; /* insertion by size, descending; equal sizes keep the card order */
         while (p > 0 && size[order[p - 1]] < size[j]) { order[p] = order[p - 1]; p--; }
         order[p] = j;
     }
     int bj = -1;
-    if (lite && T->dist[idx[0]] >= 2) {
+    if (cheap) {
         for (int j = 0; j < k; j++) {
-            int i = idx[j];
-            T->acc[i] = size[j];
-            if (bj < 0) { bj = j; continue; }
-            int b = idx[bj], ti = totals ? totals[i] : 0, tb = totals ? totals[b] : 0;
-            if (size[j] > size[bj] || (size[j] == size[bj] && (ti < tb || (ti == tb && T->card[i] < T->card[b]))))
-                bj = j;
+            T->acc[idx[j]] = size[j];
+            if (bj < 0 || size[j] > size[bj] || (size[j] == size[bj] && wins_ties(T, idx[j], idx[bj], totals))) bj = j;
         }
         return idx[bj];
     }
@@ -186,11 +190,10 @@ static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx,
             bj = j;
             continue;
         }
-        int b = idx[bj], ti = totals ? totals[i] : 0, tb = totals ? totals[b] : 0;
-        int wins_ties = ti < tb || (ti == tb && T->card[i] < T->card[b]);
-        T->acc[i] = eval_acceptance_known(after, meld, unseen, pool[j], T->dist[i],
-                                          wins_ties ? T->acc[b] - 1 : T->acc[b], known, &T->wit, T->sp);
-        if (T->acc[i] > T->acc[b] || (T->acc[i] == T->acc[b] && wins_ties)) bj = j;
+        int b = idx[bj], wins = wins_ties(T, i, b, totals);
+        T->acc[i] = eval_acceptance_known(after, meld, unseen, pool[j], T->dist[i], wins ? T->acc[b] - 1 : T->acc[b],
+                                          known, &T->wit, T->sp);
+        if (T->acc[i] > T->acc[b] || (T->acc[i] == T->acc[b] && wins)) bj = j;
     }
     return idx[bj];
 }

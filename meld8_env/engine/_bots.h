@@ -50,7 +50,8 @@ int bot_act_record(const game_t *g, const rules_t *R, int code, u64 *rng);
  * choice among the legal discards no other seat would be offered Ron on, or greedy's choice when every one is */
 int bot_oracle(const game_t *g, const rules_t *R, const bot_view_t *v);
 
-/* best discard of greedy (smallest distance, then most acceptance, then lowest id) among `allowed`;
- * returns the card (-1 if allowed is empty) and its distance (127 when none) */
+/* best discard of greedy (smallest distance, then most acceptance, then lowest id) among `allowed`; lite: the
+ * _LITE tie-break (pool size for acceptance at distance >= 2); returns the card (-1 if allowed is empty) and its
+ * distance (127 when none) */
 int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out, int lite);
 #endif
