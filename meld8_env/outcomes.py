@@ -118,30 +118,38 @@ class GameOutcome:
 def hand_outcomes(index: np.ndarray, rows: np.ndarray, rules: RuleConfig) -> list[HandOutcome]:
     """Outcomes of the engine records ``rows`` (games ``index``) whose last step ended a hand."""
     P = rules.num_players
+    if len(index) != len(rows):
+        raise ValueError(f"hand_outcomes: {len(index)} game indices for {len(rows)} records")
+    ended = np.flatnonzero(rows["result"] != int(Result.NONE)) if len(rows) else np.zeros(0, np.int64)
+    if not ended.size:
+        return []
+    r = rows[ended]  # each field read once for every ended hand: a record's fields one by one cost far more
+    games = np.asarray(index)[ended].tolist()
+    cols = {k: r[k].tolist() for k in ("result", "deals", "phase", "hand_round", "win_seat", "lose_seat", "win_han",
+                                       "win_points", "win_hand", "win_meld", "win_card", "win_flags", "win_dora",
+                                       "win_min_han")}  # fmt: skip
+    deltas = r["deltas"][:, :P].tolist()
     out = []
-    for g, row in zip(index.tolist(), rows, strict=True):
-        kind = Result(int(row["result"]))
-        if kind == Result.NONE:
-            continue
+    for i, g in enumerate(games):
+        kind = Result(cols["result"][i])
         win = kind in (Result.RON, Result.TSUMO)
         out.append(
             HandOutcome(
                 game=g,
-                hand=int(row["deals"])
-                - (0 if int(row["phase"]) == Phase.OVER else 1),  # a new deal has started unless over
-                round=int(row["hand_round"]),
+                hand=cols["deals"][i] - (0 if cols["phase"][i] == Phase.OVER else 1),  # a new deal unless over
+                round=cols["hand_round"][i],
                 kind=kind,
-                winner=int(row["win_seat"]) if win else -1,
-                discarder=int(row["lose_seat"]) if kind in (Result.RON, Result.CHOMBO) else -1,
-                han=int(row["win_han"]) if win else 0,
-                points=int(row["win_points"]) if win else 0,
-                payments=tuple(int(x) for x in row["deltas"][:P]),
-                win_hand=int(row["win_hand"]) if win else 0,
-                win_meld=int(row["win_meld"]) if win else 0,
-                win_card=int(row["win_card"]) if win else -1,
-                flags=WinFlag(int(row["win_flags"])) if win else WinFlag(0),
-                dora=int(row["win_dora"]) if win else -1,
-                min_han=int(row["win_min_han"]) if win else 0,
+                winner=cols["win_seat"][i] if win else -1,
+                discarder=cols["lose_seat"][i] if kind in (Result.RON, Result.CHOMBO) else -1,
+                han=cols["win_han"][i] if win else 0,
+                points=cols["win_points"][i] if win else 0,
+                payments=tuple(deltas[i]),
+                win_hand=cols["win_hand"][i] if win else 0,
+                win_meld=cols["win_meld"][i] if win else 0,
+                win_card=cols["win_card"][i] if win else -1,
+                flags=WinFlag(cols["win_flags"][i]) if win else WinFlag(0),
+                dora=cols["win_dora"][i] if win else -1,
+                min_han=cols["win_min_han"][i] if win else 0,
                 rules=rules,
             )
         )
