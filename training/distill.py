@@ -249,11 +249,14 @@ def value_fit(pred: np.ndarray, target: np.ndarray) -> dict[str, float]:
     """How well value predictions (N,) fit Monte-Carlo returns (N,): ``heldout_value_mse`` and
     ``heldout_value_ev``, the explained variance 1 - Var(target - pred) / Var(target) (1 = perfect, 0 = no
     better than a constant, negative = worse); NaN when the returns are missing."""
+    from stable_baselines3.common.utils import explained_variance  # SB3's, as its PPO logs it
+
     if not len(target) or np.isnan(target).any():
         return {"heldout_value_mse": float("nan"), "heldout_value_ev": float("nan")}
-    var = float(np.var(target))
-    ev = 1.0 - float(np.var(target - pred)) / var if var > 0 else float("nan")
-    return {"heldout_value_mse": float(np.mean((target - pred) ** 2)), "heldout_value_ev": ev}
+    return {
+        "heldout_value_mse": float(np.mean((target - pred) ** 2)),
+        "heldout_value_ev": float(explained_variance(pred, target)),
+    }
 
 
 def train(

@@ -246,7 +246,7 @@ static int greedy_claim(const bot_view_t *v, const rules_t *R) {
     return best_a;
 }
 
-int bot_greedy(const bot_view_t *v, const rules_t *R, int lite) {
+static int bot_greedy(const bot_view_t *v, const rules_t *R, int lite) {
     if (v->mask >> RON_A & 1) return RON_A;
     if (v->mask >> TSUMO_A & 1) return TSUMO_A;
     if (v->mask >> PASS_A & 1) return greedy_claim(v, R);
@@ -314,7 +314,7 @@ static int defensive_discard(const bot_view_t *v, int lite) {
     return bi < 0 ? -1 : T.card[bi];
 }
 
-int bot_defensive(const bot_view_t *v, const rules_t *R, int lite) {
+static int bot_defensive(const bot_view_t *v, const rules_t *R, int lite) {
     if (v->mask >> RON_A & 1) return RON_A;
     if (v->mask >> TSUMO_A & 1) return TSUMO_A;
     if (v->mask >> PASS_A & 1) return greedy_claim(v, R);

@@ -33,10 +33,8 @@ void bot_view_record(const game_t *g, const rules_t *R, bot_view_t *v);
  * 64-byte legal-action mask (nonzero byte = legal) */
 void bot_view_obs(const uint8_t *obs, const uint8_t *mask64, const rules_t *R, bot_view_t *v);
 
-/* greedy / defensive decision (-1 when nothing is legal, as the Python twins); lite: the _LITE tie-break */
-int bot_greedy(const bot_view_t *v, const rules_t *R, int lite);
-int bot_defensive(const bot_view_t *v, const rules_t *R, int lite);
-/* the decision of a view-reading policy (greedy, defensive and their _LITE variants) */
+/* the decision of a view-reading policy: greedy, defensive and their _LITE variants (-1 when nothing is legal, as
+ * the Python twins) */
 int bot_view_act(const bot_view_t *v, const rules_t *R, int code);
 /* uniformly random legal action from a splitmix64 state (advanced); 0 when nothing is legal */
 int bot_random_rng(u64 mask, u64 *rng);
