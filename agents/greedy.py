@@ -24,7 +24,7 @@ from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
 from meld8_env.features import best_discards, call_table, first_per_row
 from meld8_env.observation import decode
-from meld8_env.policies import act_obs, c_bots_enabled
+from meld8_env.policies import SeatPolicy, act_obs, c_bots_enabled
 
 
 class GreedyAgent(Agent):
@@ -34,6 +34,11 @@ class GreedyAgent(Agent):
 
     def runs_in_c(self) -> bool:
         return type(self).__dict__.get("c_twin") is not None and c_bots_enabled()
+
+    def c_policy(self) -> SeatPolicy | None:
+        """This agent as a C policy over engine records (whole games in C, ``meld8_env.rollout.play_games``), or
+        None where it runs its Python (``MELD8_BACKEND=python``, a subclass, other options)."""
+        return SeatPolicy(self.c_twin) if self.runs_in_c() else None
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if self.runs_in_c():

@@ -12,7 +12,8 @@ import numpy as np
 
 from meld8_env.agent import Agent
 from meld8_env.engine.seeding import GOLDEN, mix64_array
-from meld8_env.policies import act_obs, c_bots_enabled
+from meld8_env.observation import obs_size
+from meld8_env.policies import SeatPolicy, act_obs, c_bots_enabled
 
 _GOLDEN = np.uint64(GOLDEN)
 
@@ -25,15 +26,30 @@ class RandomAgent(Agent):
         self._weights: np.ndarray | None = None
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.act_batch_python(obs, masks, c_twin=type(self) is RandomAgent and c_bots_enabled())
+        return self.act_batch_python(obs, masks, c_twin=self._runs_in_c())
+
+    def _runs_in_c(self) -> bool:
+        return type(self) is RandomAgent and c_bots_enabled()
+
+    def obs_weights(self, size: int) -> np.ndarray:
+        """(size,) uint64: the hash's weight of each observation byte (odd, from the seed alone)."""
+        if self._weights is None or self._weights.shape[0] != size:
+            rng = np.random.default_rng(self.seed)
+            self._weights = rng.integers(1, 2**63, size, dtype=np.uint64) | np.uint64(1)
+        return self._weights
+
+    def c_policy(self) -> SeatPolicy | None:
+        """This agent as a C policy over engine records (the same hash of the acting seat's observation), or None
+        where it runs its Python (``MELD8_BACKEND=python``, a subclass)."""
+        if not self._runs_in_c():
+            return None
+        return SeatPolicy("random", self.seed, self.obs_weights(obs_size(self.rules)))
 
     def act_batch_python(self, obs: np.ndarray, masks: np.ndarray, c_twin: bool = False) -> np.ndarray:
         """The reference decision (``c_twin=True``: the same hash computed in C)."""
         obs = np.atleast_2d(np.asarray(obs))
         masks = np.atleast_2d(np.asarray(masks)).astype(bool)
-        if self._weights is None or self._weights.shape[0] != obs.shape[1]:
-            rng = np.random.default_rng(self.seed)
-            self._weights = rng.integers(1, 2**63, obs.shape[1], dtype=np.uint64) | np.uint64(1)
+        self.obs_weights(obs.shape[1])
         if c_twin:
             return act_obs(self.rules, "random", obs, masks, self._weights, self.seed)
         with np.errstate(over="ignore"):

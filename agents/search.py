@@ -44,9 +44,9 @@ Every decision of a batch is searched together (one rollout call per stage for g
 A decision is a pure function of the agent's seed and the information set (its random stream is seeded
 from both), so it is deterministic and cannot depend on hidden cards or the game seed.
 
-Options (spec ``search:worlds=16,cands=3,...``; on a command line whose agent list is comma-separated,
-``search:worlds=16+cands=3``): ``worlds`` (16), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me``
-(defensive), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads``
+Options (spec ``search:worlds=32,cands=3,...``; on a command line whose agent list is comma-separated,
+``search:worlds=32+cands=3``): ``worlds`` (32), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me``
+(greedy), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads``
 (2), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates,
 greedy's order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0
 = off), ``lite`` (0 = off; 1: see 3), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each
@@ -57,8 +57,9 @@ ready status (R33) is its TRUE status (the ceiling of a perfect status model); 3
 level (ready / not ready but within two cards of winning / further, ``search_backend.level_in_worlds``); all
 need the caller to pass the true records (``act_batch(..., records=...)``) and exist only to measure the
 ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x (``worlds`` /
-``stages``) rollouts in the first stage, halving after: at most 5 x 8 + 3 x 8 = 64 rollouts per decision
-(chosen so a 5,000-game tournament fits the shared 2-core machine; see the README for its time).
+``stages``) rollouts in the first stage, halving after: at most 5 x 16 + 3 x 16 = 128 rollouts per decision,
+the largest budget measured under the 10 ms median on two cores (README "Search and belief": 1.851 against
+defensive + greedy in 5,004 games, against 1.904 for the earlier default ``worlds=16,me=defensive``).
 
 Where the caller gives no information sets (a face that does not pass them) the agent plays as
 ``defensive`` and counts those decisions in ``fallback_decisions``.
@@ -86,11 +87,11 @@ from meld8_env.policies import POLICY
 from meld8_env.rules import RuleConfig
 
 OPTIONS: dict[str, tuple[type, object, str]] = {
-    "worlds": (int, 16, "worlds sampled per decision (>= 1)"),
+    "worlds": (int, 32, "worlds sampled per decision (>= 1)"),
     "cands": (int, 3, "discards kept by the prior (>= 1); the safest is added"),
     "stages": (int, 2, "successive-halving stages (>= 1)"),
     "opp": (str, "mix", "opponent model in rollouts: greedy, defensive or mix"),
-    "me": (str, "defensive", "own continuation in rollouts: greedy, defensive or oracle (see the module doc)"),
+    "me": (str, "greedy", "own continuation in rollouts: greedy, defensive or oracle (see the module doc)"),
     "leaf": (str, "placement", "leaf value: placement (expected final placement) or points"),
     "belief": (
         str,
@@ -99,7 +100,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     ),
     "win_rounds": (int, 2, "search Tsumo/Ron in the last N rounds (0: always win)"),
     "margin": (int, 5, "leave the bot's own choice only when the paired gain exceeds margin/10 standard errors"),
-    "threads": (int, 2, "rollout threads (at most; a stage of fewer than 256 rollouts uses one)"),
+    "threads": (int, 2, "rollout threads (at most; a stage of fewer than 16 rollouts uses one)"),
     "cheat": (
         int,
         0,
@@ -113,8 +114,9 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
 }
-#: a stage with fewer rollouts than this runs them on one thread (see ``_play``)
-ROLLOUT_SPLIT_MIN = 256
+#: a stage with fewer rollouts than this runs them on one thread (see ``_play``); a rollout to the end of the hand
+#: costs ~50-100 us, a thread hand-off a few, so even one decision's stage (40-160 rollouts) gains from the split
+ROLLOUT_SPLIT_MIN = 16
 
 CHOICES = {
     "opp": ("greedy", "defensive", "mix"),
@@ -441,9 +443,10 @@ class SearchAgent(Agent):
         play = ~done if vals is not None else ron & ~done
         if play.any():
             sub = batch[play]
-            # a thread hand-off costs more than it saves on the few dozen rollouts of one decision (measured:
-            # one decision at a time, 12 ms wall on 2 threads against 9 on 1); the outcome is the same either
-            # way (the rollout is thread-independent), only the speed differs
+            # one decision's stage splits too: the rollout hands its threads several slices each as they finish
+            # (meld8_env.rollout), so uneven hand lengths do not leave a thread idle; with one slice per thread
+            # this used to cost more than it saved. The outcome is the same either way (the rollout is
+            # thread-independent), only the speed differs (README "Search and belief", speed)
             threads = int(self.opts["threads"]) if len(sub) >= ROLLOUT_SPLIT_MIN else 1
             sb.rollout_hand(self.rules, sub, np.concatenate(pols)[play], np.concatenate(seeds)[play], threads=threads)
             batch[play] = sub

@@ -4,7 +4,9 @@ Usage: python bench/tournament_throughput.py [--boards 50] [--repeats 3]
 
 Each row plays ``--boards`` board seeds under all 6 seatings of greedy, defensive and random (one process)
 through ``training.arena.play``; "batched" steps every game of the run together (one ``act_batch``
-per agent per step), "one at a time" plays the same games with a batch of one. Medians of repeats.
+per agent per step; since the whole-game C path, slices of 512 games played in C), "one at a time" plays
+the same games with a batch of one, "2 threads" lets the C path use two threads (what an in-process
+``meld8 tournament`` does). Medians of repeats.
 Then the size of a game's record in ``games.jsonl`` with and without its actions.
 """
 
@@ -35,14 +37,14 @@ def log_bytes(boards: int) -> tuple[float, float]:
     return statistics.mean(sizes), statistics.mean(without)
 
 
-def rate(boards: int, batch: int, seed: int) -> float:
+def rate(boards: int, batch: int, seed: int, threads: int = 1) -> float:
     rules = RuleConfig()
     agents = [load_agent(n, rules, i) for i, n in enumerate(["greedy", "defensive", "random"])]
     perms = np.array(list(itertools.permutations(range(3))))
     seats = np.tile(perms, (boards, 1))
     seeds = np.repeat(np.arange(boards) + seed * 100_000, 6)
     t0 = time.perf_counter()
-    play(agents, seats, seeds, rules, batch=batch)
+    play(agents, seats, seeds, rules, batch=batch, threads=threads)
     return len(seeds) / (time.perf_counter() - t0)
 
 
@@ -55,9 +57,10 @@ def main() -> None:
     print()
     print("| mode | games/s |")
     print("|---|---:|")
-    for name, batch in (("batched (all games together)", 512), ("one game at a time", 1)):
+    modes = (("batched (all games together)", 512, 1), ("one game at a time", 1, 1), ("batched, 2 threads", 512, 2))
+    for name, batch, threads in modes:
         boards = args.boards if batch > 1 else max(2, args.boards // 10)
-        r = statistics.median(rate(boards, batch, s) for s in range(args.repeats))
+        r = statistics.median(rate(boards, batch, s, threads) for s in range(args.repeats))
         print(f"| {name} | {r:,.1f} |", flush=True)
     with_actions, without = log_bytes(max(2, args.boards // 5))
     print()

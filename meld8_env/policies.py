@@ -13,10 +13,14 @@ selects them.
   place, as :func:`random_rng_action`); greedy and defensive are deterministic.
 - :func:`act_obs` (observations (B, D) uint8, masks (B, 64)) -> actions (B,) int64: the agents' path,
   deciding from exactly what the observation shows (random hashes the observation like RandomAgent).
+- :class:`SeatPolicy`: what an in-process agent answers to ``c_policy()`` when it decides exactly like a C
+  policy (the built-in agents, unless ``MELD8_BACKEND=python`` or a subclass), so that a lineup of them can
+  play whole games in C (``meld8_env.rollout.play_games``, the arena's fast path).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -36,6 +40,16 @@ POLICY: dict[str, int] = {"random": 0, "greedy": 1, "defensive": 2, "oracle": 3,
 """Policy name -> the code the C side knows. ``oracle`` (twin: ``agents.oracle``) is CHEATING: it reads the other
 seats' hands in the record, so it runs in :func:`policy_act` and rollouts (where the search's worlds are
 sampled, so its own continuation there knows only its world) and never from an observation."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SeatPolicy:
+    """An agent's decisions as a C policy: ``name`` (a key of :data:`POLICY`); for ``random``, the ``seed`` and
+    ``weights`` (D,) uint64 of RandomAgent's observation hash (``act_obs``), D the rules' observation size."""
+
+    name: str
+    seed: int = 0
+    weights: np.ndarray | None = None
 
 
 def c_bots_enabled() -> bool:

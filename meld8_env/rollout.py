@@ -7,27 +7,41 @@ row applies to every record). ``seeds`` (N,) uint64 start each record's splitmix
 ``random`` policy (greedy, defensive and oracle draw nothing), so a rollout is a function of its inputs: the
 same records, policies and seeds give the same result whatever ``threads`` is.
 
-The batch is split into contiguous slices over ``threads`` threads (the C loop releases the GIL),
-the way ``Meld8Vector`` splits a batch. The Python twin is stepping the records one action at a time
-with the agents in ``agents/`` (``tests/test_cbots.py`` does exactly that; ``agents.oracle`` for ``oracle``,
-which reads the other seats' hands in each record: in the search's worlds those are the sampled hands).
+The batch is split into ``CHUNKS_PER_THREAD`` contiguous slices per thread, which ``threads`` threads (the
+C loop releases the GIL) take in turn as they finish: a rollout's length varies with the deal, so one slice
+per thread leaves one thread waiting on the other (the search's batches are a few hundred records). The
+Python twin is stepping the records one action at a time with the agents in ``agents/``
+(``tests/test_cbots.py`` does exactly that; ``agents.oracle`` for ``oracle``, which reads the other seats'
+hands in each record: in the search's worlds those are the sampled hands).
+
+``play_games(rules, seeds, policies, seats, threads=1)`` plays whole games from their seeds with a
+``meld8_env.policies.SeatPolicy`` per agent and returns what the arena logs of each game (its actions, final
+scores, placements and per-seat counts, :class:`GamesResult`): the arena's path when every seat of a lineup is a
+built-in C bot. Its twin is the arena's own lockstep loop over the same games (``tests/test_arena_c_games.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from meld8_env.codes import Phase
-from meld8_env.engine.bots import rollout_raw
-from meld8_env.policies import check_record_array, packed, policy_codes
+from meld8_env.engine.bots import play_games_raw, rollout_raw
+from meld8_env.engine.records import start_records
+from meld8_env.engine.seeding import MASK64
+from meld8_env.observation import obs_size
+from meld8_env.policies import SeatPolicy, check_record_array, packed, policy_codes
 from meld8_env.rules import RuleConfig
 
 UNTIL = {"hand": 0, "game": 1}
 MAX_STEPS = 1 << 20
 """A safety stop per record (a game of 16 rounds takes a few thousand steps)."""
+CHUNKS_PER_THREAD = 4
+"""Slices per thread (module docstring)."""
 MAX_THREADS = 8
 _pool: list[ThreadPoolExecutor] = []
 
@@ -57,8 +71,7 @@ def rollout(
     """Play every record to the end of its current hand (``until="hand"``) or game (``"game"``)."""
     if until not in UNTIL:
         raise ValueError(f"until must be 'hand' or 'game', got {until!r}")
-    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
-        raise ValueError(f"threads must be an integer 1..{MAX_THREADS}, got {threads!r}")
+    _check_threads(threads)
     records = check_record_array(records, writable=True)
     n, P = len(records), rules.num_players
     pol = policy_codes(seat_policies, (n, P))
@@ -74,13 +87,7 @@ def rollout(
         return rollout_raw(records[a:b], rules_bytes, pol[a:b], rng[a:b], UNTIL[until], MAX_STEPS, steps[a:b],
                              deltas[a:b])  # fmt: skip
 
-    bounds = np.linspace(0, n, min(threads, max(n, 1)) + 1).astype(int)
-    if threads == 1 or n < 2:
-        stuck = part(0, n)
-    else:
-        if not _pool:
-            _pool.append(ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="meld8-rollout"))
-        stuck = sum(_pool[0].map(part, bounds[:-1], bounds[1:]))
+    stuck = _split(part, n, threads)
     if stuck:
         raise RuntimeError(f"rollout: {stuck} records did not finish (a record that is not a live game state?)")
     over = records["phase"] == int(Phase.OVER)
@@ -91,4 +98,112 @@ def rollout(
         placements=np.where(over[:, None], records["placements"][:, :P], 0).astype(np.uint8),
         over=over,
         steps=steps,
+    )
+
+
+def _split(part, n: int, threads: int) -> int:
+    """``part(a, b)`` over [0, n): one call on one thread, else ``CHUNKS_PER_THREAD`` slices per thread taken by
+    ``threads`` threads (this one included) as they finish; returns the sum of the parts' results."""
+    if threads == 1 or n < 2:
+        return part(0, n)
+    bounds = np.linspace(0, n, min(threads * CHUNKS_PER_THREAD, n) + 1).astype(int).tolist()
+    chunks = list(zip(bounds[:-1], bounds[1:], strict=True))
+    taken = itertools.count()  # next() on a count is atomic under the GIL: each slice is taken once
+
+    def worker() -> int:
+        got = 0
+        while (k := next(taken)) < len(chunks):
+            got += part(*chunks[k])
+        return got
+
+    if not _pool:
+        _pool.append(ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="meld8-rollout"))
+    helpers = [_pool[0].submit(worker) for _ in range(threads - 1)]
+    return worker() + sum(f.result() for f in helpers)  # this thread works too: one hand-off fewer
+
+
+def _check_threads(threads: object) -> None:
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be an integer 1..{MAX_THREADS}, got {threads!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class GamesResult:
+    """Per game (N games, P players): every ``actions`` (one bytes object per game, the arena's action log),
+    ``final_scores`` (N, P) int32 with placement points and ``placements`` (N, P) uint8 (1-based), and the
+    arena's per-seat counts (N, P) int32: ``wins``, ``tsumo``, ``deal_ins``, ``calls``, ``win_han``; ``hands``
+    and ``drawn_hands`` (N,) int32."""
+
+    actions: list[bytes]
+    final_scores: np.ndarray
+    placements: np.ndarray
+    wins: np.ndarray
+    tsumo: np.ndarray
+    deal_ins: np.ndarray
+    calls: np.ndarray
+    win_han: np.ndarray
+    hands: np.ndarray
+    drawn_hands: np.ndarray
+
+
+def play_games(
+    rules: RuleConfig,
+    seeds: np.ndarray,
+    policies: Sequence[SeatPolicy],
+    seats: np.ndarray,
+    threads: int = 1,
+    max_actions: int = 1 << 14,
+) -> GamesResult:
+    """Whole games from their seeds, every seat a C bot: game i is dealt from ``seeds[i]`` (as
+    ``Meld8Vector.start_games`` deals it) and seat s plays ``policies[seats[i, s]]`` (``SeatPolicy``: greedy and
+    defensive decide from the record, random by its observation hash, exactly as the agents' ``act_obs``
+    path does). The arena's fast path for lineups of built-in bots (``training.arena.play``); the readable
+    twin is that arena stepping the same games one action at a time (``tests/test_arena_c_games.py``).
+    RuntimeError (one line) when a game does not end within ``max_actions``."""
+    _check_threads(threads)
+    seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+    n, P = len(seeds), rules.num_players
+    seats = np.asarray(seats)
+    if seeds.ndim != 1 or seats.shape != (n, P) or seats.dtype.kind not in "iu":
+        raise ValueError(f"seeds must be (N,) and seats ({n}, {P}) integers, got {seeds.shape} and {seats.shape}")
+    if not policies or not all(isinstance(p, SeatPolicy) for p in policies):
+        raise TypeError("policies must be a non-empty sequence of meld8_env.policies.SeatPolicy")
+    if seats.size and (seats.min() < 0 or seats.max() >= len(policies)):
+        raise ValueError(f"seats must index the {len(policies)} policies, got {int(seats.min())}..{int(seats.max())}")
+    D = obs_size(rules)
+    codes = policy_codes([p.name for p in policies], (len(policies),))
+    agent_seeds = np.array([p.seed & MASK64 for p in policies], np.uint64)
+    weights = np.zeros((len(policies), D), np.uint64)
+    for k, p in enumerate(policies):
+        if p.name == "random":
+            if p.weights is None or np.shape(p.weights) != (D,):
+                raise ValueError(f"policy {k} (random) needs weights of shape ({D},) for these rules")
+            weights[k] = p.weights
+        elif p.name not in ("greedy", "defensive", "greedy_lite", "defensive_lite"):
+            raise ValueError(f"policy {k}: {p.name!r} cannot play an arena seat (use greedy, defensive or random)")
+    records = start_records(rules, seeds)
+    seats8 = np.ascontiguousarray(seats, dtype=np.int8)
+    actions = np.zeros((n, max_actions), np.uint8)
+    nact = np.zeros(n, np.int32)
+    stats = np.zeros((n, 6, P), np.int32)
+    rules_bytes = packed(rules)
+
+    def part(a: int, b: int) -> int:
+        return play_games_raw(records[a:b], rules_bytes, codes, agent_seeds, weights, seats8[a:b], actions[a:b],
+                              nact[a:b], stats[a:b])  # fmt: skip
+
+    unfinished = _split(part, n, threads)
+    if unfinished:
+        raise RuntimeError(f"play_games: {unfinished} games did not end within {max_actions} actions (or refused one)")
+    return GamesResult(
+        actions=[actions[i, : nact[i]].tobytes() for i in range(n)],
+        final_scores=records["final_scores"][:, :P].astype(np.int32),
+        placements=records["placements"][:, :P].astype(np.uint8),
+        wins=stats[:, 0].copy(),
+        tsumo=stats[:, 1].copy(),
+        deal_ins=stats[:, 2].copy(),
+        calls=stats[:, 3].copy(),
+        win_han=stats[:, 4].copy(),
+        hands=stats[:, 5, 0].copy(),
+        drawn_hands=stats[:, 5, 1].copy(),
     )

@@ -22,7 +22,7 @@ ARGS=("$@")
   tests/test_oracle.py::test_oracle_never_deals_in_while_a_safe_discard_exists
   tests/test_cbots.py::test_rollout_deterministic_and_thread_independent
   tests/test_cbots.py::test_special_form_bound_equals_the_unbounded_searches
-  tests/test_belief_core.py)
+  tests/test_belief_core.py tests/test_arena_c_games.py)
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 # the tracked files (links stay links), plus untracked test files while developing

@@ -7,12 +7,19 @@ where it must act in one ``act_batch`` call (one forward pass for a policy) thro
 :class:`GameRecord` per game with final scores, placements and per-seat hand statistics (a hand is one deal of cards).
 ``stop`` (a callable) is polled before every step: when it returns True, ``StopRequested``
 (``training.stop_request``) is raised and no record is returned (a trainer's evaluation cut short by Ctrl-C).
+
+When every agent is a built-in C bot (``c_policy()`` gives a ``meld8_env.policies.SeatPolicy``: greedy,
+defensive and random unless ``MELD8_BACKEND=python``), whole games are played in C instead
+(``meld8_env.rollout.play_games``, in slices of ``batch`` games, ``stop`` polled between them) and the records
+are the same, handed to ``on_game`` in the same order as the lockstep loop finishes them (:func:`finish_order`);
+``tests/test_arena_c_games.py`` holds the two paths to each other.
 """
 
 from __future__ import annotations
 
 import base64
 import dataclasses
+import heapq
 from collections import deque
 from collections.abc import Callable, Sequence
 
@@ -20,6 +27,7 @@ import numpy as np
 
 from meld8_env.agent import as_agent
 from meld8_env.codes import Result
+from meld8_env.rollout import play_games
 from meld8_env.rules import RuleConfig
 from meld8_env.table import Table
 from meld8_env.vector import Meld8Vector
@@ -59,8 +67,10 @@ def play(
     batch: int = 256,
     on_game=None,
     stop: Callable[[], bool] | None = None,
+    threads: int = 1,
 ) -> list[GameRecord]:
-    """Play every (seed, seating) game; ``on_game(index, record)`` is called as each one finishes."""
+    """Play every (seed, seating) game; ``on_game(index, record)`` is called as each one finishes. ``threads``:
+    how many threads the whole-game C path may use (module docstring; the lockstep loop ignores it)."""
     rules = rules or RuleConfig()
     P = rules.num_players
     seats = np.asarray(seats, dtype=np.int64)
@@ -70,6 +80,9 @@ def play(
     agents = [as_agent(a) for a in agents]  # the whole contract (setup / close), once
     for a in agents:
         a.setup(rules)
+    policies = c_lineup(agents)
+    if policies is not None and n:
+        return _play_c(policies, seats, seeds, rules, batch, on_game, stop, threads)
     records: list[GameRecord | None] = [None] * n
     queue = deque(range(n))
     width = min(batch, n)
@@ -141,4 +154,60 @@ def play(
                 start(np.array([o.game]))
     finally:
         table.close()
+    return records  # type: ignore[return-value]
+
+
+def c_lineup(agents: Sequence) -> list | None:
+    """Each agent's ``SeatPolicy`` when every one of them decides as a built-in C bot, else None."""
+    policies = [getattr(a, "c_policy", lambda: None)() for a in agents]
+    return policies if all(p is not None for p in policies) else None
+
+
+def finish_order(steps: Sequence[int], width: int):
+    """Yield game indices in the order :func:`play`'s lockstep loop finishes them: ``width`` slots start games
+    0..width-1 together, every live slot takes one action per step (game g needs ``steps[g]``), and a slot whose
+    game ends starts the next queued game after that step; games ending on the same step go in slot order.
+    ``steps`` may be an iterator that is read only as far as the games started so far need."""
+    steps = iter(steps)
+    heap: list[tuple[int, int, int]] = []  # (step it ends on, slot, game)
+    nxt = 0
+    for slot in range(width):
+        k = next(steps, None)
+        if k is None:
+            break
+        heapq.heappush(heap, (k, slot, nxt))
+        nxt += 1
+    while heap:
+        t, slot, g = heapq.heappop(heap)
+        yield g
+        k = next(steps, None)
+        if k is not None:
+            heapq.heappush(heap, (t + k, slot, nxt))
+            nxt += 1
+
+
+def _play_c(policies: list, seats: np.ndarray, seeds: Sequence[int], rules: RuleConfig, batch: int, on_game,
+            stop, threads: int) -> list[GameRecord]:  # fmt: skip
+    """:func:`play` for a lineup of C bots: games in slices of ``batch`` through ``play_games``."""
+    n, P = seats.shape
+    records: list[GameRecord | None] = [None] * n
+
+    def played():  # steps of each game, playing the next slice when the order needs a game not played yet
+        for a in range(0, n, batch):
+            check_stop(stop, "playing games")
+            b = min(n, a + batch)
+            res = play_games(rules, np.asarray(seeds[a:b], np.uint64), policies, seats[a:b], threads=threads)
+            for i in range(b - a):
+                records[a + i] = GameRecord(
+                    int(seeds[a + i]), seats[a + i].tolist(),
+                    final_scores=res.final_scores[i].tolist(), placements=res.placements[i].tolist(),
+                    hands=int(res.hands[i]), drawn_hands=int(res.drawn_hands[i]), wins=res.wins[i].tolist(),
+                    tsumo=res.tsumo[i].tolist(), deal_ins=res.deal_ins[i].tolist(), calls=res.calls[i].tolist(),
+                    win_han=res.win_han[i].tolist(), actions=base64.b64encode(res.actions[i]).decode(),
+                )  # fmt: skip
+                yield len(res.actions[i])
+
+    for g in finish_order(played(), min(batch, n)):
+        if on_game is not None:
+            on_game(g, records[g])
     return records  # type: ignore[return-value]

@@ -31,6 +31,8 @@ def init_worker(
             agent.close()
     _WORKER["agents"] = [load_agent(s, rules, seed + i, trust, bots) for i, s in enumerate(specs)]
     _WORKER["rules"] = rules
+    # a lineup of built-in C bots plays whole games in C (training.arena): alone in this process, on two threads
+    _WORKER["threads"] = min(2, os.cpu_count() or 1)
 
 
 def init_pool_worker(*args) -> None:
@@ -40,6 +42,7 @@ def init_pool_worker(*args) -> None:
     import sys
 
     init_worker(*args)
+    _WORKER["threads"] = 1  # the other workers hold the other cores
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
 
@@ -69,7 +72,7 @@ def play_boards(task: tuple[list[int], list[int], list[tuple[int, ...]]], on_boa
             if on_board is not None:
                 on_board(entry)
 
-    play(_WORKER["agents"], all_seats, all_seeds, _WORKER["rules"], on_game=finished)
+    play(_WORKER["agents"], all_seats, all_seeds, _WORKER["rules"], on_game=finished, threads=_WORKER.get("threads", 1))
     return out
 
 
@@ -106,6 +109,7 @@ def ray_results(tasks, init_args: tuple, workers: int):
     class _Worker:
         def __init__(self, *args) -> None:
             init_worker(*args)
+            _WORKER["threads"] = 1  # one actor per CPU Ray gives it
 
         def play(self, task):
             return play_boards(task)

@@ -644,6 +644,102 @@ static PyObject *py_rollout(PyObject *self, PyObject *args) {
     return PyLong_FromLong(stuck);
 }
 
+/* play_games(states, rules, codes int8[A], seeds uint64[A], weights uint64[A, D], seats int8[N, P], actions
+ * uint8[N, cap], nact int32[N], stats int32[N, 6, P]) -> games that did not end within cap actions.
+ * Whole games for the arena (training/arena.py) when every agent of a lineup is a built-in C bot: seat s of game i is
+ * agent seats[i, s], which decides with codes[agent]: greedy / defensive from the record (bot_act_record, as
+ * act_obs decides from the observation), BOT_RANDOM as RandomAgent does, by the seeded hash of the acting seat's
+ * observation (bot_random_obs with that agent's weights row and seed), never a splitmix stream. Each game is
+ * stepped from its record to the end; every action is written to its actions row, and the arena's per-seat counts
+ * (training.arena.GameRecord, read there from each step's outputs and hand outcomes) are kept in stats: rows
+ * wins, Tsumo wins, deal-ins, calls (Pon/Chii resolved), han summed over wins, then row 5 = (hands, drawn hands). */
+static PyObject *py_play_games(PyObject *self, PyObject *args) {
+    PyObject *so, *ro, *co, *seo, *wo, *sto, *ao, *no, *stato;
+    rules_t R;
+    Py_buffer bs, bc, bse, bw, bst, ba, bn, bstat;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &so, &ro, &co, &seo, &wo, &sto, &ao, &no, &stato) || !parse_rules(ro, &R))
+        return NULL;
+    int P = R.P, D = eng_obs_size(&R, 0);
+    if (!get_buf(so, &bs, 1, sizeof(game_t), -1, "states")) return NULL;
+    Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
+    Py_buffer *held[8] = {&bs};
+    int nh = 1, ok = 0;
+    long stuck = 0;
+    uint8_t *obs = NULL;
+#define TAKE(obj, buf, w, size, count, what)                                  \
+    do {                                                                      \
+        if (!get_buf(obj, buf, w, size, count, what)) goto release;           \
+        held[nh++] = buf;                                                     \
+    } while (0)
+    TAKE(co, &bc, 0, 1, -1, "codes");
+    Py_ssize_t A = bc.len;
+    TAKE(seo, &bse, 0, 8, A, "seeds");
+    TAKE(wo, &bw, 0, 8 * (Py_ssize_t)D, A, "weights");
+    TAKE(sto, &bst, 0, P, n, "seats");
+    TAKE(ao, &ba, 1, 1, -1, "actions");
+    Py_ssize_t cap = n ? ba.len / n : 0;
+    if (n && ba.len != cap * n) {
+        PyErr_SetString(PyExc_ValueError, "actions: expected N rows of equal length");
+        goto release;
+    }
+    TAKE(no, &bn, 1, 4, n, "nact");
+    TAKE(stato, &bstat, 1, 4 * 6 * (Py_ssize_t)P, n, "stats");
+#undef TAKE
+    const int8_t *codes = bc.buf, *seats = bst.buf;
+    const uint64_t *seeds = bse.buf, *weights = bw.buf;
+    uint8_t *acts = ba.buf;
+    int32_t *nact = bn.buf, *stats = bstat.buf;
+    ok = check_codes(codes, A, "codes") && check_states(bs.buf, n, &R);
+    for (Py_ssize_t i = 0; ok && i < n * P; i++)
+        if (seats[i] < 0 || seats[i] >= A) {
+            PyErr_Format(PyExc_ValueError, "seats: item %zd is %d, expected an agent index 0..%zd", i, seats[i], A - 1);
+            ok = 0;
+        }
+    obs = ok ? malloc((size_t)D + 1) : NULL;
+    if (ok && !obs) {
+        PyErr_NoMemory();
+        ok = 0;
+    }
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            game_t *x = &((game_t *)bs.buf)[i];
+            int32_t *st = stats + i * 6 * P;
+            memset(st, 0, sizeof(int32_t) * 6 * P);
+            wait_table_t wt = {{0}};
+            Py_ssize_t k = 0;
+            while (x->phase != PH_OVER && x->acting >= 0 && k < cap) {
+                int ag = seats[i * P + x->acting], a;
+                if (codes[ag] == BOT_RANDOM) {
+                    eng_encode(x, &R, x->acting, 0, obs);
+                    a = bot_random_obs(obs, D, x->mask, weights + (size_t)ag * D, seeds[ag]);
+                } else
+                    a = bot_act_record(x, &R, codes[ag], NULL);
+                if (eng_step_t(x, &R, a, eng_wait_mode == WT_OFF ? NULL : &wt) < 0) break;
+                acts[i * cap + k++] = (uint8_t)a;
+                if (x->caller >= 0) st[3 * P + x->caller]++;
+                if (x->result == RES_NONE) continue;
+                st[5 * P]++;
+                if (x->result == RES_DRAW) st[5 * P + 1]++;
+                else if (x->result == RES_RON || x->result == RES_TSUMO) {
+                    st[0 * P + x->win_seat]++;
+                    st[4 * P + x->win_seat] += x->win_han;
+                    if (x->result == RES_TSUMO) st[1 * P + x->win_seat]++;
+                    else st[2 * P + x->lose_seat]++;
+                }
+            }
+            nact[i] = (int32_t)k;
+            stuck += x->phase != PH_OVER;
+        }
+        Py_END_ALLOW_THREADS
+    }
+release:
+    free(obs);
+    for (int h = 0; h < nh; h++) PyBuffer_Release(held[h]);
+    if (!ok) return NULL;
+    return PyLong_FromLong(stuck);
+}
+
 /* waits(states, rules, out uint64[N, P], table=None): each seat's waits (R33; 0 for a finished game and for the
  * seat that holds 8 cards after a call), read from and filled into the games' wait table when given */
 static PyObject *py_waits(PyObject *self, PyObject *args) {
@@ -694,6 +790,8 @@ static PyMethodDef methods[] = {
     {"policy_act", py_policy_act, METH_VARARGS, "policy_act(states, rules, codes, rng, out)"},
     {"act_obs", py_act_obs, METH_VARARGS, "act_obs(rules, code, obs, masks, weights, seed, out)"},
     {"rollout", py_rollout, METH_VARARGS, "rollout(states, rules, policies, rng, until, max_steps, steps, deltas)"},
+    {"play_games", py_play_games, METH_VARARGS,
+     "play_games(states, rules, codes, seeds, weights, seats, actions, nact, stats) -> unfinished"},
     {"reset", py_reset, METH_VARARGS, "reset(states, rules, seeds)"},
     {"step", py_step, METH_VARARGS, "step(states, rules, actions, illegal) -> n_illegal"},
     {"observe", py_observe, METH_VARARGS, "observe(states, rules, seats, oracle, obs, masks)"},

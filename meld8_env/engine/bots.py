@@ -25,3 +25,11 @@ def rollout_raw(
 ) -> int:  # fmt: skip
     """Returns how many records did not reach their stop (max_steps or a refused action)."""
     return _fast.rollout(records, rules, policies, rng, until, max_steps, steps, deltas)
+
+
+def play_games_raw(
+    records: np.ndarray, rules: bytes, codes: np.ndarray, seeds: np.ndarray, weights: np.ndarray, seats: np.ndarray,
+    actions: np.ndarray, nact: np.ndarray, stats: np.ndarray,
+) -> int:  # fmt: skip
+    """Returns how many games did not end within the actions buffer (or stopped on a refused action)."""
+    return _fast.play_games(records, rules, codes, seeds, weights, seats, actions, nact, stats)
