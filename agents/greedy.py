@@ -29,7 +29,9 @@ from meld8_env.policies import SeatPolicy, act_obs, c_bots_enabled
 
 class GreedyAgent(Agent):
     name = "greedy"
-    c_twin = "greedy"  # the C policy that decides exactly like this class (subclasses run their Python)
+    # the C policy that decides exactly like this class; a subclass runs its Python unless it declares c_twin in its
+    # own body (a promise that it decides exactly as that policy: c_policy() then replaces it in whole-game C runs)
+    c_twin = "greedy"
     lite = False  # the tie-break by pool size at distance >= 2 (meld8_env.features.discard_table)
 
     def runs_in_c(self) -> bool:

@@ -114,8 +114,9 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
 }
-#: a stage with fewer rollouts than this runs them on one thread (see ``_play``); a rollout to the end of the hand
-#: costs ~50-100 us, a thread hand-off a few, so even one decision's stage (40-160 rollouts) gains from the split
+#: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
+#: rollouts to the end of the hand) gains from the split: 0.70-0.875x the wall time per decision at 16-64 worlds
+#: (README "Search and belief", the A/B of session 13)
 ROLLOUT_SPLIT_MIN = 16
 
 CHOICES = {

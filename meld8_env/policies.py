@@ -42,7 +42,7 @@ seats' hands in the record, so it runs in :func:`policy_act` and rollouts (where
 sampled, so its own continuation there knows only its world) and never from an observation."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # weights is an array: identity, not value, equality
 class SeatPolicy:
     """An agent's decisions as a C policy: ``name`` (a key of :data:`POLICY`); for ``random``, the ``seed`` and
     ``weights`` (D,) uint64 of RandomAgent's observation hash (``act_obs``), D the rules' observation size."""

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -42,8 +43,11 @@ MAX_STEPS = 1 << 20
 """A safety stop per record (a game of 16 rounds takes a few thousand steps)."""
 CHUNKS_PER_THREAD = 4
 """Slices per thread (module docstring)."""
+FIRST_ACTIONS = 4096
+""":func:`play_games`' first buffer per game (a game between the bots takes ~150 actions under the default rules)."""
 MAX_THREADS = 8
 _pool: list[ThreadPoolExecutor] = []
+_pool_lock = threading.Lock()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,7 +107,9 @@ def rollout(
 
 def _split(part, n: int, threads: int) -> int:
     """``part(a, b)`` over [0, n): one call on one thread, else ``CHUNKS_PER_THREAD`` slices per thread taken by
-    ``threads`` threads (this one included) as they finish; returns the sum of the parts' results."""
+    ``threads`` threads (this one included) as they finish; returns the sum of the parts' results. Returns (or
+    raises the first error) only once no helper is still writing: helpers not started yet are cancelled (the
+    slices are all taken), running ones waited for."""
     if threads == 1 or n < 2:
         return part(0, n)
     bounds = np.linspace(0, n, min(threads * CHUNKS_PER_THREAD, n) + 1).astype(int).tolist()
@@ -116,10 +122,17 @@ def _split(part, n: int, threads: int) -> int:
             got += part(*chunks[k])
         return got
 
-    if not _pool:
-        _pool.append(ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="meld8-rollout"))
+    with _pool_lock:
+        if not _pool:
+            _pool.append(ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="meld8-rollout"))
     helpers = [_pool[0].submit(worker) for _ in range(threads - 1)]
-    return worker() + sum(f.result() for f in helpers)  # this thread works too: one hand-off fewer
+    try:
+        got = worker()  # this thread works too: one hand-off fewer
+    finally:
+        for f in helpers:
+            f.cancel()
+        wait(helpers)
+    return got + sum(f.result() for f in helpers if not f.cancelled())
 
 
 def _check_threads(threads: object) -> None:
@@ -152,14 +165,16 @@ def play_games(
     policies: Sequence[SeatPolicy],
     seats: np.ndarray,
     threads: int = 1,
-    max_actions: int = 1 << 14,
+    max_actions: int = MAX_STEPS,
 ) -> GamesResult:
     """Whole games from their seeds, every seat a C bot: game i is dealt from ``seeds[i]`` (as
     ``Meld8Vector.start_games`` deals it) and seat s plays ``policies[seats[i, s]]`` (``SeatPolicy``: greedy and
     defensive decide from the record, random by its observation hash, exactly as the agents' ``act_obs``
     path does). The arena's fast path for lineups of built-in bots (``training.arena.play``); the readable
     twin is that arena stepping the same games one action at a time (``tests/test_arena_c_games.py``).
-    RuntimeError (one line) when a game does not end within ``max_actions``."""
+    Games get a buffer of ``FIRST_ACTIONS`` actions each; the few longer ones (long rule sets, endless replays)
+    are played again from their seeds with 4x the buffer, up to ``max_actions``. RuntimeError (one line) when a
+    game does not end within ``max_actions``, or an action is refused."""
     _check_threads(threads)
     seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
     n, P = len(seeds), rules.num_players
@@ -168,6 +183,8 @@ def play_games(
         raise ValueError(f"seeds must be (N,) and seats ({n}, {P}) integers, got {seeds.shape} and {seats.shape}")
     if not policies or not all(isinstance(p, SeatPolicy) for p in policies):
         raise TypeError("policies must be a non-empty sequence of meld8_env.policies.SeatPolicy")
+    if len(policies) > 127:
+        raise ValueError(f"at most 127 policies (agents) per call, got {len(policies)}")
     if seats.size and (seats.min() < 0 or seats.max() >= len(policies)):
         raise ValueError(f"seats must index the {len(policies)} policies, got {int(seats.min())}..{int(seats.max())}")
     D = obs_size(rules)
@@ -181,22 +198,35 @@ def play_games(
             weights[k] = p.weights
         elif p.name not in ("greedy", "defensive", "greedy_lite", "defensive_lite"):
             raise ValueError(f"policy {k}: {p.name!r} cannot play an arena seat (use greedy, defensive or random)")
-    records = start_records(rules, seeds)
     seats8 = np.ascontiguousarray(seats, dtype=np.int8)
-    actions = np.zeros((n, max_actions), np.uint8)
+    rules_bytes = packed(rules)
+    records = start_records(rules, seeds)
     nact = np.zeros(n, np.int32)
     stats = np.zeros((n, 6, P), np.int32)
-    rules_bytes = packed(rules)
+    actions: list[bytes] = [b""] * n
+    todo, cap = np.arange(n), min(FIRST_ACTIONS, max_actions)
+    while todo.size:
+        rec, act = records[todo].copy(), np.zeros((todo.size, cap), np.uint8)
+        na, st, se = np.zeros(todo.size, np.int32), np.zeros((todo.size, 6, P), np.int32), seats8[todo]
 
-    def part(a: int, b: int) -> int:
-        return play_games_raw(records[a:b], rules_bytes, codes, agent_seeds, weights, seats8[a:b], actions[a:b],
-                              nact[a:b], stats[a:b])  # fmt: skip
+        def part(a: int, b: int, rec=rec, act=act, na=na, st=st, se=se) -> int:
+            return play_games_raw(rec[a:b], rules_bytes, codes, agent_seeds, weights, se[a:b], act[a:b], na[a:b],
+                                  st[a:b])  # fmt: skip
 
-    unfinished = _split(part, n, threads)
-    if unfinished:
-        raise RuntimeError(f"play_games: {unfinished} games did not end within {max_actions} actions (or refused one)")
+        _split(part, todo.size, threads)
+        over = rec["phase"] == int(Phase.OVER)
+        if (~over & (na < cap)).any():
+            raise RuntimeError(f"play_games: game {int(todo[~over & (na < cap)][0])} stopped on a refused action")
+        done = todo[over]
+        records[done], nact[done], stats[done] = rec[over], na[over], st[over]
+        for i, k in zip(done.tolist(), np.flatnonzero(over).tolist(), strict=True):
+            actions[i] = act[k, : na[k]].tobytes()
+        todo = todo[~over]
+        if todo.size and cap >= max_actions:
+            raise RuntimeError(f"play_games: {todo.size} games did not end within {max_actions} actions")
+        cap = min(4 * cap, max_actions)  # the long ones again from their start records (untouched), a larger buffer
     return GamesResult(
-        actions=[actions[i, : nact[i]].tobytes() for i in range(n)],
+        actions=actions,
         final_scores=records["final_scores"][:, :P].astype(np.int32),
         placements=records["placements"][:, :P].astype(np.uint8),
         wins=stats[:, 0].copy(),

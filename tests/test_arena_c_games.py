@@ -14,8 +14,8 @@ import itertools
 import numpy as np
 import pytest
 
-from agents.defensive import DefensiveAgent
-from agents.greedy import GreedyAgent
+from agents.defensive import DefensiveAgent, DefensiveLiteAgent
+from agents.greedy import GreedyAgent, GreedyLiteAgent
 from agents.registry import load_agent
 from meld8_env.policies import SeatPolicy
 from meld8_env.rollout import play_games
@@ -24,7 +24,8 @@ from training import arena
 
 
 def lineup(rules: RuleConfig, names=("greedy", "defensive", "random")) -> list:
-    return [load_agent(n, rules, seed=i + 3) for i, n in enumerate(names)]
+    """Agents by spec name, or by class (the lite bots have no spec of their own)."""
+    return [load_agent(n, rules, seed=i + 3) if isinstance(n, str) else n(rules, i + 3) for i, n in enumerate(names)]
 
 
 def games(rules: RuleConfig, boards: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -35,40 +36,54 @@ def games(rules: RuleConfig, boards: int, seed: int) -> tuple[np.ndarray, np.nda
     return seats, seeds
 
 
-def both_paths(monkeypatch, rules, names, seats, seeds, batch):
+def both_paths(monkeypatch, rules, names, seats, seeds, batch, threads=1):
     got = {}
     for label in ("c", "lockstep"):
         order: list[int] = []
         with monkeypatch.context() as m:
             if label == "lockstep":
                 m.setattr(arena, "c_lineup", lambda agents: None)
-            recs = arena.play(lineup(rules, names), seats, seeds, rules, batch=batch,
+            recs = arena.play(lineup(rules, names), seats, seeds, rules, batch=batch, threads=threads,
                               on_game=lambda g, r, order=order: order.append(g))  # fmt: skip
         got[label] = ([r.to_json() for r in recs], order)
     return got
 
 
 @pytest.mark.parametrize(
-    ("rules", "names", "boards", "batch"),
+    ("rules", "names", "boards", "batch", "threads"),
     [
-        (RuleConfig(), ("greedy", "defensive", "random"), 3, 5),
-        (RuleConfig(), ("random", "random", "greedy"), 16, 9),
-        (RuleConfig(), ("greedy", "defensive", "random"), 2, 64),
-        (RuleConfig(penalty_mode=True), ("defensive", "random", "greedy"), 2, 4),
-        (RuleConfig.two_player(), ("greedy", "random"), 4, 3),
-        (RuleConfig.two_player(penalty_mode=True), ("defensive", "greedy"), 3, 2),
+        (RuleConfig(), ("greedy", "defensive", "random"), 3, 5, 1),
+        (RuleConfig(), ("random", "random", "greedy"), 16, 9, 2),
+        (RuleConfig(), ("greedy", "defensive", "random"), 2, 64, 3),
+        (RuleConfig(), (GreedyLiteAgent, DefensiveLiteAgent, "random"), 2, 7, 2),
+        (RuleConfig(penalty_mode=True), ("defensive", "random", "greedy"), 2, 4, 1),
+        (RuleConfig.two_player(), ("greedy", "random"), 4, 3, 2),
+        (RuleConfig.two_player(penalty_mode=True), ("defensive", "greedy"), 3, 2, 1),
     ],
 )
-def test_c_games_equal_the_lockstep_arena(monkeypatch, rules, names, boards, batch):
+def test_c_games_equal_the_lockstep_arena(monkeypatch, rules, names, boards, batch, threads):
     seats, seeds = games(rules, boards, seed=41)
     assert arena.c_lineup(lineup(rules, names)) is not None  # this lineup takes the C path by default
-    got = both_paths(monkeypatch, rules, names, seats, seeds, batch)
+    got = both_paths(monkeypatch, rules, names, seats, seeds, batch, threads)
     c_recs, c_order = got["c"]
     l_recs, l_order = got["lockstep"]
     for g, (a, b) in enumerate(zip(c_recs, l_recs, strict=True)):
         assert a == b, f"game {g} (seed {seeds[g]}, seats {seats[g].tolist()}): C {a} != lockstep {b}"
     assert c_order == l_order  # on_game in the same order: the same log
     assert sum(r["hands"] for r in c_recs) > len(c_recs)  # real games of several hands
+
+
+def test_long_games_are_played_again_with_a_larger_buffer(monkeypatch):
+    """A game longer than the first action buffer is replayed from its seed with 4x the buffer (here every game
+    is: a first buffer of 8 actions), and the records still equal the lockstep arena's."""
+    from meld8_env import rollout
+
+    monkeypatch.setattr(rollout, "FIRST_ACTIONS", 8)
+    rules = RuleConfig()
+    seats, seeds = games(rules, 2, seed=43)
+    got = both_paths(monkeypatch, rules, ("greedy", "defensive", "random"), seats, seeds, batch=5, threads=2)
+    assert got["c"] == got["lockstep"]
+    assert min(len(r["actions"]) for r in got["c"][0]) > 8 * 4 * 4 // 3  # base64 of more than 32 actions: replayed
 
 
 def test_finish_order_follows_the_lockstep_slots():

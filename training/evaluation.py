@@ -3,7 +3,8 @@
 ``evaluate(policy, opponents, boards, rules, seed)`` plays every seating of ``boards`` board seeds
 (``1_000_000 + seed + k``: never a training seed) and returns ``mean_placement``, ``mean_score`` and
 ``games`` for the policy's seat; the rows of ``eval.jsonl`` (``training.run_folder``) are these plus
-the step counts. ``stop`` is handed to ``training.arena.play`` (polled every step; ``StopRequested``).
+the step counts. ``stop`` is handed to ``training.arena.play`` (polled every step, or between slices of games
+where a lineup of built-in bots plays whole games in C; ``StopRequested``).
 """
 
 from __future__ import annotations

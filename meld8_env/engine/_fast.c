@@ -662,7 +662,7 @@ static PyObject *py_play_games(PyObject *self, PyObject *args) {
     int P = R.P, D = eng_obs_size(&R, 0);
     if (!get_buf(so, &bs, 1, sizeof(game_t), -1, "states")) return NULL;
     Py_ssize_t n = bs.len / (Py_ssize_t)sizeof(game_t);
-    Py_buffer *held[8] = {&bs};
+    Py_buffer *held[16] = {&bs}; /* every buffer taken so far, released at the end (8 are taken) */
     int nh = 1, ok = 0;
     long stuck = 0;
     uint8_t *obs = NULL;
