@@ -193,9 +193,10 @@ def _play_c(policies: list, seats: np.ndarray, seeds: Sequence[int], rules: Rule
     records: list[GameRecord | None] = [None] * n
 
     def played():  # steps of each game, playing the next slice when the order needs a game not played yet
-        for a in range(0, n, batch):
+        step = min(batch, 1024)  # a slice's action buffers are 4 KiB per game: memory does not grow with batch
+        for a in range(0, n, step):
             check_stop(stop, "playing games")
-            b = min(n, a + batch)
+            b = min(n, a + step)
             res = play_games(rules, np.asarray(seeds[a:b], np.uint64), policies, seats[a:b], threads=threads)
             for i in range(b - a):
                 records[a + i] = GameRecord(
