@@ -10,9 +10,9 @@ where it must act in one ``act_batch`` call (one forward pass for a policy) thro
 
 When every agent is a built-in C bot (``c_policy()`` gives a ``meld8_env.policies.SeatPolicy``: greedy,
 defensive and random unless ``MELD8_BACKEND=python``), whole games are played in C instead
-(``meld8_env.rollout.play_games``, in slices of ``batch`` games, ``stop`` polled between them) and the records
-are the same, handed to ``on_game`` in the same order as the lockstep loop finishes them (:func:`finish_order`);
-``tests/test_arena_c_games.py`` holds the two paths to each other.
+(``meld8_env.rollout.play_games``, in slices of ``batch`` games, at most 1,024, ``stop`` polled between them)
+and the records are the same, handed to ``on_game`` in the same order as the lockstep loop finishes them
+(:func:`finish_order`); ``tests/test_arena_c_games.py`` holds the two paths to each other.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def finish_order(steps: Sequence[int], width: int):
 
 def _play_c(policies: list, seats: np.ndarray, seeds: Sequence[int], rules: RuleConfig, batch: int, on_game,
             stop, threads: int) -> list[GameRecord]:  # fmt: skip
-    """:func:`play` for a lineup of C bots: games in slices of ``batch`` through ``play_games``."""
+    """:func:`play` for a lineup of C bots: games in slices of ``batch`` (at most 1,024) through ``play_games``."""
     n, P = seats.shape
     records: list[GameRecord | None] = [None] * n
 
