@@ -26,9 +26,9 @@ class RandomAgent(Agent):
         self._weights: np.ndarray | None = None
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.act_batch_python(obs, masks, c_twin=self._runs_in_c())
+        return self.act_batch_python(obs, masks, c_twin=self.runs_in_c())
 
-    def _runs_in_c(self) -> bool:
+    def runs_in_c(self) -> bool:
         return type(self) is RandomAgent and c_bots_enabled()
 
     def obs_weights(self, size: int) -> np.ndarray:
@@ -41,7 +41,7 @@ class RandomAgent(Agent):
     def c_policy(self) -> SeatPolicy | None:
         """This agent as a C policy over engine records (the same hash of the acting seat's observation), or None
         where it runs its Python (``MELD8_BACKEND=python``, a subclass)."""
-        if not self._runs_in_c():
+        if not self.runs_in_c():
             return None
         return SeatPolicy("random", self.seed, self.obs_weights(obs_size(self.rules)))
 

@@ -196,12 +196,11 @@ def play_games(
             if p.weights is None or np.shape(p.weights) != (D,):
                 raise ValueError(f"policy {k} (random) needs weights of shape ({D},) for these rules")
             weights[k] = p.weights
-        elif p.name not in ("greedy", "defensive", "greedy_lite", "defensive_lite"):
+        elif p.name == "oracle":  # policy_codes refused unknown names; oracle reads hidden hands, not a seat's view
             raise ValueError(f"policy {k}: {p.name!r} cannot play an arena seat (use greedy, defensive or random)")
     seats8 = np.ascontiguousarray(seats, dtype=np.int8)
     rules_bytes = packed(rules)
     records = start_records(rules, seeds)
-    nact = np.zeros(n, np.int32)
     stats = np.zeros((n, 6, P), np.int32)
     actions: list[bytes] = [b""] * n
     todo, cap = np.arange(n), min(FIRST_ACTIONS, max_actions)
@@ -218,7 +217,7 @@ def play_games(
         if (~over & (na < cap)).any():
             raise RuntimeError(f"play_games: game {int(todo[~over & (na < cap)][0])} stopped on a refused action")
         done = todo[over]
-        records[done], nact[done], stats[done] = rec[over], na[over], st[over]
+        records[done], stats[done] = rec[over], st[over]
         for i, k in zip(done.tolist(), np.flatnonzero(over).tolist(), strict=True):
             actions[i] = act[k, : na[k]].tobytes()
         todo = todo[~over]
