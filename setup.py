@@ -46,8 +46,9 @@ setup(
                 "meld8_env/hands/_eval.h",
                 "meld8_env/hands/_score.h",
             ],
-            extra_compile_args=CFLAGS,
-            extra_link_args=LDFLAGS,
+            # -pthread: the rollout plays its records on several threads of its own (py_rollout)
+            extra_compile_args=[*CFLAGS, "-pthread"],
+            extra_link_args=[*LDFLAGS, "-pthread"],
         ),
         Extension(
             "meld8_env._belief",

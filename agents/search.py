@@ -80,6 +80,7 @@ from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
 from meld8_env.codes import Phase, Result
 from meld8_env.engine.fast import STATE_DTYPE
+from meld8_env.engine.records import put_records, take_records
 from meld8_env.features import danger, discard_table
 from meld8_env.observation import decode
 from meld8_env.placement import shipped_table
@@ -334,7 +335,7 @@ class SearchAgent(Agent):
                 break
         worlds, hits = sb.cat_records(pool), np.concatenate(score)
         order = np.argsort(-hits, kind="stable")[:K]
-        return worlds[np.sort(order)].copy(), np.ones(K)
+        return take_records(worlds, np.sort(order)), np.ones(K)
 
     def _policies(self, seat: int, K: int, rng: np.random.Generator) -> np.ndarray:
         P = self.rules.num_players
@@ -426,7 +427,7 @@ class SearchAgent(Agent):
         for j, (worlds, _, _, sd, pol) in enumerate(prep):
             for a in alive[j]:
                 sel = idx if ends is None or vals is None else idx[~ends[j][a][idx]]
-                recs.append(worlds[sel])
+                recs.append(take_records(worlds, sel))
                 acts.append(np.full(len(sel), a, np.int64))
                 seeds.append(sd[sel])
                 pols.append(pol[sel])
@@ -443,14 +444,14 @@ class SearchAgent(Agent):
         ron = (batch["phase"] == int(Phase.CLAIM)) & (ron_bit & offered).any(axis=1)
         play = ~done if vals is not None else ron & ~done
         if play.any():
-            sub = batch[play]
+            sub = take_records(batch, play)
             # one decision's stage splits too: the rollout hands its threads several slices each as they finish
             # (meld8_env.rollout), so uneven hand lengths do not leave a thread idle; with one slice per thread
             # this used to cost more than it saved. The outcome is the same either way (the rollout is
             # thread-independent), only the speed differs (README "Search and belief", speed)
             threads = int(self.opts["threads"]) if len(sub) >= ROLLOUT_SPLIT_MIN else 1
             sb.rollout_hand(self.rules, sub, np.concatenate(pols)[play], np.concatenate(seeds)[play], threads=threads)
-            batch[play] = sub
+            put_records(batch, play, sub)
         values = self._leaf(batch, before)
         hit = done | ron
         at = 0

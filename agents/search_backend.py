@@ -25,8 +25,7 @@ import numpy as np
 from meld8_env import belief
 from meld8_env.cardmask import ALL
 from meld8_env.codes import Phase
-from meld8_env.engine.fast import STATE_DTYPE
-from meld8_env.engine.records import step_records
+from meld8_env.engine.records import concat_records, put_records, step_records, take_records
 from meld8_env.hands import distance_batch, waits_batch
 from meld8_env.infoset import infoset
 from meld8_env.policies import policy_act
@@ -91,12 +90,7 @@ def stratify(info, worlds: np.ndarray, weights: np.ndarray, sweeps: int = 3) -> 
 
 def cat_records(parts: list[np.ndarray]) -> np.ndarray:
     """Concatenate engine records keeping STATE_DTYPE (np.concatenate would repack its padding)."""
-    out = np.empty(sum(len(p) for p in parts), STATE_DTYPE)
-    at = 0
-    for p in parts:
-        out[at : at + len(p)] = p
-        at += len(p)
-    return out
+    return concat_records(parts)
 
 
 def info_digest(info) -> bytes:
@@ -127,8 +121,8 @@ def advance_to_seat(rules: RuleConfig, records: np.ndarray, seat: int, seat_poli
         if not wait.any():
             return
         idx = np.flatnonzero(wait)
-        sub = records[idx]
+        sub = take_records(records, idx)
         codes = seat_policies[idx, sub["acting"].astype(np.int64)].astype(np.int8)
         acts = policy_act(rules, sub, codes, np.zeros(len(sub), np.uint64))
         step_records(rules, sub, acts)
-        records[idx] = sub
+        put_records(records, idx, sub)

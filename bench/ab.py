@@ -57,9 +57,14 @@ def main() -> None:
         mine = statistics.median(values)
         if base:
             b = statistics.median(base)
-            print(f"| {name} | {b:,.0f} | {mine:,.0f} | {mine / b:.3f} |")
+            print(f"| {name} | {_shown(b)} | {_shown(mine)} | {mine / b:.3f} |")
         else:
-            print(f"| {name} | - | {mine:,.0f} | - |")
+            print(f"| {name} | - | {_shown(mine)} | - |")
+
+
+def _shown(v: float) -> str:
+    """Whole numbers from 100 up, two decimals below (a median of 9.46 ms is not "9")."""
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
 
 
 if __name__ == "__main__":

@@ -7,10 +7,10 @@ row applies to every record). ``seeds`` (N,) uint64 start each record's splitmix
 ``random`` policy (greedy, defensive and oracle draw nothing), so a rollout is a function of its inputs: the
 same records, policies and seeds give the same result whatever ``threads`` is.
 
-The batch is split into ``CHUNKS_PER_THREAD`` contiguous slices per thread, which ``threads`` threads (the
-C loop releases the GIL) take in turn as they finish: a rollout's length varies with the deal, so one slice
-per thread leaves one thread waiting on the other (the search's batches are a few hundred records). The
-Python twin is stepping the records one action at a time with the agents in ``agents/``
+``threads`` threads of the C extension (the calling one included, GIL released) take the records two at a time
+from a shared counter: a rollout's length varies with the deal, so fixed slices leave one thread waiting on the
+other (the search's batches are a few dozen to a few hundred records, one record is ~0.1 ms). The Python twin
+is stepping the records one action at a time with the agents in ``agents/``
 (``tests/test_cbots.py`` does exactly that; ``agents.oracle`` for ``oracle``, which reads the other seats'
 hands in each record: in the search's worlds those are the sampled hands).
 
@@ -42,7 +42,7 @@ UNTIL = {"hand": 0, "game": 1}
 MAX_STEPS = 1 << 20
 """A safety stop per record (a game of 16 rounds takes a few thousand steps)."""
 CHUNKS_PER_THREAD = 4
-"""Slices per thread (module docstring)."""
+"""Slices per thread of :func:`play_games` (each slice has its own action buffers, so it is not split per game)."""
 FIRST_ACTIONS = 4096
 """:func:`play_games`' first buffer per game (a game between the bots takes ~150 actions under the default rules)."""
 MAX_THREADS = 8
@@ -87,11 +87,7 @@ def rollout(
     deltas = np.zeros((n, P), np.int32)
     rules_bytes = packed(rules)
 
-    def part(a: int, b: int) -> int:
-        return rollout_raw(records[a:b], rules_bytes, pol[a:b], rng[a:b], UNTIL[until], MAX_STEPS, steps[a:b],
-                             deltas[a:b])  # fmt: skip
-
-    stuck = _split(part, n, threads)
+    stuck = rollout_raw(records, rules_bytes, pol, rng, UNTIL[until], MAX_STEPS, steps, deltas, threads)
     if stuck:
         raise RuntimeError(f"rollout: {stuck} records did not finish (a record that is not a live game state?)")
     over = records["phase"] == int(Phase.OVER)

@@ -8,6 +8,7 @@ import pytest
 from agents import search_backend as sb
 from agents.registry import AgentLoadError, load_agent
 from meld8_env.codes import Phase
+from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import refresh, start_records, step_records
 from meld8_env.rules import RuleConfig
 
@@ -380,37 +381,37 @@ def test_decisions_do_not_depend_on_the_rollout_threads(monkeypatch):
     assert one1.tolist() == one2.tolist() and w1 == w2
 
 
-def test_rollout_slices_are_each_played_once_whatever_the_threads(monkeypatch):
-    """``meld8_env.rollout`` hands ``CHUNKS_PER_THREAD`` slices per thread to the threads as they finish: every
-    record is played exactly once (the same steps and point changes as one thread) for batch sizes around the
-    slice count, and the ``threads`` limit holds (no more threads run than asked)."""
-    import threading
-
+def test_rollout_plays_each_record_once_whatever_the_threads():
+    """``meld8_env.rollout``'s C threads take the records two at a time from one shared counter: every record is
+    played exactly once (the same steps, point changes and end states as on one thread) for batch sizes around
+    the thread and block counts, and a thread count outside 1..8 is refused in one line, by the Python entry and
+    by the C one (nothing moved)."""
     from meld8_env import rollout as ro
+    from meld8_env.engine.bots import rollout_raw
+    from meld8_env.engine.records import packed
 
     recs = bot_states(2, 75, every=3)
     pol = np.array([1, 2, 1], np.int8)
-    for n in (2, 3, 7, 8, 9, 33):
-        base = ro.rollout(RULES, recs[:n].copy(), pol, np.arange(n, dtype=np.uint64), threads=1)
-        for threads in (2, 3):
-            got = ro.rollout(RULES, recs[:n].copy(), pol, np.arange(n, dtype=np.uint64), threads=threads)
+    for n in (1, 2, 3, 4, 5, 7, 8, 9, 33):
+        one = recs[:n].copy()
+        base = ro.rollout(RULES, one, pol, np.arange(n, dtype=np.uint64), threads=1)
+        for threads in (2, 3, 8):
+            many = recs[:n].copy()
+            got = ro.rollout(RULES, many, pol, np.arange(n, dtype=np.uint64), threads=threads)
             assert np.array_equal(got.steps, base.steps) and np.array_equal(got.deltas, base.deltas), (n, threads)
-    running, peak, lock = [0], [0], threading.Lock()
-    real = ro.rollout_raw
-
-    def counted(*args):
-        with lock:
-            running[0] += 1
-            peak[0] = max(peak[0], running[0])
-        try:
-            return real(*args)
-        finally:
-            with lock:
-                running[0] -= 1
-
-    monkeypatch.setattr(ro, "rollout_raw", counted)
-    ro.rollout(RULES, recs[:64].copy(), pol, np.arange(64, dtype=np.uint64), threads=2)
-    assert 1 <= peak[0] <= 2
+            # field by field: the struct's trailing padding is whatever the compiler's wide stores leave there
+            bad = [f for f in STATE_DTYPE.names if not np.array_equal(many[f], one[f])]
+            assert not bad, (n, threads, bad)
+    for bad in (0, 9, True, 2.0):
+        with pytest.raises(ValueError, match="threads must be an integer 1..8"):
+            ro.rollout(RULES, recs[:4].copy(), pol, np.arange(4, dtype=np.uint64), threads=bad)
+    n, P = 4, RULES.num_players
+    kept = recs[:n].copy()
+    for bad in (0, 9, -1):
+        with pytest.raises(ValueError, match=r"threads: 1\.\.8, got"):
+            rollout_raw(kept, packed(RULES), np.tile(pol, (n, 1)), np.zeros(n, np.uint64), 0, 100,
+                        np.zeros(n, np.int32), np.zeros((n, P), np.int32), bad)  # fmt: skip
+    assert all(np.array_equal(kept[f], recs[:n][f]) for f in STATE_DTYPE.names)
 
 
 def test_ron_model_value_mixes_the_model_risk_with_the_worlds():

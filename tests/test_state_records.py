@@ -19,9 +19,11 @@ from meld8_env.engine.records import (
     concat_records,
     observe_records,
     packed,
+    put_records,
     refresh,
     start_records,
     step_records,
+    take_records,
 )
 from meld8_env.rules import RuleConfig
 from training.bot_states import play_bot_states
@@ -300,6 +302,27 @@ def test_concat_records_keeps_the_dtype():
     both = concat_records([a, a[:1]])
     assert both.dtype == STATE_DTYPE and len(both) == 3
     check_conservation(both, rules)
+
+
+def test_take_and_put_records_copy_whole_records_as_numpy_indexing_does():
+    """take_records / put_records move records as raw items (the fast path of the search's copies): the same
+    fields as ``records[index]`` and ``records[index] = values`` for positions and masks; a non-record array or a
+    non-contiguous view is refused in one line."""
+    rules = RULES["3p"]
+    a = start_records(rules, np.arange(6, dtype=np.uint64))
+    for index in (np.array([4, 0, 4]), np.array([True, False, True, False, False, True]), np.zeros(0, np.int64)):
+        got, want = take_records(a, index), a[index]
+        assert got.dtype == STATE_DTYPE and got.flags.c_contiguous and len(got) == len(want)
+        assert all(np.array_equal(got[f], want[f]) for f in STATE_DTYPE.names)
+    b = a.copy()
+    put_records(b, np.array([1, 3]), a[[5, 0]])
+    want = a.copy()
+    want[[1, 3]] = a[[5, 0]]
+    assert all(np.array_equal(b[f], want[f]) for f in STATE_DTYPE.names)
+    with pytest.raises(TypeError, match="take_records takes a 1-d array of engine records"):
+        take_records(np.zeros(3), np.array([0]))
+    with pytest.raises(ValueError, match="put_records: the records must be C-contiguous"):
+        put_records(b, np.array([0, 1, 2]), a[::2])
 
 
 def test_records_refuse_wrong_dtype_in_one_line():

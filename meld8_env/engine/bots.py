@@ -21,10 +21,11 @@ def act_obs_raw(
 
 def rollout_raw(
     records: np.ndarray, rules: bytes, policies: np.ndarray, rng: np.ndarray, until: int, max_steps: int,
-    steps: np.ndarray, deltas: np.ndarray,
+    steps: np.ndarray, deltas: np.ndarray, threads: int,
 ) -> int:  # fmt: skip
-    """Returns how many records did not reach their stop (max_steps or a refused action)."""
-    return _fast.rollout(records, rules, policies, rng, until, max_steps, steps, deltas)
+    """Returns how many records did not reach their stop (max_steps or a refused action); ``threads`` C threads
+    (this one included) take the records one at a time."""
+    return _fast.rollout(records, rules, policies, rng, until, max_steps, steps, deltas, threads)
 
 
 def play_games_raw(
