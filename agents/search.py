@@ -45,7 +45,7 @@ A decision is a pure function of the agent's seed and the information set (its r
 from both), so it is deterministic and cannot depend on hidden cards or the game seed.
 
 Options (spec ``search:worlds=32,cands=3,...``; on a command line whose agent list is comma-separated,
-``search:worlds=32+cands=3``): ``worlds`` (32), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me``
+``search:worlds=32+cands=3``): ``worlds`` (48), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me``
 (greedy), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads``
 (2), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates,
 greedy's order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0
@@ -88,7 +88,7 @@ from meld8_env.policies import POLICY
 from meld8_env.rules import RuleConfig
 
 OPTIONS: dict[str, tuple[type, object, str]] = {
-    "worlds": (int, 32, "worlds sampled per decision (>= 1)"),
+    "worlds": (int, 48, "worlds sampled per decision (>= 1)"),
     "cands": (int, 3, "discards kept by the prior (>= 1); the safest is added"),
     "stages": (int, 2, "successive-halving stages (>= 1)"),
     "opp": (str, "mix", "opponent model in rollouts: greedy, defensive or mix"),

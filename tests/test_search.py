@@ -51,7 +51,7 @@ def decide(agent, recs: np.ndarray) -> tuple[np.ndarray, list]:
 def test_spec_options_and_bad_options_are_one_line():
     a = load_agent("search:worlds=8,leaf=points,opp=greedy", RULES)
     assert a.opts["worlds"] == 8 and a.opts["leaf"] == "points" and a.wants_infoset
-    assert load_agent("search", RULES).opts["worlds"] == 32
+    assert load_agent("search", RULES).opts["worlds"] == 48
     assert load_agent("search", RULES).opts["me"] == "greedy"
     assert load_agent("search:worlds=8+cands=2", RULES).opts["cands"] == 2  # for comma-separated agent lists
     assert load_agent("search:belief=no_pass", RULES).opts["belief"] == "no_pass"
