@@ -85,6 +85,7 @@ from meld8_env.features import danger, discard_table
 from meld8_env.observation import decode
 from meld8_env.placement import shipped_table
 from meld8_env.policies import POLICY
+from meld8_env.rollout import MAX_THREADS
 from meld8_env.rules import RuleConfig
 
 OPTIONS: dict[str, tuple[type, object, str]] = {
@@ -154,9 +155,11 @@ def parse_options(text: str) -> dict[str, object]:
 
 def check_options(opts: dict[str, object]) -> dict[str, object]:
     full = {k: spec[1] for k, spec in OPTIONS.items()} | opts
-    for key in ("worlds", "cands", "stages", "threads"):
+    for key in ("worlds", "cands", "stages"):
         if not 1 <= int(full[key]) <= 4096:
             raise ValueError(f"search option {key}={full[key]}: must be 1..4096")
+    if not 1 <= int(full["threads"]) <= MAX_THREADS:  # the rollout's own limit, refused here before any game starts
+        raise ValueError(f"search option threads={full['threads']}: must be 1..{MAX_THREADS}")
     if not 0 <= int(full["screen"]) <= 4096:
         raise ValueError(f"search option screen={full['screen']}: must be 0..4096 (0 = off)")
     if not 0 <= int(full["margin"]) <= 100:
@@ -445,10 +448,10 @@ class SearchAgent(Agent):
         play = ~done if vals is not None else ron & ~done
         if play.any():
             sub = take_records(batch, play)
-            # one decision's stage splits too: the rollout hands its threads several slices each as they finish
-            # (meld8_env.rollout), so uneven hand lengths do not leave a thread idle; with one slice per thread
-            # this used to cost more than it saved. The outcome is the same either way (the rollout is
-            # thread-independent), only the speed differs (README "Search and belief", speed)
+            # one decision's stage splits too: the rollout's C threads claim records two at a time from one shared
+            # counter as they finish (meld8_env.rollout), so uneven hand lengths leave no thread idle. The outcome
+            # is the same whatever the threads (each record has its own seed), only the speed differs (README
+            # "Search and belief", the default since session 14)
             threads = int(self.opts["threads"]) if len(sub) >= ROLLOUT_SPLIT_MIN else 1
             sb.rollout_hand(self.rules, sub, np.concatenate(pols)[play], np.concatenate(seeds)[play], threads=threads)
             put_records(batch, play, sub)

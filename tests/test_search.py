@@ -56,7 +56,8 @@ def test_spec_options_and_bad_options_are_one_line():
     assert load_agent("search:worlds=8+cands=2", RULES).opts["cands"] == 2  # for comma-separated agent lists
     assert load_agent("search:belief=no_pass", RULES).opts["belief"] == "no_pass"
     for bad, why in [("search:wrlds=3", "key one of"), ("search:worlds=x", "integer"),
-                     ("search:worlds=0", "1..4096"), ("search:leaf=gold", "placement, points"),
+                     ("search:worlds=0", "1..4096"), ("search:threads=9", "threads=9: must be 1..8"),
+                     ("search:leaf=gold", "placement, points"),
                      ("search:belief=psychic", "two_level, uniform, learned, no_pass, last_discard")]:  # fmt: skip
         with pytest.raises(AgentLoadError, match=why):
             load_agent(bad, RULES)

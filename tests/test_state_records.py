@@ -323,6 +323,25 @@ def test_take_and_put_records_copy_whole_records_as_numpy_indexing_does():
         take_records(np.zeros(3), np.array([0]))
     with pytest.raises(ValueError, match="put_records: the records must be C-contiguous"):
         put_records(b, np.array([0, 1, 2]), a[::2])
+    # a slice or a scalar as records[index] would be a view or one record, not a copy: refused
+    for index in (slice(0, 2), 3, np.array([[0, 1]]), np.array([0.0, 1.0])):
+        with pytest.raises(TypeError, match="take_records takes a 1-d integer or boolean index array"):
+            take_records(a, index)
+
+
+def test_concat_records_refuses_a_part_that_is_not_records():
+    """A part of another dtype whose byte length happens to be a whole number of records would otherwise be
+    reinterpreted as records (garbage): each part is checked before it is copied raw."""
+    rules = RULES["3p"]
+    a = start_records(rules, np.arange(2, dtype=np.uint64))
+    packed_copy = np.zeros(STATE_DTYPE.itemsize, np.uint8)  # the bytes of one record, as plain bytes
+    with pytest.raises(TypeError, match=r"concat_records \(part 1\) takes a 1-d array of engine records"):
+        concat_records([a, packed_copy])
+    aligned = np.dtype(
+        {"names": list(STATE_DTYPE.names), "formats": [STATE_DTYPE.fields[n][0] for n in STATE_DTYPE.names]}
+    )
+    with pytest.raises(TypeError, match=r"concat_records \(part 0\)"):
+        concat_records([np.zeros(STATE_DTYPE.itemsize, aligned)])
 
 
 def test_records_refuse_wrong_dtype_in_one_line():

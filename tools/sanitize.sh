@@ -21,6 +21,7 @@ ARGS=("$@")
   tests/test_cbots.py::test_oracle_refuses_observations
   tests/test_oracle.py::test_oracle_never_deals_in_while_a_safe_discard_exists
   tests/test_cbots.py::test_rollout_deterministic_and_thread_independent
+  tests/test_search.py::test_rollout_plays_each_record_once_whatever_the_threads
   tests/test_cbots.py::test_special_form_bound_equals_the_unbounded_searches
   tests/test_belief_core.py tests/test_arena_c_games.py)
 SCRATCH=$(mktemp -d)

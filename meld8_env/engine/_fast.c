@@ -597,8 +597,9 @@ typedef struct {
     long stuck; /* this thread's records that did not reach their stop */
 } rollout_job_t;
 
-/* records claimed at a time: two neighbours share a cache line (a record is 360 bytes), so claiming one at a time
- * has both threads writing the same lines at every step; two at a time measured ~10 % faster than one and than
+/* records claimed at a time: a record is 360 bytes, not a multiple of the 64-byte line, so neighbouring records
+ * share a line at their boundary; with one at a time the two threads often hold neighbours and write those shared
+ * lines (rng[i], the record's seed state, and the record itself) at every step; two at a time measured ~10 % faster than one and than
  * four (96 records, two threads, medians of four runs each on a noisy machine) */
 #define ROLLOUT_BLOCK 2
 static void *rollout_worker(void *arg) {

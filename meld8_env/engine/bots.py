@@ -24,7 +24,7 @@ def rollout_raw(
     steps: np.ndarray, deltas: np.ndarray, threads: int,
 ) -> int:  # fmt: skip
     """Returns how many records did not reach their stop (max_steps or a refused action); ``threads`` C threads
-    (this one included) take the records one at a time."""
+    (this one included) claim the records two at a time (``ROLLOUT_BLOCK`` in _fast.c) from one shared counter."""
     return _fast.rollout(records, rules, policies, rng, until, max_steps, steps, deltas, threads)
 
 

@@ -77,11 +77,23 @@ def concat_records(parts: list[np.ndarray]) -> np.ndarray:
     """Records of several arrays in one (``np.concatenate`` would drop the struct's padding: a new dtype)."""
     if not parts:
         return np.zeros(0, STATE_DTYPE)
-    return np.concatenate([np.ascontiguousarray(p).view(_RAW) for p in parts]).view(STATE_DTYPE)
+    # each part checked before the raw view: any other dtype of a matching byte length would become garbage
+    raw = [_records(np.ascontiguousarray(p), f"concat_records (part {i})").view(_RAW) for i, p in enumerate(parts)]
+    return np.concatenate(raw).view(STATE_DTYPE)
 
 
 def take_records(records: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """``records[index]`` (a new C-contiguous array; ``index`` integer positions or a boolean mask), copied whole."""
+    """``records[index]`` for an integer or boolean index array: a new C-contiguous array, copied whole.
+
+    Slices and scalars are refused (as ``records[index]`` they would be a view or a single record, not a copy).
+    """
+    if (
+        not isinstance(index, np.ndarray)
+        or index.ndim != 1
+        or not (np.issubdtype(index.dtype, np.integer) or index.dtype == np.bool_)
+    ):
+        got = f"dtype {index.dtype}, shape {index.shape}" if isinstance(index, np.ndarray) else type(index).__name__
+        raise TypeError(f"take_records takes a 1-d integer or boolean index array, got {got[:80]}")
     return _records(records, "take_records").view(_RAW)[index].view(STATE_DTYPE)
 
 
