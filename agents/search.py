@@ -115,6 +115,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "ron": (str, "worlds", "chance of a Ron on a discard: from the worlds, or the wait model's risk (model)"),
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
+    "split": (str, "equal", "worlds per stage: equal chunks, or double (each stage twice the last; see stage_chunks)"),
 }
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
 #: rollouts to the end of the hand) gains from the split: 0.70-0.875x the wall time per decision at 16-64 worlds
@@ -129,6 +130,7 @@ CHOICES = {
     "prior": ("greedy", "ppo", "distilled"),
     "safe": ("danger", "model"),
     "ron": ("worlds", "model"),
+    "split": ("equal", "double"),
 }
 
 
@@ -357,7 +359,7 @@ class SearchAgent(Agent):
         K = int(self.opts["worlds"])
         M = max(K, int(self.opts["screen"]))  # worlds sampled; the first K are the rollout worlds
         S = max(1, min(int(self.opts["stages"]), K))
-        chunks = np.array_split(np.arange(K), S)
+        chunks = stage_chunks(K, S, str(self.opts["split"]))
         prep = []
         for i in rows:
             info = infosets[i]
@@ -521,6 +523,18 @@ def _value_with_risk(w: np.ndarray, v: np.ndarray, rons: dict, end_vals: dict, a
         pool_v = np.concatenate([end_vals[b][h] for b, h in rons.items()])
         v_ron = float(np.dot(pool_w, pool_v) / pool_w.sum()) if pool_w.size and pool_w.sum() > 0 else v_rest - cost
     return r * v_ron + (1 - r) * v_rest
+
+
+def stage_chunks(K: int, S: int, split: str = "equal") -> list[np.ndarray]:
+    """The world indices of each successive-halving stage: ``equal`` chunks, or ``double`` (chunk s about 2**s
+    times the first: sequential halving's budget, where the few candidates left late get most of the worlds;
+    every chunk at least one world). Together they are 0..K-1 in order."""
+    if split == "equal":
+        return np.array_split(np.arange(K), S)
+    share = np.cumsum(2.0 ** np.arange(S)) / (2.0**S - 1)
+    ends = np.maximum(np.rint(share * K).astype(int), np.arange(1, S + 1))
+    ends = np.minimum(ends, K - np.arange(S - 1, -1, -1))
+    return np.split(np.arange(K), ends[:-1])
 
 
 def _mean(v: np.ndarray, w: np.ndarray) -> float:

@@ -1,6 +1,6 @@
 """Decision quality against an oracle: how much each agent's choice is worth by a CHEATING reference search.
 
-Usage: ``python bench/search_regret.py [--states 400] [--ref-worlds 256] [--seed 11] [--cache FILE] SPEC ...``
+Usage: ``python bench/search_regret.py [--states 400] [--ref-worlds 256] [--seed 11] [--agent-seed 1] [--cache FILE] SPEC ...``
 
 A tournament needs thousands of games to tell two search settings apart (one changed decision changes the
 rest of the game, so pairing removes little of the deal luck). This bench scores single decisions instead.
@@ -70,9 +70,9 @@ def reference_values(rules: RuleConfig, recs: np.ndarray, worlds: int, batch: in
     return out
 
 
-def choices(spec: str, rules: RuleConfig, recs: np.ndarray) -> tuple[np.ndarray, float]:
+def choices(spec: str, rules: RuleConfig, recs: np.ndarray, seed: int = 1) -> tuple[np.ndarray, float]:
     """The spec's action in every state (one decision at a time, honest) and its median CPU ms per decision."""
-    agent = load_agent(spec, rules, seed=1)
+    agent = load_agent(spec, rules, seed=seed)
     obs, masks = observe_records(rules, recs)
     infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
     acts, cpu = np.empty(len(recs), np.int64), []
@@ -105,6 +105,7 @@ def main() -> None:
     ap.add_argument("--ref-worlds", type=int, default=256)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--cache", default=None, help="npz file for the reference values (reused when it matches)")
+    ap.add_argument("--agent-seed", type=int, default=1, help="the specs' own seed (their worlds): the bench's noise")
     ap.add_argument("--split", action="store_true", help="also the regret by kind of decision (true state)")
     a = ap.parse_args()
     rules = RuleConfig()
@@ -157,7 +158,7 @@ def main() -> None:
     first_v = None
     regrets = {"defensive": best - base_v}
     for spec in ["defensive", *a.specs]:
-        acts, ms = (base, 0.0) if spec == "defensive" else choices(spec, rules, recs)
+        acts, ms = (base, 0.0) if spec == "defensive" else choices(spec, rules, recs, a.agent_seed)
         v, missing = score(acts, ref)
         if spec == a.specs[0] and first_v is None:
             first_v = v
