@@ -1,6 +1,6 @@
 """Decision quality against an oracle: how much each agent's choice is worth by a CHEATING reference search.
 
-Usage: ``python bench/search_regret.py [--states 400] [--ref-worlds 256] [--seed 11] [--agent-seed 1] [--cache FILE] SPEC ...``
+Usage: ``python bench/search_regret.py [--states 400] [--ref-worlds 256] [--seed 11] [--agent-seed 1] [--cache F] SPEC``
 
 A tournament needs thousands of games to tell two search settings apart (one changed decision changes the
 rest of the game, so pairing removes little of the deal luck). This bench scores single decisions instead.
