@@ -7,6 +7,7 @@ import pytest
 
 from agents import search_backend as sb
 from agents.registry import AgentLoadError, load_agent
+from agents.search import stage_chunks
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import refresh, start_records, step_records
@@ -292,6 +293,7 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=6,safe=model",
         "search:worlds=8,ron=model",
         "search:worlds=8,lite=1",
+        "search:worlds=12,stages=3,split=double",
     ],
 )
 def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
@@ -299,7 +301,7 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     continuation that reads the hands of each sampled world), ``prior=distilled`` (the network ranks the
     candidate discards), ``safe=model`` (the safest candidate by the wait model's risk), ``ron=model`` (the
     chance of a Ron on each discard from the wait model, the rest from the worlds) and ``lite=1`` (the rollouts'
-    bots break far ties by pool size): decisions stay a
+    bots break far ties by pool size), ``split=double`` (stages whose worlds double): decisions stay a
     pure function of the seed and the information set (hidden cards and seed permuted = the same choices and
     values)."""
     rng = np.random.default_rng(6)
@@ -311,7 +313,9 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
     # and the option is not ignored: without it, some decision's candidate values differ
     base = ",".join(
-        p for p in spec.split(",") if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=", "ron=", "lite="))
+        p
+        for p in spec.split(",")
+        if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=", "ron=", "lite=", "split="))
     )
     _, v0 = decide(load_agent(base, RULES, seed=4), recs)
     assert v0 != v1, f"{spec} searched exactly like {base}"
@@ -435,3 +439,19 @@ def test_ron_model_value_mixes_the_model_risk_with_the_worlds():
     none = {7: np.zeros(6, bool), 9: np.zeros(6, bool)}
     assert _value_with_risk(w, v, none, end_vals, 9, 0.5, 0.3) == pytest.approx(2.0 - 0.5 * 0.3)
     assert _value_with_risk(w, v, none, end_vals, 9, 0.0, 0.3) == pytest.approx(2.0)  # no risk: the plain mean
+
+
+def test_stage_chunks_split_the_worlds_in_order_equal_or_doubling():
+    """``split=equal`` is numpy's even split; ``double`` gives each stage about twice the worlds of the one before
+    (9 / 18 / 37 of 64), every stage at least one world, and together the worlds 0..K-1 in order."""
+    assert [len(c) for c in stage_chunks(48, 2)] == [24, 24]
+    assert [len(c) for c in stage_chunks(64, 3, "double")] == [9, 18, 37]
+    assert [len(c) for c in stage_chunks(64, 2, "double")] == [21, 43]
+    for K in range(1, 80):
+        for S in range(1, min(K, 6) + 1):
+            for split in ("equal", "double"):
+                chunks = stage_chunks(K, S, split)
+                assert len(chunks) == S and all(len(c) >= 1 for c in chunks), (K, S, split)
+                assert np.concatenate(chunks).tolist() == list(range(K)), (K, S, split)
+    with pytest.raises(AgentLoadError, match="must be one of equal, double"):
+        load_agent("search:split=halves", RULES)
