@@ -45,21 +45,22 @@ A decision is a pure function of the agent's seed and the information set (its r
 from both), so it is deterministic and cannot depend on hidden cards or the game seed.
 
 Options (spec ``search:worlds=32,cands=3,...``; on a command line whose agent list is comma-separated,
-``search:worlds=32+cands=3``): ``worlds`` (48), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me``
-(greedy), ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads``
-(2), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates,
-greedy's order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0
-= off), ``lite`` (0 = off; 1: see 3), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each
-opponent is ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and
-the diagnostic ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is
-resampled); 2 = CHEATING about the status only: worlds sampled as usual, kept only where every opponent's
-ready status (R33) is its TRUE status (the ceiling of a perfect status model); 3 = the same with the TRUE
-level (ready / not ready but within two cards of winning / further, ``search_backend.level_in_worlds``); all
-need the caller to pass the true records (``act_batch(..., records=...)``) and exist only to measure the
-ceiling that better belief could reach. Default budget: at most ``cands + 2`` candidates x (``worlds`` /
-``stages``) rollouts in the first stage, halving after: at most 5 x 16 + 3 x 16 = 128 rollouts per decision,
-the largest budget measured under the 10 ms median on two cores (README "Search and belief": 1.851 against
-defensive + greedy in 5,004 games, against 1.904 for the earlier default ``worlds=16,me=defensive``).
+``search:worlds=32+cands=3``): ``worlds`` (48), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me`` (greedy),
+``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads`` (2), ``split``
+(equal), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates, greedy's
+order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0 = off),
+``lite`` (0 = off; 1: see 3), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
+ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the diagnostic
+``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is resampled); 2 = CHEATING
+about the status only: worlds sampled as usual, kept only where every opponent's ready status (R33) is its TRUE
+status (the ceiling of a perfect status model); 3 = the same with the TRUE level (ready / not ready but within two
+cards of winning / further, ``search_backend.level_in_worlds``); all need the caller to pass the true records
+(``act_batch(..., records=...)``) and exist only to measure the ceiling that better belief could reach. Default
+budget: at most ``cands + 2`` candidates x (``worlds`` / ``stages``) rollouts in the first stage, then the better
+half (and the bot's choice, which always stays): with five candidates at most 5 x 24 + 4 x 24 = 216 rollouts per
+decision, the largest budget measured under the 10 ms median on two cores (README "Search and belief": 1.822 against
+defensive + greedy in 5,004 games). ``split`` (equal): ``double`` makes each stage's worlds about twice the last's
+(``stage_chunks``).
 
 Where the caller gives no information sets (a face that does not pass them) the agent plays as
 ``defensive`` and counts those decisions in ``fallback_decisions``.
@@ -531,9 +532,10 @@ def stage_chunks(K: int, S: int, split: str = "equal") -> list[np.ndarray]:
     every chunk at least one world). Together they are 0..K-1 in order."""
     if split == "equal":
         return np.array_split(np.arange(K), S)
-    share = np.cumsum(2.0 ** np.arange(S)) / (2.0**S - 1)
-    ends = np.maximum(np.rint(share * K).astype(int), np.arange(1, S + 1))
-    ends = np.minimum(ends, K - np.arange(S - 1, -1, -1))
+    # the end of stage s is K * (2**(s+1) - 1) / (2**S - 1), rounded; exact integers (floats overflow at S >= 1024)
+    total = (1 << S) - 1
+    ends = np.array([(2 * K * ((1 << (s + 1)) - 1) + total) // (2 * total) for s in range(S)], np.int64)
+    ends = np.minimum(np.maximum(ends, np.arange(1, S + 1)), K - np.arange(S - 1, -1, -1))
     return np.split(np.arange(K), ends[:-1])
 
 

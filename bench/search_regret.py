@@ -1,6 +1,6 @@
 """Decision quality against an oracle: how much each agent's choice is worth by a CHEATING reference search.
 
-Usage: ``python bench/search_regret.py [--states 400] [--ref-worlds R] [--seed 11] [--agent-seeds 1] [--cache F] SPEC``
+Usage: ``python bench/search_regret.py [--states N] [--ref-worlds R] [--seed 11] [--agent-seeds 1] [--cache F] SPEC...``
 
 A tournament needs thousands of games to tell two search settings apart (one changed decision changes the
 rest of the game, so pairing removes little of the deal luck). This bench scores single decisions instead.
@@ -16,7 +16,9 @@ Rows (markdown): per spec, the mean over states of (reference value of the spec'
 ``defensive``'s choice) with a 95 % interval over states (positive = better than ``defensive``, in placement
 per decision), the same against the first SPEC (paired, so its interval is narrower), the mean regret to the
 reference's best candidate, the share of decisions where it leaves ``defensive``'s choice, and the median
-CPU ms per decision. The reference values are noisy (sampled wall orders); that noise is the same for every
+CPU ms per decision (with several ``--agent-seeds``: the values are the per-state means over the seeds, the
+share their mean, the CPU the median of the seeds' medians, the choices not in the reference summed over the
+seeds). The reference values are noisy (sampled wall orders); that noise is the same for every
 spec, so differences between specs are fair. A choice the reference did not evaluate (should not happen) is
 counted and scored as the worst candidate.
 
@@ -121,6 +123,8 @@ def main() -> None:
         seeds = [int(x) for x in a.agent_seeds.split(",")]
     except ValueError:
         sys.exit(f"search_regret: --agent-seeds {a.agent_seeds!r}: give integers separated by commas, e.g. 1,2,3")
+    if len(set(seeds)) != len(seeds) or not all(0 <= s < 2**64 for s in seeds):
+        sys.exit(f"search_regret: --agent-seeds {a.agent_seeds!r}: give distinct seeds in 0..2**64-1, e.g. 1,2,3")
     rules = RuleConfig()
     for spec in a.specs:  # a bad spec fails in one line now, not after minutes of reference search
         try:

@@ -453,5 +453,8 @@ def test_stage_chunks_split_the_worlds_in_order_equal_or_doubling():
                 chunks = stage_chunks(K, S, split)
                 assert len(chunks) == S and all(len(c) >= 1 for c in chunks), (K, S, split)
                 assert np.concatenate(chunks).tolist() == list(range(K)), (K, S, split)
+    for K, S in ((1100, 1050), (4096, 4096), (4096, 12)):  # exact integers: 2.0**S overflows a float at S >= 1024
+        chunks = stage_chunks(K, S, "double")
+        assert len(chunks) == S and min(map(len, chunks)) >= 1 and np.concatenate(chunks).tolist() == list(range(K))
     with pytest.raises(AgentLoadError, match="must be one of equal, double"):
         load_agent("search:split=halves", RULES)
