@@ -334,14 +334,14 @@ def test_concat_records_refuses_a_part_that_is_not_records():
     reinterpreted as records (garbage): each part is checked before it is copied raw."""
     rules = RULES["3p"]
     a = start_records(rules, np.arange(2, dtype=np.uint64))
-    packed_copy = np.zeros(STATE_DTYPE.itemsize, np.uint8)  # the bytes of one record, as plain bytes
+    record_bytes = np.zeros(STATE_DTYPE.itemsize, np.uint8)  # the bytes of one record, as plain bytes
     with pytest.raises(TypeError, match=r"concat_records \(part 1\) takes a 1-d array of engine records"):
-        concat_records([a, packed_copy])
-    aligned = np.dtype(
+        concat_records([a, record_bytes])
+    packed_dtype = np.dtype(  # the same fields without the struct's padding: 360 of them fill 360 whole records
         {"names": list(STATE_DTYPE.names), "formats": [STATE_DTYPE.fields[n][0] for n in STATE_DTYPE.names]}
     )
     with pytest.raises(TypeError, match=r"concat_records \(part 0\)"):
-        concat_records([np.zeros(STATE_DTYPE.itemsize, aligned)])
+        concat_records([np.zeros(STATE_DTYPE.itemsize, packed_dtype)])
 
 
 def test_records_refuse_wrong_dtype_in_one_line():
