@@ -337,7 +337,7 @@ def test_concat_records_refuses_a_part_that_is_not_records():
     record_bytes = np.zeros(STATE_DTYPE.itemsize, np.uint8)  # the bytes of one record, as plain bytes
     with pytest.raises(TypeError, match=r"concat_records \(part 1\) takes a 1-d array of engine records"):
         concat_records([a, record_bytes])
-    packed_dtype = np.dtype(  # the same fields without the struct's padding: 360 of them fill 360 whole records
+    packed_dtype = np.dtype(  # the fields without the padding: 360 of them are the bytes of 353 whole records
         {"names": list(STATE_DTYPE.names), "formats": [STATE_DTYPE.fields[n][0] for n in STATE_DTYPE.names]}
     )
     with pytest.raises(TypeError, match=r"concat_records \(part 0\)"):
