@@ -117,6 +117,8 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
     "split": (str, "equal", "worlds per stage: equal chunks, or double (each stage twice the last; see stage_chunks)"),
+    "extend": (int, 0, "up to N more worlds for the bot's choice and its challenger where the verdict is close"),
+    "extend_z": (int, 20, "extend while the challenger's gain is within extend_z/10 standard errors of the margin"),
 }
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
 #: rollouts to the end of the hand) gains from the split: 0.70-0.875x the wall time per decision at 16-64 worlds
@@ -167,6 +169,12 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option screen={full['screen']}: must be 0..4096 (0 = off)")
     if not 0 <= int(full["margin"]) <= 100:
         raise ValueError(f"search option margin={full['margin']}: must be 0..100 (tenths of a standard error)")
+    if not 0 <= int(full["extend"]) <= 4096:
+        raise ValueError(f"search option extend={full['extend']}: must be 0..4096 (0 = off)")
+    if not 1 <= int(full["extend_z"]) <= 100:
+        raise ValueError(f"search option extend_z={full['extend_z']}: must be 1..100 (tenths of a standard error)")
+    if int(full["extend"]) and (int(full["screen"]) or full["ron"] != "worlds"):
+        raise ValueError("search option extend works with plain rollout worlds: use it with screen=0 and ron=worlds")
     if not 0 <= int(full["win_rounds"]) <= 16:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
     for key in ("strat", "lite"):
@@ -298,12 +306,13 @@ class SearchAgent(Agent):
         return out, cands
 
     # -- worlds and rollouts ---------------------------------------------------------------------------
-    def _rng(self, info) -> np.random.Generator:
+    def _rng(self, info, stream: int = 0) -> np.random.Generator:
+        """The decision's random stream (``stream`` 1: the extension's worlds, independent of the first)."""
         digest = sb.info_digest(info)
         words = [self.seed & 0xFFFFFFFF, self.seed >> 32 & 0xFFFFFFFF] + [
             int.from_bytes(digest[k : k + 4], "little") for k in range(0, 16, 4)
         ]
-        return np.random.default_rng(words)
+        return np.random.default_rng(words + [stream] if stream else words)
 
     def _worlds(self, info, record, rng: np.random.Generator, K: int) -> tuple[np.ndarray, np.ndarray]:
         if self.opts["cheat"] in (2, 3):
@@ -343,6 +352,15 @@ class SearchAgent(Agent):
         order = np.argsort(-hits, kind="stable")[:K]
         return take_records(worlds, np.sort(order)), np.ones(K)
 
+    def _prepare(self, info, record, rng: np.random.Generator, M: int) -> tuple:
+        """M worlds of one decision, ready for its candidates: (worlds, weights, seat, rollout seeds, policies)."""
+        worlds, weights = self._worlds(info, record, rng, M)
+        seat = int(info.seat)
+        seeds = rng.integers(0, 2**63, M, dtype=np.uint64)
+        pol = self._policies(seat, M, rng)
+        sb.advance_to_seat(self.rules, worlds, seat, pol)  # claim windows: earlier-asked seats answer first
+        return worlds, np.asarray(weights, np.float64), seat, seeds, pol
+
     def _policies(self, seat: int, K: int, rng: np.random.Generator) -> np.ndarray:
         P = self.rules.num_players
         pol = np.empty((K, P), np.int8)
@@ -361,16 +379,9 @@ class SearchAgent(Agent):
         M = max(K, int(self.opts["screen"]))  # worlds sampled; the first K are the rollout worlds
         S = max(1, min(int(self.opts["stages"]), K))
         chunks = stage_chunks(K, S, str(self.opts["split"]))
-        prep = []
-        for i in rows:
-            info = infosets[i]
-            rng = self._rng(info)
-            worlds, weights = self._worlds(info, None if records is None else records[i], rng, M)
-            seat = int(info.seat)
-            seeds = rng.integers(0, 2**63, M, dtype=np.uint64)
-            pol = self._policies(seat, M, rng)
-            sb.advance_to_seat(self.rules, worlds, seat, pol)  # claim windows: earlier-asked seats answer first
-            prep.append((worlds, np.asarray(weights, np.float64), seat, seeds, pol))
+        prep = [
+            self._prepare(infosets[i], None if records is None else records[i], self._rng(infosets[i]), M) for i in rows
+        ]
         ron_model = self.opts["ron"] == "model"
         screened = M > K or ron_model  # ron=model needs the Ron-on-the-discard worlds told apart
         alive = [list(cl) for cl in cands]
@@ -400,21 +411,76 @@ class SearchAgent(Agent):
                         ranked = sorted(alive[j], key=lambda a, j=j: -value_of(j, a))
                         keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
                         alive[j] = [a for a in alive[j] if a in keep]  # prior order; the bot's choice stays
-        out = []
         z = int(self.opts["margin"]) / 10
+        value = [{a: value_of(j, a) for a in cands[j]} for j in range(len(alive))]
+        per_world = [(prep[j][1][:K], vals[j]) for j in range(len(alive))]  # each decision's worlds and values
+        if int(self.opts["extend"]):
+            self._extend([infosets[i] for i in rows], records, rows, alive, value, per_world, default, z)
+        out = []
         for j in range(len(alive)):
-            w = prep[j][1]
-            value = {a: value_of(j, a) for a in cands[j]}
-            best = max(alive[j], key=lambda a, value=value: value[a])  # first in prior order on ties
+            w, v = per_world[j]
+            best = max(alive[j], key=lambda a, j=j: value[j][a])  # first in prior order on ties
             if best != default[j] and z > 0:
                 # common random numbers: both were rolled out on the same worlds; leave the bot's choice only
                 # when the paired gain is clear of the noise (guards against the winner's curse of a max); the
-                # standard error is the plain paired one over the K rollout worlds (screening only lowers it)
-                _, se = _paired(vals[j][best], vals[j][default[j]], w[:K])
-                if value[best] - value[default[j]] <= z * se:
+                # standard error is the plain paired one over the rollout worlds (screening only lowers it)
+                _, se = _paired(v[best], v[default[j]], w)
+                if value[j][best] - value[j][default[j]] <= z * se:
                     best = default[j]
-            out.append((best, {a: (value[a], float(w[:K][~np.isnan(vals[j][a])].sum())) for a in cands[j]}))
+            weight = {a: float(w[: len(v[a])][~np.isnan(v[a])].sum()) for a in cands[j]}
+            out.append((best, {a: (value[j][a], weight[a]) for a in cands[j]}))
         return out
+
+    def _extend(
+        self,
+        infos: list,
+        records,
+        rows: list[int],
+        alive: list,
+        value: list,
+        per_world: list,
+        default: list[int],
+        z: float,
+    ) -> None:
+        """``extend`` = N: more worlds where the margin rule's verdict is in doubt (in place on ``value`` and
+        ``per_world``).
+
+        After the stages, each decision's pair is the continuation bot's choice and its challenger (the best
+        other alive candidate). While the challenger's paired gain is within ``extend_z``/10 standard errors
+        of the margin (z standard errors), the pair alone is rolled out on a fresh chunk of worlds (the
+        stage's size; from the decision's second random stream, so the first stays as it was), up to N worlds
+        more; its values and the margin rule then read every world the pair saw. The budget goes where the
+        verdict is close, not to decisions the first worlds already settle."""
+        K, S = int(self.opts["worlds"]), max(1, min(int(self.opts["stages"]), int(self.opts["worlds"])))
+        chunk, cap, t = max(1, K // S), int(self.opts["extend"]), int(self.opts["extend_z"]) / 10
+        pairs: dict[int, tuple[int, int]] = {}
+        for j in range(len(alive)):
+            others = [a for a in alive[j] if a != default[j]]
+            if default[j] in alive[j] and others:
+                pairs[j] = (default[j], max(others, key=lambda a, j=j: value[j][a]))  # prior order on ties
+        rngs = {j: self._rng(infos[j], stream=1) for j in pairs}
+        added = 0
+        while added < cap:
+            doubt = []
+            for j, (d, c) in pairs.items():
+                w, v = per_world[j]
+                gain, se = _paired(v[c], v[d], w)
+                if math.isfinite(se) and abs(gain - z * se) < t * se:
+                    doubt.append(j)
+            if not doubt:
+                return
+            n = min(chunk, cap - added)
+            prep = [self._prepare(infos[j], None if records is None else records[rows[j]], rngs[j], n) for j in doubt]
+            more = [{a: np.full(n, np.nan) for a in pairs[j]} for j in doubt]
+            self._play(prep, [list(pairs[j]) for j in doubt], np.arange(n), vals=more, ends=None, end_vals=None)
+            for j, p, m in zip(doubt, prep, more, strict=True):
+                w, v = per_world[j]
+                v = dict(v) | {a: np.concatenate([v[a], m[a]]) for a in pairs[j]}
+                per_world[j] = (np.concatenate([w, p[1]]), v)
+                alive[j] = [a for a in alive[j] if a in pairs[j]]  # the verdict is the pair's now
+                for a in pairs[j]:
+                    value[j][a] = _mean(v[a], per_world[j][0])
+            added += n
 
     def _risks(self, info, cands: list[int]) -> dict[int, float]:
         """The wait model's deal-in risk of each discard candidate (``agents.wary.deal_in_risk``)."""

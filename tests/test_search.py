@@ -294,6 +294,7 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=8,ron=model",
         "search:worlds=8,lite=1",
         "search:worlds=12,stages=3,split=double",
+        "search:worlds=8,extend=16,extend_z=30",
     ],
 )
 def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
@@ -301,7 +302,8 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     continuation that reads the hands of each sampled world), ``prior=distilled`` (the network ranks the
     candidate discards), ``safe=model`` (the safest candidate by the wait model's risk), ``ron=model`` (the
     chance of a Ron on each discard from the wait model, the rest from the worlds) and ``lite=1`` (the rollouts'
-    bots break far ties by pool size), ``split=double`` (stages whose worlds double): decisions stay a
+    bots break far ties by pool size), ``split=double`` (stages whose worlds double), ``extend`` (more worlds
+    for the bot's choice and its challenger where the verdict is close): decisions stay a
     pure function of the seed and the information set (hidden cards and seed permuted = the same choices and
     values)."""
     rng = np.random.default_rng(6)
@@ -315,7 +317,7 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     base = ",".join(
         p
         for p in spec.split(",")
-        if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=", "ron=", "lite=", "split="))
+        if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=", "ron=", "lite=", "split=", "extend"))
     )
     _, v0 = decide(load_agent(base, RULES, seed=4), recs)
     assert v0 != v1, f"{spec} searched exactly like {base}"
@@ -458,3 +460,38 @@ def test_stage_chunks_split_the_worlds_in_order_equal_or_doubling():
         assert len(chunks) == S and min(map(len, chunks)) >= 1 and np.concatenate(chunks).tolist() == list(range(K))
     with pytest.raises(AgentLoadError, match="must be one of equal, double"):
         load_agent("search:split=halves", RULES)
+
+
+def test_extend_adds_worlds_only_to_the_pair_in_doubt_and_keeps_the_first_worlds():
+    """``extend=N``: after the stages, the bot's choice and its challenger get up to N more worlds (chunks of a
+    stage's size, from the decision's second random stream) while the challenger's paired gain is within
+    ``extend_z``/10 standard errors of the margin. Every other value is the plain search's, unchanged; a
+    pair that was extended saw more world weight than its first worlds'; a huge ``extend_z`` extends every
+    pair to the cap, a tiny one almost none."""
+    recs = bot_states(2, 73, every=4)[:24]
+    _, base = decide(load_agent("search:worlds=8", RULES, seed=2), recs)
+    _, wide = decide(load_agent("search:worlds=8,extend=12,extend_z=100", RULES, seed=2), recs)
+    _, some = decide(load_agent("search:worlds=8,extend=12,extend_z=10", RULES, seed=2), recs)
+    grown_wide = grown_some = 0
+    for b, x, y in zip(base, wide, some, strict=True):
+        assert set(b) == set(x) == set(y)
+        for vals, count in ((x, "wide"), (y, "some")):
+            grown = [a for a in b if vals[a][1] > b[a][1] + 1e-9]
+            assert len(grown) in (0, 2)  # only the pair, both on the same new worlds
+            for a in set(b) - set(grown):
+                assert vals[a] == b[a]
+            if grown and count == "wide":
+                grown_wide += 1
+            elif grown:
+                grown_some += 1
+    searched = sum(len(b) >= 2 for b in base)
+    assert searched >= 10 and grown_wide == searched  # extend_z=100: every pair is in doubt
+    assert 0 < grown_some < grown_wide
+    for bad, msg in (
+        ("extend=-1", "extend=-1: must be 0..4096"),
+        ("extend_z=0", "extend_z=0: must be 1..100"),
+        ("extend=8,screen=64", "extend works with plain rollout worlds"),
+        ("extend=8,ron=model", "extend works with plain rollout worlds"),
+    ):
+        with pytest.raises(AgentLoadError, match=msg):
+            load_agent(f"search:{bad}", RULES)
