@@ -118,6 +118,11 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
     "split": (str, "equal", "worlds per stage: equal chunks, or double (each stage twice the last; see stage_chunks)"),
     "extend": (int, 0, "up to N more worlds for the bot's choice and its challenger where the verdict is close"),
+    "extend_set": (
+        str,
+        "pair",
+        "what extend rolls out: the bot's choice and its challenger (pair), or every alive one",
+    ),
     "extend_z": (int, 20, "extend while the challenger's gain is within extend_z/10 standard errors of the margin"),
 }
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
@@ -134,6 +139,7 @@ CHOICES = {
     "safe": ("danger", "model"),
     "ron": ("worlds", "model"),
     "split": ("equal", "double"),
+    "extend_set": ("pair", "alive"),
 }
 
 
@@ -442,43 +448,56 @@ class SearchAgent(Agent):
         default: list[int],
         z: float,
     ) -> None:
-        """``extend`` = N: more worlds where the margin rule's verdict is in doubt (in place on ``value`` and
+        """``extend`` = N: more worlds where the verdict is in doubt (in place on ``alive``, ``value`` and
         ``per_world``).
 
-        After the stages, each decision's pair is the continuation bot's choice and its challenger (the best
-        other alive candidate). While the challenger's paired gain is within ``extend_z``/10 standard errors
-        of the margin (z standard errors), the pair alone is rolled out on a fresh chunk of worlds (the
-        stage's size; from the decision's second random stream, so the first stays as it was), up to N worlds
-        more; its values and the margin rule then read every world the pair saw. The budget goes where the
-        verdict is close, not to decisions the first worlds already settle."""
+        After the stages, each decision's set is (``extend_set=pair``) the continuation bot's choice and its
+        challenger (the best other alive candidate), or (``alive``) every candidate still alive. While the
+        verdict is in doubt, the set alone is rolled out on a fresh chunk of worlds (the stage's size; from the
+        decision's second random stream, so the first stays as it was), up to N worlds more; its values and the
+        margin rule then read every world the set saw. In doubt: for a pair, the challenger's paired gain is
+        within ``extend_z``/10 standard errors of the margin (z standard errors); for the alive set, its best
+        leads its second best by less than ``extend_z``/10 standard errors. The budget goes where the verdict is
+        close, not to decisions the first worlds already settle."""
         K, S = int(self.opts["worlds"]), max(1, min(int(self.opts["stages"]), int(self.opts["worlds"])))
         chunk, cap, t = max(1, K // S), int(self.opts["extend"]), int(self.opts["extend_z"]) / 10
-        pairs: dict[int, tuple[int, int]] = {}
+        sets: dict[int, list[int]] = {}
         for j in range(len(alive)):
             others = [a for a in alive[j] if a != default[j]]
-            if default[j] in alive[j] and others:
-                pairs[j] = (default[j], max(others, key=lambda a, j=j: value[j][a]))  # prior order on ties
-        rngs = {j: self._rng(infos[j], stream=1) for j in pairs}
+            if default[j] not in alive[j] or not others:
+                continue
+            if self.opts["extend_set"] == "alive":
+                sets[j] = list(alive[j])
+            else:
+                challenger = max(others, key=lambda a, j=j: value[j][a])  # prior order on ties
+                sets[j] = [a for a in alive[j] if a in (default[j], challenger)]
+
+        def in_doubt(j: int) -> bool:
+            w, v = per_world[j]
+            if self.opts["extend_set"] == "alive":
+                first, second = sorted(sets[j], key=lambda a: -value[j][a])[:2]
+                gain, se = _paired(v[first], v[second], w)
+                return math.isfinite(se) and gain < t * se
+            challenger = next(a for a in sets[j] if a != default[j])
+            gain, se = _paired(v[challenger], v[default[j]], w)
+            return math.isfinite(se) and abs(gain - z * se) < t * se
+
+        rngs = {j: self._rng(infos[j], stream=1) for j in sets}
         added = 0
         while added < cap:
-            doubt = []
-            for j, (d, c) in pairs.items():
-                w, v = per_world[j]
-                gain, se = _paired(v[c], v[d], w)
-                if math.isfinite(se) and abs(gain - z * se) < t * se:
-                    doubt.append(j)
+            doubt = [j for j in sets if in_doubt(j)]
             if not doubt:
                 return
             n = min(chunk, cap - added)
             prep = [self._prepare(infos[j], None if records is None else records[rows[j]], rngs[j], n) for j in doubt]
-            more = [{a: np.full(n, np.nan) for a in pairs[j]} for j in doubt]
-            self._play(prep, [list(pairs[j]) for j in doubt], np.arange(n), vals=more, ends=None, end_vals=None)
+            more = [{a: np.full(n, np.nan) for a in sets[j]} for j in doubt]
+            self._play(prep, [sets[j] for j in doubt], np.arange(n), vals=more, ends=None, end_vals=None)
             for j, p, m in zip(doubt, prep, more, strict=True):
                 w, v = per_world[j]
-                v = dict(v) | {a: np.concatenate([v[a], m[a]]) for a in pairs[j]}
+                v = dict(v) | {a: np.concatenate([v[a], m[a]]) for a in sets[j]}
                 per_world[j] = (np.concatenate([w, p[1]]), v)
-                alive[j] = [a for a in alive[j] if a in pairs[j]]  # the verdict is the pair's now
-                for a in pairs[j]:
+                alive[j] = list(sets[j])  # the verdict is the set's now
+                for a in sets[j]:
                     value[j][a] = _mean(v[a], per_world[j][0])
             added += n
 

@@ -463,11 +463,11 @@ def test_stage_chunks_split_the_worlds_in_order_equal_or_doubling():
 
 
 def test_extend_adds_worlds_only_to_the_pair_in_doubt_and_keeps_the_first_worlds():
-    """``extend=N``: after the stages, the bot's choice and its challenger get up to N more worlds (chunks of a
-    stage's size, from the decision's second random stream) while the challenger's paired gain is within
-    ``extend_z``/10 standard errors of the margin. Every other value is the plain search's, unchanged; a
-    pair that was extended saw more world weight than its first worlds'; a huge ``extend_z`` extends every
-    pair to the cap, a tiny one almost none."""
+    """``extend=N``: after the stages, the bot's choice and its challenger (``extend_set=alive``: every candidate
+    still alive) get up to N more worlds (chunks of a stage's size, from the decision's second random stream)
+    while the verdict is in doubt (``extend_z``/10 standard errors). Every other value is the plain search's,
+    unchanged; an extended set saw more world weight than its first worlds'; a huge ``extend_z`` extends every
+    set, a small one fewer."""
     recs = bot_states(2, 73, every=4)[:24]
     _, base = decide(load_agent("search:worlds=8", RULES, seed=2), recs)
     _, wide = decide(load_agent("search:worlds=8,extend=12,extend_z=100", RULES, seed=2), recs)
@@ -487,11 +487,21 @@ def test_extend_adds_worlds_only_to_the_pair_in_doubt_and_keeps_the_first_worlds
     searched = sum(len(b) >= 2 for b in base)
     assert searched >= 10 and grown_wide == searched  # extend_z=100: every pair is in doubt
     assert 0 < grown_some < grown_wide
+    # extend_set=alive: every candidate still alive after the stages grows together, the halved ones do not
+    _, every = decide(load_agent("search:worlds=8,extend=12,extend_z=100,extend_set=alive", RULES, seed=2), recs)
+    for b, x in zip(base, every, strict=True):
+        most = max((w for _, w in b.values()), default=0.0)
+        top = {a for a in b if b[a][1] == most}
+        first, second = (sorted((b[a][0] for a in top), reverse=True) + [0.0, 0.0])[:2]
+        if len(top) >= 2 and first != second:  # the best two equal in every world (standard error 0): no doubt
+            assert {a for a in b if x[a][1] > b[a][1] + 1e-9} == top
+            assert all(x[a] == b[a] for a in b if b[a][1] < most)
     for bad, msg in (
         ("extend=-1", "extend=-1: must be 0..4096"),
         ("extend_z=0", "extend_z=0: must be 1..100"),
         ("extend=8,screen=64", "extend works with plain rollout worlds"),
         ("extend=8,ron=model", "extend works with plain rollout worlds"),
+        ("extend_set=all", "must be one of pair, alive"),
     ):
         with pytest.raises(AgentLoadError, match=msg):
             load_agent(f"search:{bad}", RULES)
