@@ -207,6 +207,7 @@ class SearchAgent(Agent):
             self.name = "search-CHEAT"
             self.wants_records = True  # meld8_env.agent.Agent.wants_records
         self.fallback_decisions = 0
+        self.rollouts = 0  # (candidate, world) pairs stepped so far: the budget spent, whatever the machine's load
         self.last_values: list[dict[int, tuple[float, float]]] = []
         self.setup(self.rules)
 
@@ -525,6 +526,7 @@ class SearchAgent(Agent):
                 owner.append((j, a, sel))
         batch = sb.cat_records(recs)
         act = np.concatenate(acts)
+        self.rollouts += len(act)
         before = batch["scores"][:, :P].astype(np.int64).copy()
         illegal = sb.step_copies(self.rules, batch, act)
         if illegal.any():  # a sampled world where the seat's own legal action is refused: a sampler bug

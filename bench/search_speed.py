@@ -5,8 +5,10 @@ Usage: ``python bench/search_speed.py [--spec search] [--states 200] [--batch 64
 Decision states come from games of ``greedy`` vs ``defensive`` (only states with a choice: more than one
 legal action). Rows (markdown, ``bench/ab.py`` reads them): median and p90 ms per decision one at a time,
 the median CPU time of one decision summed over its threads (on a shared machine the wall time
-depends on the load; the CPU time does not), decisions/s in batches of ``--batch``, the share of
-decisions that were searched (the rest are forced or immediate wins).
+depends on the load; the CPU time does not), the (candidate, world) pairs a decision steps and rolls out
+(median and mean: the budget itself, which no load moves; a search agent's ``rollouts`` counter),
+decisions/s in batches of ``--batch``, the share of decisions that were searched (the rest are forced or
+immediate wins).
 """
 
 from __future__ import annotations
@@ -60,12 +62,13 @@ def main() -> None:
     agent = load_agent(args.spec, rules, seed=1)
     obs, masks = observe_records(rules, recs)
     infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
-    times, cpu, flags = [], [], []
+    times, cpu, flags, rollouts = [], [], [], []
     for i in range(len(recs)):
-        t0, c0 = time.perf_counter(), time.process_time()
+        t0, c0, r0 = time.perf_counter(), time.process_time(), getattr(agent, "rollouts", 0)
         agent.act_batch(obs[i : i + 1], masks[i : i + 1], infosets=infos[i : i + 1])
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
+        rollouts.append(getattr(agent, "rollouts", 0) - r0)
         flags.append(bool(agent.last_values[0]))
     t0 = time.perf_counter()
     for a in range(0, len(recs), args.batch):
@@ -82,6 +85,9 @@ def main() -> None:
     print(f"| median CPU ms per decision, all threads (one at a time) | {1000 * np.median(cpu):.2f} |")
     if flags.any():
         print(f"| median ms per searched decision | {np.median(ms[flags]):.2f} |")
+    # the search's budget in (candidate, world) pairs stepped: the same on any machine, so a ratio of two specs' costs
+    print(f"| rollouts per decision, median (one at a time) | {np.median(rollouts):.0f} |")
+    print(f"| rollouts per decision, mean (one at a time) | {np.mean(rollouts):.1f} |")
     print(f"| decisions/s in batches of {args.batch} | {batched:.1f} |")
     print(f"| searched share | {flags.mean():.2f} |")
 

@@ -505,3 +505,15 @@ def test_extend_adds_worlds_only_to_the_pair_in_doubt_and_keeps_the_first_worlds
     ):
         with pytest.raises(AgentLoadError, match=msg):
             load_agent(f"search:{bad}", RULES)
+
+
+def test_the_rollouts_counter_is_the_candidate_world_pairs_stepped():
+    """``SearchAgent.rollouts`` counts (candidate, world) pairs stepped (bench/search_speed.py reports it per
+    decision: the budget, which no machine load moves). With one stage every candidate sees every world."""
+    recs = bot_states(2, 74, every=4)[:12]
+    agent = load_agent("search:worlds=6,stages=1", RULES, seed=3)
+    _, values = decide(agent, recs)
+    assert agent.rollouts == 6 * sum(len(v) for v in values) > 0
+    halved = load_agent("search:worlds=6,stages=2", RULES, seed=3)
+    decide(halved, recs)
+    assert 0 < halved.rollouts <= agent.rollouts
