@@ -40,6 +40,11 @@ At each decision (docs/search.md has the whole story):
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
    best beats it by more than ``margin``/10 standard errors of their paired difference on the same worlds.
 
+5b. Extension (``extend`` = N > 0, off by default): after the stages, while the verdict is in doubt, a fresh chunk
+   of worlds (a stage's size, from the decision's second random stream) is rolled out for the bot's choice and its
+   challenger (``extend_set=pair``) or for every candidate still alive (``alive``), up to N worlds more; the final
+   choice then reads every world the set saw (``_extend`` says when a verdict is in doubt).
+
 Every decision of a batch is searched together (one rollout call per stage for games x candidates x worlds).
 A decision is a pure function of the agent's seed and the information set (its random stream is seeded
 from both), so it is deterministic and cannot depend on hidden cards or the game seed.
@@ -49,7 +54,8 @@ Options (spec ``search:worlds=32,cands=3,...``; on a command line whose agent li
 ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads`` (2), ``split``
 (equal), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates, greedy's
 order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0 = off),
-``lite`` (0 = off; 1: see 3), ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
+``lite`` (0 = off; 1: see 3), ``extend`` (0 = off; 5b), ``extend_set`` (pair), ``extend_z`` (20),
+``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
 ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the diagnostic
 ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is resampled); 2 = CHEATING
 about the status only: worlds sampled as usual, kept only where every opponent's ready status (R33) is its TRUE
@@ -117,13 +123,13 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
     "split": (str, "equal", "worlds per stage: equal chunks, or double (each stage twice the last; see stage_chunks)"),
-    "extend": (int, 0, "up to N more worlds for the bot's choice and its challenger where the verdict is close"),
+    "extend": (int, 0, "up to N more worlds where the verdict is in doubt (0 = off; see extend_set)"),
     "extend_set": (
         str,
         "pair",
         "what extend rolls out: the bot's choice and its challenger (pair), or every alive one",
     ),
-    "extend_z": (int, 20, "extend while the challenger's gain is within extend_z/10 standard errors of the margin"),
+    "extend_z": (int, 20, "extend while the verdict is within extend_z/10 standard errors (see _extend)"),
 }
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
 #: rollouts to the end of the hand) gains from the split: 0.70-0.875x the wall time per decision at 16-64 worlds
