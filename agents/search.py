@@ -41,7 +41,7 @@ At each decision (docs/search.md has the whole story):
    best beats it by more than ``margin``/10 standard errors of their paired difference on the same worlds.
 
 5b. Extension (``extend`` = N > 0, off by default): after the stages, while the verdict is in doubt, a fresh chunk
-   of worlds (a stage's size, from the decision's second random stream) is rolled out for the bot's choice and its
+   of worlds (``worlds // stages``, from the decision's second random stream) is rolled out for the bot's choice and its
    challenger (``extend_set=pair``) or for every candidate still alive (``alive``), up to N worlds more; the final
    choice then reads every world the set saw (``_extend`` says when a verdict is in doubt).
 
