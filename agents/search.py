@@ -185,8 +185,6 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option extend={full['extend']}: must be 0..4096 (0 = off)")
     if not 1 <= int(full["extend_z"]) <= 100:
         raise ValueError(f"search option extend_z={full['extend_z']}: must be 1..100 (tenths of a standard error)")
-    if int(full["extend"]) and (int(full["screen"]) or full["ron"] != "worlds"):
-        raise ValueError("search option extend works with plain rollout worlds: use it with screen=0 and ron=worlds")
     if not 0 <= int(full["win_rounds"]) <= 16:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
     for key in ("strat", "lite"):
@@ -199,6 +197,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
     for key, allowed in CHOICES.items():
         if full[key] not in allowed:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}")
+    if int(full["extend"]) and (int(full["screen"]) or full["ron"] != "worlds"):
+        raise ValueError("search option extend works with plain rollout worlds: use it with screen=0 and ron=worlds")
     return full
 
 
@@ -428,7 +428,8 @@ class SearchAgent(Agent):
         value = [{a: value_of(j, a) for a in cands[j]} for j in range(len(alive))]
         per_world = [(prep[j][1][:K], vals[j]) for j in range(len(alive))]  # each decision's worlds and values
         if int(self.opts["extend"]):
-            self._extend([infosets[i] for i in rows], records, rows, alive, value, per_world, default, z)
+            chunk = max(1, K // S)  # a default stage's worlds
+            self._extend([infosets[i] for i in rows], records, rows, alive, value, per_world, default, z, chunk)
         out = []
         for j in range(len(alive)):
             w, v = per_world[j]
@@ -454,20 +455,20 @@ class SearchAgent(Agent):
         per_world: list,
         default: list[int],
         z: float,
+        chunk: int,
     ) -> None:
         """``extend`` = N: more worlds where the verdict is in doubt (in place on ``alive``, ``value`` and
         ``per_world``).
 
         After the stages, each decision's set is (``extend_set=pair``) the continuation bot's choice and its
         challenger (the best other alive candidate), or (``alive``) every candidate still alive. While the
-        verdict is in doubt, the set alone is rolled out on a fresh chunk of worlds (the stage's size; from the
+        verdict is in doubt, the set alone is rolled out on a fresh ``chunk`` of worlds (``worlds // stages``; from the
         decision's second random stream, so the first stays as it was), up to N worlds more; its values and the
         margin rule then read every world the set saw. In doubt: for a pair, the challenger's paired gain is
         within ``extend_z``/10 standard errors of the margin (z standard errors); for the alive set, its best
         leads its second best by less than ``extend_z``/10 standard errors. The budget goes where the verdict is
         close, not to decisions the first worlds already settle."""
-        K, S = int(self.opts["worlds"]), max(1, min(int(self.opts["stages"]), int(self.opts["worlds"])))
-        chunk, cap, t = max(1, K // S), int(self.opts["extend"]), int(self.opts["extend_z"]) / 10
+        cap, t = int(self.opts["extend"]), int(self.opts["extend_z"]) / 10
         sets: dict[int, list[int]] = {}
         for j in range(len(alive)):
             others = [a for a in alive[j] if a != default[j]]
