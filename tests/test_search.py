@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from agents import search_backend as sb
+from agents.greedy import GreedyAgent
 from agents.registry import AgentLoadError, load_agent
 from agents.search import stage_chunks
 from meld8_env.codes import Phase
@@ -469,24 +470,43 @@ def test_extend_adds_worlds_only_to_the_pair_in_doubt_and_keeps_the_first_worlds
     unchanged; an extended set saw more world weight than its first worlds'; a huge ``extend_z`` extends every
     set, a small one fewer."""
     recs = bot_states(2, 73, every=4)[:24]
-    _, base = decide(load_agent("search:worlds=8", RULES, seed=2), recs)
-    _, wide = decide(load_agent("search:worlds=8,extend=12,extend_z=100", RULES, seed=2), recs)
+    base_agent = load_agent("search:worlds=8", RULES, seed=2)
+    base_acts, base = decide(base_agent, recs)
+    # extend=0 is the plain search, decision for decision and value for value
+    zero_acts, zero = decide(load_agent("search:worlds=8,extend=0", RULES, seed=2), recs)
+    assert np.array_equal(zero_acts, base_acts) and zero == base
+    wide_agent = load_agent("search:worlds=8,extend=12,extend_z=100", RULES, seed=2)
+    wide_acts, wide = decide(wide_agent, recs)
     _, some = decide(load_agent("search:worlds=8,extend=12,extend_z=10", RULES, seed=2), recs)
+    from meld8_env.engine.records import observe_records
+
+    obs, masks = observe_records(RULES, recs)
+    bot = GreedyAgent(RULES).act_batch(obs, masks)  # the continuation bot's own choice (me=greedy)
     grown_wide = grown_some = 0
-    for b, x, y in zip(base, wide, some, strict=True):
+    for i, (b, x, y) in enumerate(zip(base, wide, some, strict=True)):
         assert set(b) == set(x) == set(y)
         for vals, count in ((x, "wide"), (y, "some")):
             grown = [a for a in b if vals[a][1] > b[a][1] + 1e-9]
             assert len(grown) in (0, 2)  # only the pair, both on the same new worlds
             for a in set(b) - set(grown):
                 assert vals[a] == b[a]
+            if grown:
+                assert int(bot[i]) in grown  # the pair is the bot's choice and its challenger
             if grown and count == "wide":
                 grown_wide += 1
+                # the extended verdict decides: the action is one of the pair, and leaves the bot's choice
+                # only for a higher value over every world the pair saw
+                act = int(wide_acts[i])
+                assert act in grown
+                assert act == int(bot[i]) or x[act][0] > x[int(bot[i])][0]
             elif grown:
                 grown_some += 1
     searched = sum(len(b) >= 2 for b in base)
     assert searched >= 10 and grown_wide == searched  # extend_z=100: every pair is in doubt
     assert 0 < grown_some < grown_wide
+    # the rollouts counter sees the extension: at extend_z=100 every pair stays in doubt to the cap, so each
+    # searched decision steps its two candidates in 12 more worlds (three chunks of worlds // stages = 4)
+    assert wide_agent.rollouts - base_agent.rollouts == 2 * 12 * searched
     # extend_set=alive: every candidate still alive after the stages grows together, the halved ones do not
     _, every = decide(load_agent("search:worlds=8,extend=12,extend_z=100,extend_set=alive", RULES, seed=2), recs)
     for b, x in zip(base, every, strict=True):
