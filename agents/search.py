@@ -39,6 +39,9 @@ At each decision (docs/search.md has the whole story):
    candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
    best beats it by more than ``margin``/10 standard errors of their paired difference on the same worlds.
+   ``keep=prior`` (with a network ``prior``) keeps the network's own choice instead: the search is then the
+   network corrected where its rollouts clearly disagree, the teacher of expert iteration
+   (``python -m training.distill iterate``).
 
 5b. Extension (``extend`` = N > 0, off by default): after the stages, while the verdict is in doubt, a fresh chunk
    of worlds (``worlds // stages``, from the decision's second random stream) is rolled out for the bot's choice and its
@@ -53,7 +56,8 @@ Options (spec ``search:worlds=32,cands=3,...``; on a command line whose agent li
 ``search:worlds=32+cands=3``): ``worlds`` (48), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me`` (greedy),
 ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads`` (2), ``split``
 (equal), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates, greedy's
-order or a shipped network's, ``ppo`` / ``distilled``, by its policy's probabilities), ``screen`` (0 = off),
+order or a network's, ``ppo`` / ``distilled`` / ``ppo:PATH.zip``, by its policy's probabilities; a path may hold
+neither ``,`` nor ``+``), ``keep`` (bot; prior: see 5), ``screen`` (0 = off),
 ``lite`` (0 = off; 1: see 3), ``extend`` (0 = off; 5b), ``extend_set`` (pair), ``extend_z`` (20),
 ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
 ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the diagnostic
@@ -117,7 +121,16 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     ),
     "screen": (int, 0, "worlds screened for an immediate end (a Ron on the discard); 0 = off (see _search)"),
     "strat": (int, 0, "1 = weight the worlds so each opponent's ready share is its fitted prior (see _worlds)"),
-    "prior": (str, "greedy", "which discards are candidates: greedy's order, or a shipped network's (ppo, distilled)"),
+    "prior": (
+        str,
+        "greedy",
+        "which discards are candidates: greedy's order, or a network's (ppo, distilled, or ppo:PATH.zip)",
+    ),
+    "keep": (
+        str,
+        "bot",
+        "the choice the margin rule keeps: the continuation bot's (bot) or the prior network's (prior)",
+    ),
     "safe": (str, "danger", "the safest discard added: by defensive's danger count, or the wait model's risk (model)"),
     "ron": (str, "worlds", "chance of a Ron on a discard: from the worlds, or the wait model's risk (model)"),
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
@@ -146,6 +159,7 @@ CHOICES = {
     "ron": ("worlds", "model"),
     "split": ("equal", "double"),
     "extend_set": ("pair", "alive"),
+    "keep": ("bot", "prior"),
 }
 
 
@@ -195,8 +209,12 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
     if full["cheat"] not in (0, 1, 2, 3):
         raise ValueError(f"search option cheat={full['cheat']}: must be 0, 1, 2 or 3")
     for key, allowed in CHOICES.items():
+        if key == "prior" and str(full[key]).startswith("ppo:"):
+            continue  # a checkpoint; loading it says what is wrong with the file
         if full[key] not in allowed:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}")
+    if full["keep"] == "prior" and full["prior"] == "greedy":
+        raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
     if int(full["extend"]) and (int(full["screen"]) or full["ron"] != "worlds"):
         raise ValueError("search option extend works with plain rollout worlds: use it with screen=0 and ron=worlds")
     return full
@@ -226,7 +244,10 @@ class SearchAgent(Agent):
         if self.opts["prior"] != "greedy":  # the network inside the search: its policy ranks the discards
             from meld8_env.agent_spec import load_agent
 
-            self._net = load_agent(str(self.opts["prior"]), rules, seed=self.seed)
+            try:
+                self._net = load_agent(str(self.opts["prior"]), rules, seed=self.seed)
+            except ValueError as exc:  # AgentLoadError: name the option, not only the file
+                raise ValueError(f"search option prior={self.opts['prior']}: {exc}") from None
 
     # -- the agent protocol ---------------------------------------------------------------------------
     def act_batch(
@@ -249,7 +270,10 @@ class SearchAgent(Agent):
         todo = [i for i in range(n) if out[i] < 0]
         self.last_values = [{} for _ in range(n)]
         if todo:
-            bot = self._defensive if self.opts["me"] == "defensive" else self._greedy  # oracle: its honest part
+            if self.opts["keep"] == "prior":  # expert iteration: the network's move, changed only when clearly worse
+                bot = self._net
+            else:
+                bot = self._defensive if self.opts["me"] == "defensive" else self._greedy  # oracle: its honest part
             default = bot.act_batch(obs[todo], masks[todo])
             for i, a in zip(todo, default.tolist(), strict=True):  # the continuation bot's choice is a candidate
                 if a not in cands[i]:

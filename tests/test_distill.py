@@ -349,3 +349,40 @@ def test_a_cheating_teacher_gets_the_true_records_and_the_data_stays_honest_obse
     assert cheat["masks"][np.arange(len(cheat["actions"])), cheat["actions"]].all()
     k = min(len(honest["actions"]), len(cheat["actions"]))
     assert (honest["actions"][:k] != cheat["actions"][:k]).any()
+
+
+def test_iterate_trains_each_round_from_the_last_network_inside_the_search(tmp_path, capsys):
+    """Expert iteration (issue 21 §3): round r's teacher is the search with round r-1's network as its prior,
+    keeping that network's choice unless the rollouts clearly disagree; round r trains that network on it.
+    Rerunning skips finished rounds; a round made by another teacher is refused, nothing overwritten."""
+    from agents.checkpoint import read_metadata
+    from agents.registry import load_agent, shipped_baseline
+    from training.distill import main, teacher_spec
+
+    out = tmp_path / "iter"
+    argv = ["iterate", "--spec", SMALL, "--rounds", "2", "--games", "2", "--chunk", "2", "--seed", "7"]
+    argv += ["--epochs", "1", "--lr", "1e-4", "--out", str(out)]
+    main(argv)
+    said = capsys.readouterr().out
+    first, second = out / "round1" / "net.zip", out / "round2" / "net.zip"
+    m1, m2 = read_metadata(first), read_metadata(second)
+    assert m1["distilled_from"] == teacher_spec(SMALL, shipped_baseline().resolve())
+    assert m2["distilled_from"] == teacher_spec(SMALL, first.resolve())
+    assert m1["distilled_from"].endswith("+keep=prior") and "prior=ppo:" in m2["distilled_from"]
+    assert m1["data"]["games_by_seed"] == {"7": 2} and m2["data"]["games_by_seed"] == {"8": 2}
+    assert m2["init"] == "net.zip" and f"ppo:{second}" in said
+    load_agent(f"ppo:{second}", RULES)
+    stamp = second.stat().st_mtime_ns
+    main(argv)
+    assert capsys.readouterr().out.count("already there, skipped") == 2 and second.stat().st_mtime_ns == stamp
+    with pytest.raises(SystemExit):
+        main([*argv[:2], "search:worlds=3+cands=2+stages=1", *argv[3:]])
+    assert "distilled from" in capsys.readouterr().err and second.stat().st_mtime_ns == stamp
+    for spec, says in (
+        ("greedy", "needs a search teacher"),
+        ("search:prior=ppo", "sets the teacher's prior and keep itself"),
+    ):
+        with pytest.raises(ValueError, match=says):
+            teacher_spec(spec, first)
+    with pytest.raises(ValueError, match="neither ',' nor '\\+'"):
+        teacher_spec(SMALL, tmp_path / "a+b.zip")

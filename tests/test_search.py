@@ -8,6 +8,7 @@ import pytest
 from agents import search_backend as sb
 from agents.greedy import GreedyAgent
 from agents.registry import AgentLoadError, load_agent
+from meld8_env.agent_spec import shipped_model
 from agents.search import stage_chunks
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import STATE_DTYPE
@@ -296,6 +297,7 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=8,lite=1",
         "search:worlds=12,stages=3,split=double",
         "search:worlds=8,extend=16,extend_z=30",
+        f"search:worlds=6,prior=ppo:{shipped_model('distilled')},keep=prior",
     ],
 )
 def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
@@ -318,7 +320,9 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     base = ",".join(
         p
         for p in spec.split(",")
-        if not p.startswith(("strat=", "belief=", "me=", "prior=", "safe=", "ron=", "lite=", "split=", "extend"))
+        if not p.startswith(
+            ("strat=", "belief=", "me=", "prior=", "keep=", "safe=", "ron=", "lite=", "split=", "extend")
+        )
     )
     _, v0 = decide(load_agent(base, RULES, seed=4), recs)
     assert v0 != v1, f"{spec} searched exactly like {base}"
@@ -537,3 +541,31 @@ def test_the_rollouts_counter_is_the_candidate_world_pairs_stepped():
     halved = load_agent("search:worlds=6,stages=2", RULES, seed=3)
     decide(halved, recs)
     assert 0 < halved.rollouts <= agent.rollouts
+
+
+def test_keep_prior_keeps_the_networks_choice_unless_the_rollouts_clearly_disagree():
+    """``keep=prior`` (expert iteration's teacher): the margin rule protects the prior network's own choice, not
+    the continuation bot's. With a huge margin the search plays exactly the network wherever it searched; the
+    network's choice is always a candidate. A ``ppo:PATH.zip`` prior loads like a shipped one; keep=prior
+    without a network, or a missing file, is refused in one line naming the option."""
+    from meld8_env.engine.records import observe_records
+
+    recs = bot_states(2, 75, every=4)[:20]
+    obs, masks = observe_records(RULES, recs)
+    net = load_agent("distilled", RULES).act_batch(obs, masks)
+    greedy = GreedyAgent(RULES).act_batch(obs, masks)
+    acts, values = decide(load_agent("search:worlds=8,prior=distilled,keep=prior,margin=100", RULES, seed=1), recs)
+    searched = [i for i, v in enumerate(values) if len(v) >= 2]
+    assert len(searched) >= 8 and any(net[i] != greedy[i] for i in searched)  # the two defaults differ somewhere
+    for i in searched:
+        assert int(net[i]) in values[i] and acts[i] == net[i]
+    path = f"ppo:{shipped_model('distilled')}"
+    same = decide(load_agent(f"search:worlds=8,prior={path},keep=prior,margin=100", RULES, seed=1), recs)
+    assert same[0].tolist() == acts.tolist() and same[1] == values
+    for bad, says in (
+        ("keep=prior", "keep=prior keeps a network's choice"),
+        ("keep=both", "must be one of bot, prior"),
+        ("prior=ppo:no/such.zip", "search option prior=ppo:no/such.zip: checkpoint not found"),
+    ):
+        with pytest.raises(AgentLoadError, match=says):
+            load_agent(f"search:{bad}", RULES)

@@ -39,11 +39,13 @@ import sys
 import time
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from agents import search_backend as sb
+from agents.checkpoint import read_metadata
 from agents.registry import load_agent, shipped_baseline
 from meld8_env.agent import wants_records
 from meld8_env.codes import Phase
@@ -390,6 +392,141 @@ def save(policy, meta: dict, init: str, out: Path, extra: dict) -> None:
     tmp.replace(out)
 
 
+@dataclass(frozen=True)
+class TrainSettings:
+    """The ``train`` options (``iterate`` passes the same to every round)."""
+
+    epochs: int = 4
+    lr: float = 3e-4
+    batch: int = 512
+    soft: float = 0.0
+    temp: float = 0.1
+    seed: int = 0
+    value_coef: float = 0.0
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> TrainSettings:
+        return cls(args.epochs, args.lr, args.batch, args.soft, args.temp, args.train_seed, args.value_coef)
+
+    def check(self) -> None:
+        """ValueError in one line on a setting out of range."""
+        if self.epochs < 0 or self.lr <= 0 or self.batch < 1 or not 0 <= self.soft <= 1 or self.temp <= 0:
+            raise ValueError("need --epochs >= 0, --lr > 0, --batch >= 1, --soft in 0..1 and --temp > 0")
+        if not self.value_coef >= 0:
+            raise ValueError(f"--value-coef must be >= 0, got {self.value_coef}")
+
+
+def train_checkpoint(
+    inputs: list[str], init: str, out: Path, rules: RuleConfig, ts: TrainSettings, command: str, log=print
+) -> list[dict]:
+    """``train``: the checkpoint ``out`` (and its learning curve beside it) trained from ``init`` on the parts
+    ``inputs`` (DistillDataError on data that cannot be trained on); returns the per-epoch curve."""
+    data, info = load_data(inputs)
+    if ts.value_coef > 0 and info["without_returns"]:
+        raise DistillDataError(
+            f"--value-coef needs Monte-Carlo returns; {len(info['without_returns'])} parts have none (made before "
+            f"they were recorded), e.g. {info['without_returns'][0]}: regenerate them or use --value-coef 0"
+        )
+    t0 = time.time()
+    policy, meta, curve = train(data, init, rules, ts.epochs, ts.lr, ts.seed, ts.soft, ts.temp, ts.batch, ts.value_coef)
+    png = plot_curve(curve, out.with_name(out.stem + "_learning_curve.png"),
+                     f"{out.name}: {info['decisions']} decisions of {info['spec']}, soft={ts.soft}")  # fmt: skip
+    extra = {
+        "distilled_from": info["spec"],
+        "init": Path(init).name,
+        "data": {
+            "decisions": info["decisions"],
+            "games_by_seed": {str(k): v for k, v in info["seeds"].items()},
+            "opponents": ["defensive", "greedy"],
+            "returns_gamma": info["gamma"],
+        },
+        "train": {
+            "epochs": ts.epochs,
+            "lr": ts.lr,
+            "batch": ts.batch,
+            "soft": ts.soft,
+            "temp": ts.temp,
+            "value_coef": ts.value_coef,
+            "seed": ts.seed,
+            "seconds": round(time.time() - t0),
+        },
+        "command": "python -m training.distill " + command,
+        "curve": curve,
+        "learning_curve": png.name,
+    }
+    save(policy, meta, init, out, extra)
+    for c in curve:
+        log(f"epoch {c['epoch']}: held-out agreement {c['heldout_agreement']:.4f}, log-loss "
+            f"{c['heldout_nll']:.4f}, regret {c['heldout_regret']:.4f}, off candidates "
+            f"{c['heldout_off_candidates']:.3f}, value EV {c['heldout_value_ev']:.3f}")  # fmt: skip
+    log(f"{out}: {info['decisions']} decisions of {info['spec']}; curve {png}")
+    return curve
+
+
+def teacher_spec(spec: str, net: Path) -> str:
+    """The search ``spec`` with the network ``net`` as its prior and the choice it keeps (``keep=prior``)."""
+    name, _, options = spec.partition(":")
+    if name != "search":
+        raise ValueError(f"iterate needs a search teacher (search or search:k=v+...), got {spec!r}")
+    if any(k in options for k in ("prior=", "keep=")):
+        raise ValueError(f"iterate sets the teacher's prior and keep itself; drop them from {spec!r}")
+    if any(c in str(net) for c in ",+"):
+        raise ValueError(f"{net}: a network path inside a search spec may hold neither ',' nor '+'")
+    extra = f"prior=ppo:{net}+keep=prior"
+    return f"search:{options.replace(',', '+')}+{extra}" if options else f"search:{extra}"
+
+
+def iterate(
+    spec: str,
+    rounds: int,
+    games: int,
+    seed: int,
+    init: Path,
+    out: Path,
+    rules: RuleConfig,
+    ts: TrainSettings,
+    chunk: int = 64,
+    gamma: float = GAMMA,
+    log=print,
+) -> list[Path]:
+    """Expert iteration: round r (1..rounds) generates ``games`` games of seed ``seed + r - 1`` with the search
+    whose prior is the last round's network and which keeps that network's choice unless its rollouts clearly
+    disagree (:func:`teacher_spec`), into ``out/round{r}/data``, then trains that network on them into
+    ``out/round{r}/net.zip``. Rerunning resumes: a round whose checkpoint exists (made by the same teacher) is
+    skipped, and a round's parts resume as ``generate``'s do. Returns each round's checkpoint."""
+    if rounds < 1:
+        raise ValueError(f"--rounds must be >= 1, got {rounds}")
+    ts.check()
+    nets, net = [], Path(init).resolve()
+    for r in range(1, rounds + 1):
+        teacher = teacher_spec(spec, net)
+        folder, ckpt = out / f"round{r}" / "data", out / f"round{r}" / "net.zip"
+        if ckpt.exists():
+            made_by = read_metadata(ckpt).get("distilled_from")
+            if made_by != teacher:
+                raise DistillDataError(f"{ckpt}: distilled from {made_by!r}, not this round's {teacher!r}")
+            log(f"round {r}: {ckpt} already there, skipped")
+        else:
+            log(f"round {r}: teacher {teacher}")
+            generate_parts(teacher, games, seed + r - 1, rules, folder, chunk, log=log, gamma=gamma)
+            command = f"iterate (round {r} of {rounds}, teacher {teacher})"
+            train_checkpoint([str(folder)], str(net), ckpt, rules, ts, command, log=log)
+        nets.append(ckpt)
+        net = ckpt.resolve()
+    return nets
+
+
+def _train_options(t: argparse.ArgumentParser, seed_flag: str = "--seed") -> None:
+    t.add_argument("--epochs", type=int, default=4)
+    t.add_argument("--lr", type=float, default=3e-4)
+    t.add_argument("--batch", type=int, default=512)
+    t.add_argument("--soft", type=float, default=0.0, help="weight of the softmax of the search's values (0..1)")
+    t.add_argument("--temp", type=float, default=0.1, help="softmax temperature in placement units (> 0)")
+    t.add_argument(seed_flag, dest="train_seed", type=int, default=0, help="seed of the training (torch, shuffles)")
+    t.add_argument("--value-coef", type=float, default=0.0,
+                   help="weight of the value head's squared error against the returns (0: untouched)")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -403,22 +540,26 @@ def main(argv: list[str] | None = None) -> None:
     t = sub.add_parser("train", help="train a checkpoint on generated parts (files and/or folders, merged)")
     t.add_argument("--data", required=True, nargs="+", help="part files or folders of them (one teacher)")
     t.add_argument("--init", default=None, help="checkpoint to start from (default: the shipped ppo)")
-    t.add_argument("--epochs", type=int, default=4)
-    t.add_argument("--lr", type=float, default=3e-4)
-    t.add_argument("--batch", type=int, default=512)
-    t.add_argument("--soft", type=float, default=0.0, help="weight of the softmax of the search's values (0..1)")
-    t.add_argument("--temp", type=float, default=0.1, help="softmax temperature in placement units (> 0)")
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--value-coef", type=float, default=0.0,
-                   help="weight of the value head's squared error against the returns (0: untouched)")  # fmt: skip
+    _train_options(t)
     t.add_argument("--out", required=True, help="the checkpoint zip; its learning curve goes beside it (.png)")
+    it = sub.add_parser("iterate", help="expert iteration: generate with the network inside the search, train, repeat")
+    it.add_argument("--spec", default="search", help="the search teacher; each round adds prior=ppo:NET+keep=prior")
+    it.add_argument("--rounds", type=int, default=2)
+    it.add_argument("--games", type=int, default=500, help="games per round")
+    it.add_argument("--seed", type=int, default=201, help="round r plays the games of seed SEED + r - 1")
+    it.add_argument("--chunk", type=int, default=64, help="games per part file (and per batch)")
+    it.add_argument("--gamma", type=float, default=GAMMA, help="discount of the recorded returns, per decision")
+    it.add_argument("--init", default=None, help="the first round's network (default: the shipped ppo)")
+    _train_options(it, "--train-seed")
+    it.add_argument("--out", required=True, help="folder: round{r}/data and round{r}/net.zip; rerunning resumes")
     args = ap.parse_args(argv)
     rules = RuleConfig()
-    if args.cmd == "generate":
+    if args.cmd in ("generate", "iterate"):
         if args.games < 1 or args.chunk < 1:
             ap.error(f"--games and --chunk must be >= 1, got {args.games} and {args.chunk}")
         if not 0 < args.gamma <= 1:
             ap.error(f"--gamma must be in (0, 1], got {args.gamma}")
+    if args.cmd == "generate":
         t0 = time.time()
         try:
             folder = Path(args.out)
@@ -427,57 +568,27 @@ def main(argv: list[str] | None = None) -> None:
             ap.error(str(exc))
         print(f"{args.out}: {len(paths)} parts, {args.games} games of seed {args.seed} in {time.time() - t0:.0f} s")
         return
-    if args.epochs < 0 or args.lr <= 0 or args.batch < 1 or not 0 <= args.soft <= 1 or args.temp <= 0:
-        ap.error("need --epochs >= 0, --lr > 0, --batch >= 1, --soft in 0..1 and --temp > 0")
-    if not args.value_coef >= 0:
-        ap.error(f"--value-coef must be >= 0, got {args.value_coef}")
+    settings = TrainSettings.of(args)
+    try:
+        settings.check()
+    except ValueError as exc:
+        ap.error(str(exc))
+    init = args.init or str(shipped_baseline())
+    if args.cmd == "iterate":
+        try:
+            nets = iterate(args.spec, args.rounds, args.games, args.seed, Path(init), Path(args.out), rules, settings,
+                           args.chunk, args.gamma)  # fmt: skip
+        except (ValueError, DistillDataError) as exc:
+            ap.error(str(exc))
+        print(f"{args.out}: {len(nets)} rounds; the last network {nets[-1]} (play it as ppo:{nets[-1]})")
+        return
     out = Path(args.out)
     if out.suffix != ".zip":
         ap.error(f"--out {out}: name a .zip (the checkpoint)")
-    init = args.init or str(shipped_baseline())
     try:
-        data, info = load_data(args.data)
+        train_checkpoint(args.data, init, out, rules, settings, " ".join(sys.argv[1:] if argv is None else argv))
     except DistillDataError as exc:
         ap.error(str(exc))
-    if args.value_coef > 0 and info["without_returns"]:
-        ap.error(f"--value-coef needs Monte-Carlo returns; {len(info['without_returns'])} parts have none (made "
-                 f"before they were recorded), e.g. {info['without_returns'][0]}: regenerate them or use "
-                 "--value-coef 0")  # fmt: skip
-    t0 = time.time()
-    policy, meta, curve = train(
-        data, init, rules, args.epochs, args.lr, args.seed, args.soft, args.temp, args.batch, args.value_coef
-    )
-    png = plot_curve(curve, out.with_name(out.stem + "_learning_curve.png"),
-                     f"{out.name}: {info['decisions']} decisions of {info['spec']}, soft={args.soft}")  # fmt: skip
-    extra = {
-        "distilled_from": info["spec"],
-        "init": Path(init).name,
-        "data": {
-            "decisions": info["decisions"],
-            "games_by_seed": {str(k): v for k, v in info["seeds"].items()},
-            "opponents": ["defensive", "greedy"],
-            "returns_gamma": info["gamma"],
-        },
-        "train": {
-            "epochs": args.epochs,
-            "lr": args.lr,
-            "batch": args.batch,
-            "soft": args.soft,
-            "temp": args.temp,
-            "value_coef": args.value_coef,
-            "seed": args.seed,
-            "seconds": round(time.time() - t0),
-        },
-        "command": "python -m training.distill " + " ".join(sys.argv[1:] if argv is None else argv),
-        "curve": curve,
-        "learning_curve": png.name,
-    }
-    save(policy, meta, init, out, extra)
-    for c in curve:
-        print(f"epoch {c['epoch']}: held-out agreement {c['heldout_agreement']:.4f}, log-loss "
-              f"{c['heldout_nll']:.4f}, regret {c['heldout_regret']:.4f}, off candidates "
-              f"{c['heldout_off_candidates']:.3f}, value EV {c['heldout_value_ev']:.3f}")  # fmt: skip
-    print(f"{out}: {info['decisions']} decisions of {info['spec']}; curve {png}")
 
 
 if __name__ == "__main__":
