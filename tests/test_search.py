@@ -8,8 +8,8 @@ import pytest
 from agents import search_backend as sb
 from agents.greedy import GreedyAgent
 from agents.registry import AgentLoadError, load_agent
-from meld8_env.agent_spec import shipped_model
 from agents.search import stage_chunks
+from meld8_env.agent_spec import shipped_model
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import refresh, start_records, step_records
