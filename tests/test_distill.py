@@ -378,6 +378,9 @@ def test_iterate_trains_each_round_from_the_last_network_inside_the_search(tmp_p
     with pytest.raises(SystemExit):
         main([*argv[:2], "search:worlds=3+cands=2+stages=1", *argv[3:]])
     assert "distilled from" in capsys.readouterr().err and second.stat().st_mtime_ns == stamp
+    with pytest.raises(SystemExit):
+        main(["iterate", "--games", "1", "--out", str(tmp_path / "one")])
+    assert "--games must be >= 2" in capsys.readouterr().err and not (tmp_path / "one").exists()
     for spec, says in (
         ("greedy", "needs a search teacher"),
         ("search:prior=ppo", "sets the teacher's prior and keep itself"),

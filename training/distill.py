@@ -559,6 +559,8 @@ def main(argv: list[str] | None = None) -> None:
             ap.error(f"--games and --chunk must be >= 1, got {args.games} and {args.chunk}")
         if not 0 < args.gamma <= 1:
             ap.error(f"--gamma must be in (0, 1], got {args.gamma}")
+    if args.cmd == "iterate" and args.games < 2:  # checked before any round writes: training holds out 5 % of games
+        ap.error(f"--games must be >= 2 for iterate (each round trains with held-out games), got {args.games}")
     if args.cmd == "generate":
         t0 = time.time()
         try:
