@@ -40,7 +40,7 @@ At each decision (docs/search.md has the whole story):
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
    best beats it by more than ``margin``/10 standard errors of their paired difference on the same worlds.
    ``keep=prior`` (with a network ``prior``) keeps the network's own choice instead: the search is then the
-   network corrected where its rollouts clearly disagree, the teacher of expert iteration
+   network corrected where its rollouts beat it by more than the margin, the teacher of expert iteration
    (``python -m training.distill iterate``).
 
 5b. Extension (``extend`` = N > 0, off by default): after the stages, while the verdict is in doubt, a fresh chunk
@@ -212,7 +212,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         if key == "prior" and str(full[key]).startswith("ppo:"):
             continue  # a checkpoint; loading it says what is wrong with the file
         if full[key] not in allowed:
-            raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}")
+            also = " or ppo:PATH.zip (a checkpoint)" if key == "prior" else ""
+            raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
     if full["keep"] == "prior" and full["prior"] == "greedy":
         raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
     if int(full["extend"]) and (int(full["screen"]) or full["ron"] != "worlds"):

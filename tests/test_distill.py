@@ -353,8 +353,9 @@ def test_a_cheating_teacher_gets_the_true_records_and_the_data_stays_honest_obse
 
 def test_iterate_trains_each_round_from_the_last_network_inside_the_search(tmp_path, capsys):
     """Expert iteration (issue 21 §3): round r's teacher is the search with round r-1's network as its prior,
-    keeping that network's choice unless the rollouts clearly disagree; round r trains that network on it.
-    Rerunning skips finished rounds; a round made by another teacher is refused, nothing overwritten."""
+    keeping that network's choice unless another candidate beats it by more than the margin; round r trains
+    that network on it. Rerunning skips finished rounds; a round made by another teacher is refused, nothing
+    overwritten."""
     from agents.checkpoint import read_metadata
     from agents.registry import load_agent, shipped_baseline
     from training.distill import main, teacher_spec
@@ -377,7 +378,7 @@ def test_iterate_trains_each_round_from_the_last_network_inside_the_search(tmp_p
     assert capsys.readouterr().out.count("already there, skipped") == 2 and second.stat().st_mtime_ns == stamp
     with pytest.raises(SystemExit):
         main([*argv[:2], "search:worlds=3+cands=2+stages=1", *argv[3:]])
-    assert "distilled from" in capsys.readouterr().err and second.stat().st_mtime_ns == stamp
+    assert "made with other settings (teacher" in capsys.readouterr().err and second.stat().st_mtime_ns == stamp
     with pytest.raises(SystemExit):
         main(["iterate", "--games", "1", "--out", str(tmp_path / "one")])
     assert "--games must be >= 2" in capsys.readouterr().err and not (tmp_path / "one").exists()
@@ -389,3 +390,87 @@ def test_iterate_trains_each_round_from_the_last_network_inside_the_search(tmp_p
             teacher_spec(spec, first)
     with pytest.raises(ValueError, match="neither ',' nor '\\+'"):
         teacher_spec(SMALL, tmp_path / "a+b.zip")
+
+
+def test_iterate_resumes_a_partial_round_to_the_same_network_and_refuses_changed_settings(tmp_path, capsys):
+    """A rerun after a crash inside round 2 (its checkpoint and one of its two parts gone) keeps round 1 and
+    the part that survived, replays only what is missing, and trains the same weights (deterministic). A
+    finished round is reused only under the same settings: other training settings, games, gamma or a changed
+    init network are refused in one line naming the difference, and nothing is overwritten."""
+    import zipfile
+
+    from agents.checkpoint import read_metadata
+    from training.distill import main
+    from training.distill_data import part_path
+
+    out = tmp_path / "iter"
+    argv = ["iterate", "--spec", SMALL, "--rounds", "2", "--games", "4", "--chunk", "2", "--seed", "7"]
+    argv += ["--epochs", "1", "--lr", "1e-4", "--out", str(out)]
+    main(argv)
+    capsys.readouterr()
+    second = out / "round2" / "net.zip"
+    weights = zipfile.ZipFile(second).read("policy.pth")
+    meta = read_metadata(second)
+    assert meta["command"] == f"python -m training.distill {' '.join(argv)} (round 2 of 2)"
+    survivor, lost = part_path(out / "round2" / "data", 8, 0), part_path(out / "round2" / "data", 8, 2)
+    kept = survivor.stat().st_mtime_ns
+    second.unlink()
+    lost.unlink()
+    main(argv)
+    said = capsys.readouterr().out
+    assert "round 1:" in said and said.count("already there, skipped") == 1
+    assert survivor.stat().st_mtime_ns == kept and lost.exists()
+    assert zipfile.ZipFile(second).read("policy.pth") == weights
+    stamp = second.stat().st_mtime_ns
+    for flag, value, says in (
+        ("--epochs", "2", "train epochs 1, not 2"),
+        ("--lr", "3e-4", "train lr 0.0001, not 0.0003"),
+        ("--train-seed", "5", "train seed 0, not 5"),
+        ("--gamma", "0.9", "gamma 0.995, not 0.9"),
+        ("--games", "6", "games_by_seed {'7': 4}, not {'7': 6}"),
+    ):
+        changed = [*argv, flag, value]
+        with pytest.raises(SystemExit):
+            main(changed)
+        err = capsys.readouterr().err
+        assert "round1/net.zip: made with other settings" in err and says in err, err
+    other_init = tmp_path / "init.zip"
+    other_init.write_bytes((out / "round1" / "net.zip").read_bytes())
+    with pytest.raises(SystemExit):
+        main([*argv, "--init", str(other_init)])
+    assert "init (sha256)" in capsys.readouterr().err
+    assert second.stat().st_mtime_ns == stamp
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--out", "{tmp}/a+b"], "neither ',' nor '+'"),
+        (["--out", "{tmp}/file"], "exists and is not a folder"),
+        (["--init", "{tmp}/missing.zip", "--out", "{tmp}/x"], "checkpoint not found"),
+        (["--rounds", "0", "--out", "{tmp}/x"], "--rounds must be >= 1"),
+    ],
+)
+def test_iterate_checks_its_arguments_before_anything_is_written(tmp_path, capsys, args, says):
+    """Bad iterate arguments fail in one line before any round writes: a path that cannot go inside a search
+    spec (round 2's prior is a path under --out), an --out that is a file, a missing init."""
+    from training.distill import main
+
+    (tmp_path / "file").write_text("not a folder")
+    before = sorted(tmp_path.iterdir())
+    with pytest.raises(SystemExit):
+        main(["iterate", "--spec", SMALL, "--games", "2", *[a.format(tmp=tmp_path) for a in args]])
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and err.count("error:") == 1
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_train_with_a_bad_init_says_so_in_one_line(tmp_path, capsys):
+    from training.distill import main
+
+    (tmp_path / "junk.zip").write_text("not a zip")
+    for init, says in ((tmp_path / "missing.zip", "checkpoint not found"), (tmp_path / "junk.zip", "junk.zip")):
+        with pytest.raises(SystemExit):
+            main(["train", "--data", str(tmp_path), "--init", str(init), "--out", str(tmp_path / "o.zip")])
+        assert says in capsys.readouterr().err
+    assert not (tmp_path / "o.zip").exists()

@@ -5,6 +5,7 @@ Usage::
     python -m training.distill generate --spec search --games 4000 --seed 71 --out runs/distill/seed71
     python -m training.distill train --data runs/distill/seed71 runs/distill/seed72 --epochs 4 \
         --soft 0.5 --out runs/distill/distilled.zip
+    python -m training.distill iterate --rounds 3 --games 1536 --seed 301 --epochs 3 --lr 1e-3 --out runs/iter
 
 ``generate`` plays games with the search agent in one seat (rotated) against ``defensive`` + ``greedy`` (a
 CHEATING teacher, ``--spec search:cheat=1``, is handed the true records: oracle guiding, the student still
@@ -28,11 +29,15 @@ the checkpoint's critic starts fitted to the returns of the teacher's games; wit
 the default 0 the value head's own weights are left as they were (its predictions still move with the trunk
 it shares with the policy). Every epoch reports the value head's held-out explained
 variance of the returns either way. Deterministic under ``--seed``.
+``iterate`` is expert iteration: round r generates with the search whose prior is round r-1's network
+(``prior=ppo:NET+keep=prior``), then trains that network on those games (:func:`iterate`); rerunning resumes,
+and a finished round made with other settings is refused rather than overwritten or silently reused.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import sys
@@ -47,7 +52,7 @@ import numpy as np
 from agents import search_backend as sb
 from agents.checkpoint import read_metadata
 from agents.registry import load_agent, shipped_baseline
-from meld8_env.agent import wants_records
+from meld8_env.agent import CheckpointError, wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.rules import RuleConfig
@@ -434,6 +439,7 @@ def train_checkpoint(
     extra = {
         "distilled_from": info["spec"],
         "init": Path(init).name,
+        "init_sha256": file_sha256(Path(init)),
         "data": {
             "decisions": info["decisions"],
             "games_by_seed": {str(k): v for k, v in info["seeds"].items()},
@@ -463,6 +469,30 @@ def train_checkpoint(
     return curve
 
 
+def file_sha256(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes (a checkpoint's identity, whatever its name or place)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def round_mismatch(meta: dict, teacher: str, games: int, seed: int, gamma: float, ts: TrainSettings, init: Path) -> str:
+    """Why a finished round's checkpoint (its metadata ``meta``) was not made by this round's settings; ``""`` when
+    it was: the same teacher, games and seed, returns' discount, training settings and init network (by hash)."""
+    data, train = meta.get("data", {}), meta.get("train", {})
+    want = {
+        "teacher": (meta.get("distilled_from"), teacher),
+        "games_by_seed": (data.get("games_by_seed"), {str(seed): games}),
+        "gamma": (data.get("returns_gamma"), gamma),
+        "init (sha256)": (meta.get("init_sha256"), file_sha256(init)),
+    }
+    for key in ("epochs", "lr", "batch", "soft", "temp", "value_coef", "seed"):
+        want[f"train {key}"] = (train.get(key), getattr(ts, key))
+    return "; ".join(f"{k} {got!r}, not {need!r}" for k, (got, need) in want.items() if got != need)
+
+
 def teacher_spec(spec: str, net: Path) -> str:
     """The search ``spec`` with the network ``net`` as its prior and the choice it keeps (``keep=prior``)."""
     name, _, options = spec.partition(":")
@@ -488,31 +518,39 @@ def iterate(
     chunk: int = 64,
     gamma: float = GAMMA,
     log=print,
+    command: str = "",
 ) -> list[Path]:
     """Expert iteration: round r (1..rounds) generates ``games`` games of seed ``seed + r - 1`` with the search
-    whose prior is the last round's network and which keeps that network's choice unless its rollouts clearly
-    disagree (:func:`teacher_spec`), into ``out/round{r}/data``, then trains that network on them into
-    ``out/round{r}/net.zip``. Rerunning resumes: a round whose checkpoint exists (made by the same teacher) is
-    skipped, and a round's parts resume as ``generate``'s do. Returns each round's checkpoint."""
+    whose prior is the last round's network and which keeps that network's choice unless its paired gain from the
+    rollouts exceeds the margin (margin/10 = 0.5 standard errors by default; :func:`teacher_spec`), into
+    ``out/round{r}/data``, then trains that network on them into ``out/round{r}/net.zip``. Rerunning resumes: a
+    round whose checkpoint exists is skipped when it was made by the same settings (:func:`round_mismatch`) and
+    refused otherwise, and a round's parts resume as ``generate``'s do. Every check on the arguments (the teacher
+    spec, the paths that go inside it, the init) runs before anything is written. ``command`` (the iterate
+    command line) is stored in each round's checkpoint with its round number. Returns each round's checkpoint."""
     if rounds < 1:
         raise ValueError(f"--rounds must be >= 1, got {rounds}")
     ts.check()
-    nets, net = [], Path(init).resolve()
-    for r in range(1, rounds + 1):
-        teacher = teacher_spec(spec, net)
-        folder, ckpt = out / f"round{r}" / "data", out / f"round{r}" / "net.zip"
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: exists and is not a folder (iterate writes round{{r}}/ folders into it)")
+    net = Path(init).resolve()
+    read_metadata(net)  # CheckpointError in one line on a missing or foreign init, before anything is written
+    ckpts = [out.resolve() / f"round{r}" / "net.zip" for r in range(1, rounds + 1)]
+    teachers = [teacher_spec(spec, prior) for prior in [net, *ckpts[:-1]]]  # a ',' or '+' in --out fails here
+    nets = []
+    for r, (teacher, ckpt) in enumerate(zip(teachers, ckpts, strict=True), start=1):
+        folder = ckpt.parent / "data"
         if ckpt.exists():
-            made_by = read_metadata(ckpt).get("distilled_from")
-            if made_by != teacher:
-                raise DistillDataError(f"{ckpt}: distilled from {made_by!r}, not this round's {teacher!r}")
+            why = round_mismatch(read_metadata(ckpt), teacher, games, seed + r - 1, gamma, ts, net)
+            if why:
+                raise DistillDataError(f"{ckpt}: made with other settings ({why}); use another --out or delete it")
             log(f"round {r}: {ckpt} already there, skipped")
         else:
             log(f"round {r}: teacher {teacher}")
             generate_parts(teacher, games, seed + r - 1, rules, folder, chunk, log=log, gamma=gamma)
-            command = f"iterate (round {r} of {rounds}, teacher {teacher})"
-            train_checkpoint([str(folder)], str(net), ckpt, rules, ts, command, log=log)
+            train_checkpoint([str(folder)], str(net), ckpt, rules, ts, f"{command} (round {r} of {rounds})", log=log)
         nets.append(ckpt)
-        net = ckpt.resolve()
+        net = ckpt
     return nets
 
 
@@ -522,7 +560,8 @@ def _train_options(t: argparse.ArgumentParser, seed_flag: str = "--seed") -> Non
     t.add_argument("--batch", type=int, default=512)
     t.add_argument("--soft", type=float, default=0.0, help="weight of the softmax of the search's values (0..1)")
     t.add_argument("--temp", type=float, default=0.1, help="softmax temperature in placement units (> 0)")
-    t.add_argument(seed_flag, dest="train_seed", type=int, default=0, help="seed of the training (torch, shuffles)")
+    t.add_argument(seed_flag, dest="train_seed", metavar="SEED", type=int, default=0,
+                   help="seed of the training (torch, shuffles)")  # fmt: skip
     t.add_argument("--value-coef", type=float, default=0.0,
                    help="weight of the value head's squared error against the returns (0: untouched)")  # fmt: skip
 
@@ -544,7 +583,7 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--out", required=True, help="the checkpoint zip; its learning curve goes beside it (.png)")
     it = sub.add_parser("iterate", help="expert iteration: generate with the network inside the search, train, repeat")
     it.add_argument("--spec", default="search", help="the search teacher; each round adds prior=ppo:NET+keep=prior")
-    it.add_argument("--rounds", type=int, default=2)
+    it.add_argument("--rounds", type=int, default=2, help="rounds of generate + train (>= 1)")
     it.add_argument("--games", type=int, default=500, help="games per round")
     it.add_argument("--seed", type=int, default=201, help="round r plays the games of seed SEED + r - 1")
     it.add_argument("--chunk", type=int, default=64, help="games per part file (and per batch)")
@@ -554,6 +593,7 @@ def main(argv: list[str] | None = None) -> None:
     it.add_argument("--out", required=True, help="folder: round{r}/data and round{r}/net.zip; rerunning resumes")
     args = ap.parse_args(argv)
     rules = RuleConfig()
+    command = " ".join(sys.argv[1:] if argv is None else argv)
     if args.cmd in ("generate", "iterate"):
         if args.games < 1 or args.chunk < 1:
             ap.error(f"--games and --chunk must be >= 1, got {args.games} and {args.chunk}")
@@ -579,8 +619,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.cmd == "iterate":
         try:
             nets = iterate(args.spec, args.rounds, args.games, args.seed, Path(init), Path(args.out), rules, settings,
-                           args.chunk, args.gamma)  # fmt: skip
-        except (ValueError, DistillDataError) as exc:
+                           args.chunk, args.gamma, command=command)  # fmt: skip
+        except ValueError as exc:  # DistillDataError and CheckpointError are ValueErrors: one line each
             ap.error(str(exc))
         print(f"{args.out}: {len(nets)} rounds; the last network {nets[-1]} (play it as ppo:{nets[-1]})")
         return
@@ -588,8 +628,9 @@ def main(argv: list[str] | None = None) -> None:
     if out.suffix != ".zip":
         ap.error(f"--out {out}: name a .zip (the checkpoint)")
     try:
-        train_checkpoint(args.data, init, out, rules, settings, " ".join(sys.argv[1:] if argv is None else argv))
-    except DistillDataError as exc:
+        read_metadata(init)  # a missing or foreign --init in one line, before the data is read
+        train_checkpoint(args.data, init, out, rules, settings, command)
+    except (DistillDataError, CheckpointError) as exc:
         ap.error(str(exc))
 
 
