@@ -79,10 +79,19 @@ def reference_values(rules: RuleConfig, recs: np.ndarray, worlds: int, batch: in
 
 def choices(spec: str, rules: RuleConfig, recs: np.ndarray, seed: int = 1) -> tuple[np.ndarray, float]:
     """The spec's action in every state (one decision at a time, honest) and its median CPU ms per decision."""
+    acts, ms, _ = choices_and_values(spec, rules, recs, seed)
+    return acts, ms
+
+
+def choices_and_values(
+    spec: str, rules: RuleConfig, recs: np.ndarray, seed: int = 1
+) -> tuple[np.ndarray, float, list[dict[int, float]]]:
+    """:func:`choices` and, per state, a search's mean leaf value of each candidate it rolled out ({} for a
+    decision it did not search, and for agents without values)."""
     agent = load_agent(spec, rules, seed=seed)
     obs, masks = observe_records(rules, recs)
     infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
-    acts, cpu = np.empty(len(recs), np.int64), []
+    acts, cpu, values = np.empty(len(recs), np.int64), [], []
     for i in range(len(recs)):
         c0 = time.process_time()
         kw = {"infosets": infos[i : i + 1]} if getattr(agent, "wants_infoset", False) else {}
@@ -90,7 +99,9 @@ def choices(spec: str, rules: RuleConfig, recs: np.ndarray, seed: int = 1) -> tu
             kw["records"] = recs[i : i + 1]
         acts[i] = agent.act_batch(obs[i : i + 1], masks[i : i + 1], **kw)[0]
         cpu.append(time.process_time() - c0)
-    return acts, 1000 * float(np.median(cpu))
+        last = getattr(agent, "last_values", None)
+        values.append({int(k): float(v[0]) for k, v in last[0].items()} if last else {})
+    return acts, 1000 * float(np.median(cpu)), values
 
 
 def score(acts: np.ndarray, ref: list[dict[int, float]]) -> tuple[np.ndarray, int]:
