@@ -317,6 +317,30 @@ def test_train_cli_refuses_bad_options(parts, tmp_path, capsys):
     assert not (tmp_path / "y.zip").exists()
 
 
+def test_own_labels_control_trains_on_the_init_networks_own_choices(parts, tmp_path, capsys):
+    """``train --labels own`` (the CONTROL of a distillation): the same states, every label the init network's
+    own deterministic action, so epoch 0 agrees on every held-out decision; the metadata says it is a control,
+    and mixing in the teacher's values (``--soft``) is refused before anything is written."""
+    from agents.checkpoint import read_metadata
+    from agents.registry import shipped_baseline
+    from training.distill import main, own_actions
+    from training.distill_data import load_data
+
+    out = tmp_path / "ctl.zip"
+    main(["train", "--data", str(parts), "--labels", "own", "--epochs", "1", "--lr", "1e-4", "--out", str(out)])
+    said = capsys.readouterr().out
+    meta = read_metadata(out)
+    assert meta["labels"] == "own" and meta["distilled_from"].startswith("CONTROL: own labels on")
+    assert meta["curve"][0]["heldout_agreement"] == 1.0
+    data, _ = load_data([parts])
+    own = own_actions(str(shipped_baseline()), RULES, data["obs"], data["masks"])
+    assert data["masks"][np.arange(len(own)), own].all()
+    assert f"the teacher's agree on {(own == data['actions']).mean():.3f}" in said
+    with pytest.raises(SystemExit):
+        main(["train", "--data", str(parts), "--labels", "own", "--soft", "0.5", "--out", str(tmp_path / "s.zip")])
+    assert "--labels own" in capsys.readouterr().err and not (tmp_path / "s.zip").exists()
+
+
 def test_shipped_distilled_agent_loads_by_name_and_plays_legally():
     from agents.registry import load_agent
     from meld8_env.agent_spec import shipped_model

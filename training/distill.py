@@ -52,7 +52,7 @@ import numpy as np
 from agents import search_backend as sb
 from agents.checkpoint import read_metadata
 from agents.registry import load_agent, shipped_baseline
-from meld8_env.agent import CheckpointError, wants_records
+from meld8_env.agent import wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.rules import RuleConfig
@@ -421,12 +421,46 @@ class TrainSettings:
             raise ValueError(f"--value-coef must be >= 0, got {self.value_coef}")
 
 
+def own_actions(init: str, rules: RuleConfig, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """(n,) the deterministic action of the network ``init`` on each stored decision (the CONTROL labels)."""
+    import torch
+
+    from agents.networks import load_policy
+
+    policy, _ = load_policy(init, rules)
+    policy.set_training_mode(False)
+    out = []
+    with torch.no_grad():
+        for a in range(0, len(obs), 4096):
+            x = torch.as_tensor(obs[a : a + 4096], dtype=torch.float32)
+            out.append(policy.get_distribution(x, action_masks=masks[a : a + 4096]).get_actions(deterministic=True))
+    return np.concatenate([o.numpy() for o in out]).astype(np.int64)
+
+
 def train_checkpoint(
-    inputs: list[str], init: str, out: Path, rules: RuleConfig, ts: TrainSettings, command: str, log=print
+    inputs: list[str],
+    init: str,
+    out: Path,
+    rules: RuleConfig,
+    ts: TrainSettings,
+    command: str,
+    log=print,
+    labels: str = "teacher",
 ) -> list[dict]:
     """``train``: the checkpoint ``out`` (and its learning curve beside it) trained from ``init`` on the parts
-    ``inputs`` (DistillDataError on data that cannot be trained on); returns the per-epoch curve."""
+    ``inputs`` (DistillDataError on data that cannot be trained on); returns the per-epoch curve.
+    ``labels="own"`` is the CONTROL of a distillation: the same states and training, but every label replaced
+    by ``init``'s own deterministic action, so what training alone does to the network (fine-tuning a flat PPO
+    policy on its own choices still changes about a tenth of them) is told apart from what the teacher teaches."""
+    if labels not in ("teacher", "own"):
+        raise ValueError(f"--labels must be teacher or own, got {labels!r}")
+    if labels == "own" and ts.soft > 0:
+        raise ValueError("--labels own replaces the teacher's choices; its values would still leak in with --soft > 0")
     data, info = load_data(inputs)
+    if labels == "own":
+        own = own_actions(init, rules, data["obs"], data["masks"])
+        log(f"labels: {init}'s own actions (CONTROL); the teacher's agree on {(own == data['actions']).mean():.3f}")
+        data = {**data, "actions": own}
     if ts.value_coef > 0 and info["without_returns"]:
         raise DistillDataError(
             f"--value-coef needs Monte-Carlo returns; {len(info['without_returns'])} parts have none (made before "
@@ -437,7 +471,8 @@ def train_checkpoint(
     png = plot_curve(curve, out.with_name(out.stem + "_learning_curve.png"),
                      f"{out.name}: {info['decisions']} decisions of {info['spec']}, soft={ts.soft}")  # fmt: skip
     extra = {
-        "distilled_from": info["spec"],
+        "distilled_from": info["spec"] if labels == "teacher" else f"CONTROL: own labels on {info['spec']}'s states",
+        "labels": labels,
         "init": Path(init).name,
         "init_sha256": file_sha256(Path(init)),
         "data": {
@@ -580,6 +615,8 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--data", required=True, nargs="+", help="part files or folders of them (one teacher)")
     t.add_argument("--init", default=None, help="checkpoint to start from (default: the shipped ppo)")
     _train_options(t)
+    t.add_argument("--labels", choices=("teacher", "own"), default="teacher",
+                   help="own: a CONTROL, the init network's own actions as labels on the same states")  # fmt: skip
     t.add_argument("--out", required=True, help="the checkpoint zip; its learning curve goes beside it (.png)")
     it = sub.add_parser("iterate", help="expert iteration: generate with the network inside the search, train, repeat")
     it.add_argument("--spec", default="search", help="the search teacher; each round adds prior=ppo:NET+keep=prior")
@@ -629,8 +666,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"--out {out}: name a .zip (the checkpoint)")
     try:
         read_metadata(init)  # a missing or foreign --init in one line, before the data is read
-        train_checkpoint(args.data, init, out, rules, settings, command)
-    except (DistillDataError, CheckpointError) as exc:
+        train_checkpoint(args.data, init, out, rules, settings, command, labels=args.labels)
+    except ValueError as exc:  # DistillDataError, CheckpointError, a bad --labels / --soft pair: one line each
         ap.error(str(exc))
 
 
