@@ -8,10 +8,11 @@ worlds, so between two near-equal candidates it is partly a coin flip that no ob
 measures that ceiling directly: every SPEC decides the same states (``bench/search_speed.states``: decisions with
 more than one legal action from games of ``greedy`` vs ``defensive``, honest information sets only) once per
 agent seed, and the table gives the share of states on which each pair of (spec, seed) deciders agree, overall and
-for discards / claims (the claim phase: Pon, Chii or pass). A search agreeing with itself under another seed at
-rate A bounds any student of it: a student that plays the search's *expected* choice agrees with one sampled run at
-about A as well, so a student near A has learned what the search knows, and the distance to A is what imitation
-could still gain.
+for discards / claims (the claim phase: Pon, Chii or pass). Two runs of a search agree at A = the mean of
+the summed squared choice probabilities. A student playing the search's most likely choice agrees with one run at
+the mean largest probability, which lies between A and about sqrt(A). So A is a floor on the best achievable
+agreement, and sqrt(A) is roughly its ceiling. Only specs starting with ``search`` are decided under every seed. The
+regret intervals are unpaired, so they cannot rank close deciders.
 
 Rows: ``spec@seed``. Columns: the same. Deterministic given the seeds. Prints the states' count and the median CPU
 ms per decision of each decider.

@@ -582,8 +582,10 @@ def iterate(
             log(f"round {r}: {ckpt} already there, skipped")
         else:
             log(f"round {r}: teacher {teacher}")
-            generate_parts(teacher, games, seed + r - 1, rules, folder, chunk, log=log, gamma=gamma)
-            train_checkpoint([str(folder)], str(net), ckpt, rules, ts, f"{command} (round {r} of {rounds})", log=log)
+            # the parts of this run only: a folder left by a cut-short run with more --games holds extra parts
+            parts = generate_parts(teacher, games, seed + r - 1, rules, folder, chunk, log=log, gamma=gamma)
+            train_checkpoint([str(p) for p in parts], str(net), ckpt, rules, ts, f"{command} (round {r} of {rounds})",
+                             log=log)  # fmt: skip
         nets.append(ckpt)
         net = ckpt
     return nets
