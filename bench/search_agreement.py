@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 
-from search_regret import choices_and_values  # noqa: E402
+from search_regret import choices_and_values, parse_agent_seeds  # noqa: E402
 from search_speed import states as decision_states  # noqa: E402
 
 from agents.registry import load_agent  # noqa: E402
@@ -61,11 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--agent-seeds", default="1,2", help="each spec decides once per seed (comma-separated)")
     a = ap.parse_args(argv)
     try:
-        seeds = [int(x) for x in a.agent_seeds.split(",")]
-    except ValueError:
-        ap.error(f"--agent-seeds {a.agent_seeds!r}: give integers separated by commas, e.g. 1,2")
-    if len(set(seeds)) != len(seeds) or not all(0 <= s < 2**63 for s in seeds):
-        ap.error(f"--agent-seeds {a.agent_seeds!r}: give distinct non-negative seeds, e.g. 1,2")
+        seeds = parse_agent_seeds(a.agent_seeds)
+    except ValueError as e:
+        ap.error(str(e))
     if a.states < 2:
         ap.error(f"--states must be >= 2, got {a.states}")
     rules = RuleConfig()

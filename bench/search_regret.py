@@ -104,6 +104,17 @@ def choices_and_values(
     return acts, 1000 * float(np.median(cpu)), values
 
 
+def parse_agent_seeds(text: str) -> list[int]:
+    """``--agent-seeds 1,2,3`` -> [1, 2, 3]; ValueError in one line unless distinct integers in 0..2**64-1."""
+    try:
+        seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--agent-seeds {text!r}: give integers separated by commas, e.g. 1,2,3") from None
+    if len(set(seeds)) != len(seeds) or not all(0 <= s < 2**64 for s in seeds):
+        raise ValueError(f"--agent-seeds {text!r}: give distinct seeds in 0..2**64-1, e.g. 1,2,3")
+    return seeds
+
+
 def score(acts: np.ndarray, ref: list[dict[int, float]]) -> tuple[np.ndarray, int]:
     """Reference value of each chosen action (the worst candidate's when the reference lacks it) and misses."""
     out, missing = np.empty(len(acts)), 0
@@ -131,11 +142,9 @@ def main() -> None:
     ap.add_argument("--split", action="store_true", help="also the regret by kind of decision (true state)")
     a = ap.parse_args()
     try:
-        seeds = [int(x) for x in a.agent_seeds.split(",")]
-    except ValueError:
-        sys.exit(f"search_regret: --agent-seeds {a.agent_seeds!r}: give integers separated by commas, e.g. 1,2,3")
-    if len(set(seeds)) != len(seeds) or not all(0 <= s < 2**64 for s in seeds):
-        sys.exit(f"search_regret: --agent-seeds {a.agent_seeds!r}: give distinct seeds in 0..2**64-1, e.g. 1,2,3")
+        seeds = parse_agent_seeds(a.agent_seeds)
+    except ValueError as e:
+        sys.exit(f"search_regret: {e}")
     rules = RuleConfig()
     for spec in a.specs:  # a bad spec fails in one line now, not after minutes of reference search
         try:
