@@ -419,23 +419,27 @@ def test_iterate_trains_each_round_from_the_last_network_inside_the_search(tmp_p
 def test_iterate_resumes_a_partial_round_to_the_same_network_and_refuses_changed_settings(tmp_path, capsys):
     """A rerun after a crash inside round 2 (its checkpoint and one of its two parts gone) keeps round 1 and
     the part that survived, replays only what is missing, and trains the same weights (deterministic). A
-    finished round is reused only under the same settings: other training settings, games, gamma or a changed
-    init network are refused in one line naming the difference, and nothing is overwritten."""
+    finished round is reused only under the same settings: other training settings, games, gamma, an init
+    network overwritten in place (same path, so the same teacher spec), a round made before the init's hash
+    was recorded, or a finished round after a missing one are refused in one line, and nothing is written."""
+    import shlex
     import zipfile
 
-    from agents.checkpoint import read_metadata
+    from agents.checkpoint import read_metadata, write_metadata
+    from agents.registry import shipped_baseline
     from training.distill import main
     from training.distill_data import part_path
 
-    out = tmp_path / "iter"
+    out, init = tmp_path / "iter", tmp_path / "init.zip"
+    init.write_bytes(shipped_baseline().read_bytes())
     argv = ["iterate", "--spec", SMALL, "--rounds", "2", "--games", "4", "--chunk", "2", "--seed", "7"]
-    argv += ["--epochs", "1", "--lr", "1e-4", "--out", str(out)]
+    argv += ["--epochs", "1", "--lr", "1e-4", "--init", str(init), "--out", str(out)]
     main(argv)
     capsys.readouterr()
-    second = out / "round2" / "net.zip"
+    first, second = out / "round1" / "net.zip", out / "round2" / "net.zip"
     weights = zipfile.ZipFile(second).read("policy.pth")
     meta = read_metadata(second)
-    assert meta["command"] == f"python -m training.distill {' '.join(argv)} (round 2 of 2)"
+    assert meta["command"] == f"python -m training.distill {shlex.join(argv)} (round 2 of 2)"
     survivor, lost = part_path(out / "round2" / "data", 8, 0), part_path(out / "round2" / "data", 8, 2)
     kept = survivor.stat().st_mtime_ns
     second.unlink()
@@ -458,12 +462,30 @@ def test_iterate_resumes_a_partial_round_to_the_same_network_and_refuses_changed
             main(changed)
         err = capsys.readouterr().err
         assert "round1/net.zip: made with other settings" in err and says in err, err
-    other_init = tmp_path / "init.zip"
-    other_init.write_bytes((out / "round1" / "net.zip").read_bytes())
-    with pytest.raises(SystemExit):
-        main([*argv, "--init", str(other_init)])
-    assert "init (sha256)" in capsys.readouterr().err
-    assert second.stat().st_mtime_ns == stamp
+
+    def refused(says: str) -> str:
+        before = sorted((p, p.stat().st_mtime_ns) for p in out.rglob("*"))
+        with pytest.raises(SystemExit):
+            main(argv)
+        err = capsys.readouterr().err
+        assert says in err and err.count("error:") == 1, err
+        assert sorted((p, p.stat().st_mtime_ns) for p in out.rglob("*")) == before
+        return err
+
+    shipped = init.read_bytes()
+    init.write_bytes(first.read_bytes())  # the same path, so the same teacher spec: only the hash tells
+    assert "teacher" not in refused("round1/net.zip: made with other settings (init (sha256) ")
+    init.write_bytes(shipped)
+    kept = first.read_bytes()
+    first.unlink()
+    refused(f"round2/net.zip: round 1 ({first}) is missing")
+    first.write_bytes(kept)
+    old = read_metadata(first)
+    write_metadata(first, {k: v for k, v in old.items() if k != "init_sha256"})  # as session 17's iterate wrote
+    refused("round1/net.zip: made before iterate recorded its init network's hash")
+    first.write_bytes(kept)  # the same bytes: round 2's init hash is of round 1's file
+    main(argv)
+    assert capsys.readouterr().out.count("already there, skipped") == 2 and second.stat().st_mtime_ns == stamp
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ import argparse
 import hashlib
 import io
 import json
+import shlex
 import sys
 import time
 import zipfile
@@ -344,9 +345,9 @@ def train(
     return policy, meta, curve
 
 
-def plot_curve(curve: list[dict], path: Path, title: str) -> Path:
-    """The learning curve PNG: held-out agreement with the search, log-loss, value regret and the value
-    head's explained variance of the returns, by epoch."""
+def plot_curve(curve: list[dict], path: Path, title: str, target: str = "the search") -> Path:
+    """The learning curve PNG: held-out agreement with the labels' source ``target``, log-loss, regret by the
+    search's values and the value head's explained variance of the returns, by epoch."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -355,11 +356,11 @@ def plot_curve(curve: list[dict], path: Path, title: str) -> Path:
     ep = [c["epoch"] for c in curve]
     fig, (a, b, c3, c4) = plt.subplots(1, 4, figsize=(18, 4))
     a.plot(ep, [c["heldout_agreement"] for c in curve], marker="o")
-    a.set_title("held-out agreement with the search (higher is better)")
+    a.set_title(f"held-out agreement with {target} (higher is better)")
     a.set_xlabel("epoch (0 = the init checkpoint)")
     b.plot(ep, [c["heldout_nll"] for c in curve], marker="o", label="held-out")
     b.plot(ep[1:], [c["train_loss"] for c in curve[1:]], marker="x", label="train (vs its targets)")
-    b.set_title("log-loss of the search's action")
+    b.set_title(f"log-loss of {target}'s action")
     b.set_xlabel("epoch")
     b.legend()
     c3.plot(ep, [c["heldout_regret"] for c in curve], marker="o")
@@ -468,8 +469,10 @@ def train_checkpoint(
         )
     t0 = time.time()
     policy, meta, curve = train(data, init, rules, ts.epochs, ts.lr, ts.seed, ts.soft, ts.temp, ts.batch, ts.value_coef)
+    source = "the search" if labels == "teacher" else "the init's own actions (CONTROL)"
     png = plot_curve(curve, out.with_name(out.stem + "_learning_curve.png"),
-                     f"{out.name}: {info['decisions']} decisions of {info['spec']}, soft={ts.soft}")  # fmt: skip
+                     f"{out.name}: {info['decisions']} decisions of {info['spec']}, soft={ts.soft}, labels: {source}",
+                     source)  # fmt: skip
     extra = {
         "distilled_from": info["spec"] if labels == "teacher" else f"CONTROL: own labels on {info['spec']}'s states",
         "labels": labels,
@@ -560,8 +563,10 @@ def iterate(
     rollouts exceeds the margin (margin/10 = 0.5 standard errors by default; :func:`teacher_spec`), into
     ``out/round{r}/data``, then trains that network on them into ``out/round{r}/net.zip``. Rerunning resumes: a
     round whose checkpoint exists is skipped when it was made by the same settings (:func:`round_mismatch`) and
-    refused otherwise, and a round's parts resume as ``generate``'s do. Every check on the arguments (the teacher
-    spec, the paths that go inside it, the init) runs before anything is written. ``command`` (the iterate
+    refused otherwise (so is one made before the init's hash was recorded, and a finished round after a missing
+    one, whose init would change), and a round's parts resume as ``generate``'s do. Every check on the arguments
+    (the teacher spec, the paths that go inside it, the init) and on the finished rounds runs before anything is
+    written. ``command`` (the iterate
     command line) is stored in each round's checkpoint with its round number. Returns each round's checkpoint."""
     if rounds < 1:
         raise ValueError(f"--rounds must be >= 1, got {rounds}")
@@ -572,13 +577,26 @@ def iterate(
     read_metadata(net)  # CheckpointError in one line on a missing or foreign init, before anything is written
     ckpts = [out.resolve() / f"round{r}" / "net.zip" for r in range(1, rounds + 1)]
     teachers = [teacher_spec(spec, prior) for prior in [net, *ckpts[:-1]]]  # a ',' or '+' in --out fails here
+    done = [c.exists() for c in ckpts]
+    if not all(done) and any(done[done.index(False) :]):
+        gap = done.index(False)
+        later = next(c for c, d in zip(ckpts[gap:], done[gap:], strict=True) if d)
+        raise DistillDataError(f"{later}: round {gap + 1} ({ckpts[gap]}) is missing, and rerunning it would "
+                               "change this later round's init; delete the later rounds")  # fmt: skip
+    for r, (teacher, ckpt, prior) in enumerate(zip(teachers, ckpts, [net, *ckpts[:-1]], strict=True), start=1):
+        if not done[r - 1]:
+            break  # the finished rounds are a prefix (checked above), each checked before any round writes
+        meta = read_metadata(ckpt)
+        if "init_sha256" not in meta:
+            raise DistillDataError(f"{ckpt}: made before iterate recorded its init network's hash, so it cannot be "
+                                   f"checked against this run; use another --out or delete it")  # fmt: skip
+        why = round_mismatch(meta, teacher, games, seed + r - 1, gamma, ts, prior)
+        if why:
+            raise DistillDataError(f"{ckpt}: made with other settings ({why}); use another --out or delete it")
     nets = []
     for r, (teacher, ckpt) in enumerate(zip(teachers, ckpts, strict=True), start=1):
         folder = ckpt.parent / "data"
-        if ckpt.exists():
-            why = round_mismatch(read_metadata(ckpt), teacher, games, seed + r - 1, gamma, ts, net)
-            if why:
-                raise DistillDataError(f"{ckpt}: made with other settings ({why}); use another --out or delete it")
+        if done[r - 1]:
             log(f"round {r}: {ckpt} already there, skipped")
         else:
             log(f"round {r}: teacher {teacher}")
@@ -632,7 +650,7 @@ def main(argv: list[str] | None = None) -> None:
     it.add_argument("--out", required=True, help="folder: round{r}/data and round{r}/net.zip; rerunning resumes")
     args = ap.parse_args(argv)
     rules = RuleConfig()
-    command = " ".join(sys.argv[1:] if argv is None else argv)
+    command = shlex.join(sys.argv[1:] if argv is None else argv)  # pastes back into a shell
     if args.cmd in ("generate", "iterate"):
         if args.games < 1 or args.chunk < 1:
             ap.error(f"--games and --chunk must be >= 1, got {args.games} and {args.chunk}")
