@@ -430,7 +430,7 @@ def test_iterate_resumes_a_partial_round_to_the_same_network_and_refuses_changed
     from training.distill import main
     from training.distill_data import part_path
 
-    out, init = tmp_path / "iter", tmp_path / "init.zip"
+    out, init = tmp_path / "it er", tmp_path / "init.zip"  # a space: the stored command must be quoted
     init.write_bytes(shipped_baseline().read_bytes())
     argv = ["iterate", "--spec", SMALL, "--rounds", "2", "--games", "4", "--chunk", "2", "--seed", "7"]
     argv += ["--epochs", "1", "--lr", "1e-4", "--init", str(init), "--out", str(out)]
@@ -439,7 +439,8 @@ def test_iterate_resumes_a_partial_round_to_the_same_network_and_refuses_changed
     first, second = out / "round1" / "net.zip", out / "round2" / "net.zip"
     weights = zipfile.ZipFile(second).read("policy.pth")
     meta = read_metadata(second)
-    assert meta["command"] == f"python -m training.distill {shlex.join(argv)} (round 2 of 2)"
+    assert meta["command"] == f"python -m training.distill {shlex.join(argv)}  # round 2 of 2"
+    assert shlex.split(meta["command"], comments=True)[3:] == argv  # it pastes back into a shell
     survivor, lost = part_path(out / "round2" / "data", 8, 0), part_path(out / "round2" / "data", 8, 2)
     kept = survivor.stat().st_mtime_ns
     second.unlink()
@@ -482,8 +483,16 @@ def test_iterate_resumes_a_partial_round_to_the_same_network_and_refuses_changed
     first.write_bytes(kept)
     old = read_metadata(first)
     write_metadata(first, {k: v for k, v in old.items() if k != "init_sha256"})  # as session 17's iterate wrote
-    refused("round1/net.zip: made before iterate recorded its init network's hash")
+    refused("round1/net.zip: has no init_sha256 (made before iterate recorded its init network's hash")
+    write_metadata(first, {**old, "note": "edited"})  # round 1 still valid, but no longer round 2's init
+    refused("round2/net.zip: made with other settings (init (sha256) ")
     first.write_bytes(kept)  # the same bytes: round 2's init hash is of round 1's file
+    second.rename(second.with_name("keep.zip"))
+    (out / "round3").mkdir()
+    second.with_name("keep.zip").rename(out / "round3" / "net.zip")  # a later round past --rounds 2
+    refused("round3/net.zip: round 2 (")
+    (out / "round3" / "net.zip").rename(second)
+    (out / "round3").rmdir()
     main(argv)
     assert capsys.readouterr().out.count("already there, skipped") == 2 and second.stat().st_mtime_ns == stamp
 

@@ -360,7 +360,7 @@ def plot_curve(curve: list[dict], path: Path, title: str, target: str = "the sea
     a.set_xlabel("epoch (0 = the init checkpoint)")
     b.plot(ep, [c["heldout_nll"] for c in curve], marker="o", label="held-out")
     b.plot(ep[1:], [c["train_loss"] for c in curve[1:]], marker="x", label="train (vs its targets)")
-    b.set_title(f"log-loss of {target}'s action")
+    b.set_title(f"log-loss of the labels ({target})")
     b.set_xlabel("epoch")
     b.legend()
     c3.plot(ep, [c["heldout_regret"] for c in curve], marker="o")
@@ -544,6 +544,12 @@ def teacher_spec(spec: str, net: Path) -> str:
     return f"search:{options.replace(',', '+')}+{extra}" if options else f"search:{extra}"
 
 
+def _round_number(ckpt: Path) -> int:
+    """N of ``.../roundN/net.zip`` (0 for a folder not named so)."""
+    tail = ckpt.parent.name[len("round") :]
+    return int(tail) if tail.isdigit() else 0
+
+
 def iterate(
     spec: str,
     rounds: int,
@@ -566,8 +572,8 @@ def iterate(
     refused otherwise (so is one made before the init's hash was recorded, and a finished round after a missing
     one, whose init would change), and a round's parts resume as ``generate``'s do. Every check on the arguments
     (the teacher spec, the paths that go inside it, the init) and on the finished rounds runs before anything is
-    written. ``command`` (the iterate
-    command line) is stored in each round's checkpoint with its round number. Returns each round's checkpoint."""
+    written. ``command`` (the iterate command line) is stored in each round's checkpoint with its round number
+    as a shell comment. Returns each round's checkpoint."""
     if rounds < 1:
         raise ValueError(f"--rounds must be >= 1, got {rounds}")
     ts.check()
@@ -578,9 +584,11 @@ def iterate(
     ckpts = [out.resolve() / f"round{r}" / "net.zip" for r in range(1, rounds + 1)]
     teachers = [teacher_spec(spec, prior) for prior in [net, *ckpts[:-1]]]  # a ',' or '+' in --out fails here
     done = [c.exists() for c in ckpts]
-    if not all(done) and any(done[done.index(False) :]):
+    # rounds past --rounds count too: rerunning a missing round would change their init just the same
+    beyond = sorted(p for p in out.resolve().glob("round*/net.zip") if _round_number(p) > rounds)
+    if not all(done) and (any(done[done.index(False) :]) or beyond):
         gap = done.index(False)
-        later = next(c for c, d in zip(ckpts[gap:], done[gap:], strict=True) if d)
+        later = next((c for c, d in zip(ckpts[gap:], done[gap:], strict=True) if d), beyond[0] if beyond else None)
         raise DistillDataError(f"{later}: round {gap + 1} ({ckpts[gap]}) is missing, and rerunning it would "
                                "change this later round's init; delete the later rounds")  # fmt: skip
     for r, (teacher, ckpt, prior) in enumerate(zip(teachers, ckpts, [net, *ckpts[:-1]], strict=True), start=1):
@@ -588,8 +596,9 @@ def iterate(
             break  # the finished rounds are a prefix (checked above), each checked before any round writes
         meta = read_metadata(ckpt)
         if "init_sha256" not in meta:
-            raise DistillDataError(f"{ckpt}: made before iterate recorded its init network's hash, so it cannot be "
-                                   f"checked against this run; use another --out or delete it")  # fmt: skip
+            raise DistillDataError(f"{ckpt}: has no init_sha256 (made before iterate recorded its init network's "
+                                   "hash, or not by iterate), so it cannot be checked against this run; use another "
+                                   "--out or delete it")  # fmt: skip
         why = round_mismatch(meta, teacher, games, seed + r - 1, gamma, ts, prior)
         if why:
             raise DistillDataError(f"{ckpt}: made with other settings ({why}); use another --out or delete it")
@@ -602,7 +611,7 @@ def iterate(
             log(f"round {r}: teacher {teacher}")
             # the parts of this run only: a folder left by a cut-short run with more --games holds extra parts
             parts = generate_parts(teacher, games, seed + r - 1, rules, folder, chunk, log=log, gamma=gamma)
-            train_checkpoint([str(p) for p in parts], str(net), ckpt, rules, ts, f"{command} (round {r} of {rounds})",
+            train_checkpoint([str(p) for p in parts], str(net), ckpt, rules, ts, f"{command}  # round {r} of {rounds}",
                              log=log)  # fmt: skip
         nets.append(ckpt)
         net = ckpt
