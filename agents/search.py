@@ -136,6 +136,11 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
     "split": (str, "equal", "worlds per stage: equal chunks, or double (each stage twice the last; see stage_chunks)"),
+    "final": (
+        str,
+        "all",
+        "who the last stage rolls out: every candidate the halving kept (all), or the bot's choice and its best challenger (pair)",
+    ),
     "extend": (int, 0, "up to N more worlds where the verdict is in doubt (0 = off; see extend_set)"),
     "extend_set": (
         str,
@@ -158,6 +163,7 @@ CHOICES = {
     "safe": ("danger", "model"),
     "ron": ("worlds", "model"),
     "split": ("equal", "double"),
+    "final": ("all", "pair"),
     "extend_set": ("pair", "alive"),
     "keep": ("bot", "prior"),
 }
@@ -444,10 +450,15 @@ class SearchAgent(Agent):
         for s, chunk in enumerate(chunks):
             self._play(prep, alive, chunk, vals=vals, ends=ends if screened else None, end_vals=end_vals)
             if s < S - 1:
+                # final=pair: the last stage is the margin rule's own comparison, so its worlds go to those two only
+                pair = self.opts["final"] == "pair" and s == S - 2
                 for j in range(len(alive)):
                     if len(alive[j]) > 2:
                         ranked = sorted(alive[j], key=lambda a, j=j: -value_of(j, a))
-                        keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
+                        if pair:
+                            keep = {default[j], next(a for a in ranked if a != default[j])}
+                        else:
+                            keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
                         alive[j] = [a for a in alive[j] if a in keep]  # prior order; the bot's choice stays
         z = int(self.opts["margin"]) / 10
         value = [{a: value_of(j, a) for a in cands[j]} for j in range(len(alive))]

@@ -297,6 +297,7 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=8,lite=1",
         "search:worlds=12,stages=3,split=double",
         "search:worlds=8,extend=16,extend_z=30",
+        "search:worlds=12,stages=3,final=pair",
         f"search:worlds=6,prior=ppo:{shipped_model('distilled')},keep=prior",
     ],
 )
@@ -321,7 +322,7 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
         p
         for p in spec.split(",")
         if not p.startswith(
-            ("strat=", "belief=", "me=", "prior=", "keep=", "safe=", "ron=", "lite=", "split=", "extend")
+            ("strat=", "belief=", "me=", "prior=", "keep=", "safe=", "ron=", "lite=", "split=", "extend", "final=")
         )
     )
     _, v0 = decide(load_agent(base, RULES, seed=4), recs)
@@ -529,6 +530,52 @@ def test_extend_adds_worlds_only_to_the_pair_in_doubt_and_keeps_the_first_worlds
     ):
         with pytest.raises(AgentLoadError, match=msg):
             load_agent(f"search:{bad}", RULES)
+
+
+def test_final_pair_rolls_the_last_stage_out_for_the_bots_choice_and_its_best_challenger_only():
+    """``final=pair``: after the first stage only the bot's choice and the best other candidate go on, so the
+    margin rule's own comparison gets the last stage's worlds; the other candidates keep their first-stage
+    values, which equal the plain search's wherever it halved them away too. The rollouts counter counts exactly
+    every candidate on the first chunk and two on the second. With one stage there is no halving: the option
+    changes nothing."""
+    recs = bot_states(2, 75, every=4)[:24]
+    from meld8_env.engine.records import observe_records
+
+    obs, masks = observe_records(RULES, recs)
+    bot = GreedyAgent(RULES).act_batch(obs, masks)
+    plain_agent = load_agent("search:worlds=8", RULES, seed=5)
+    plain_acts, plain = decide(plain_agent, recs)
+    pair_agent = load_agent("search:worlds=8,final=pair", RULES, seed=5)
+    pair_acts, pair = decide(pair_agent, recs)
+    wider = 0
+    for i, (p, q) in enumerate(zip(plain, pair, strict=True)):
+        assert set(p) == set(q)
+        if not q:
+            continue
+        full = max(w for _, w in q.values())
+        finalists = {a for a in q if q[a][1] == full}
+        if len(q) >= 3:
+            wider += 1
+            assert len(finalists) == 2 and int(bot[i]) in finalists
+            challenger = next(iter(finalists - {int(bot[i])}))
+            # the halved ones saw the first chunk only; where the plain search halved one away too, it is equal
+            for a in set(q) - finalists:
+                assert q[a][1] < full
+                if p[a][1] < max(w for _, w in p.values()):
+                    assert q[a] == p[a]
+            assert int(pair_acts[i]) in finalists
+            assert int(pair_acts[i]) == int(bot[i]) or q[challenger][0] > q[int(bot[i])][0]
+        else:
+            assert q == p and pair_acts[i] == plain_acts[i]  # two candidates or fewer: nothing to halve
+    assert wider >= 8
+    chunks = [len(c) for c in stage_chunks(8, 2)]
+    assert pair_agent.rollouts == sum(len(q) * chunks[0] + min(len(q), 2) * chunks[1] for q in pair)
+    assert pair_agent.rollouts < plain_agent.rollouts
+    one = load_agent("search:worlds=8,stages=1", RULES, seed=5)
+    one_pair = load_agent("search:worlds=8,stages=1,final=pair", RULES, seed=5)
+    assert decide(one, recs)[1] == decide(one_pair, recs)[1]
+    with pytest.raises(AgentLoadError, match="must be one of all, pair"):
+        load_agent("search:final=three", RULES)
 
 
 def test_the_rollouts_counter_is_the_candidate_world_pairs_stepped():
