@@ -7,26 +7,24 @@ Both logs must come from ``meld8 tournament`` with the same ``--seed`` (so board
 seed in both; checked board by board) and every seating per board. Boards are the unit: for each board
 present in both logs (finished or not), the agent's mean placement over the board's games in log A minus
 that in log B; the mean of those differences with a 95 % Student-t interval over boards, and each side's
-mean placement on the shared boards. Negative = the agent of log A places better.
+mean placement on the shared boards. Negative = the agent of log A places better. Either log may be
+gzip-compressed (``.jsonl.gz``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 
 import numpy as np
 from scipy import stats
+from tournament_log_summary import read_log  # bench/ is on the path when a bench script runs
 
 
 def board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
     """{board: (deal seed, the agent's mean placement on it)} from a games.jsonl."""
-    with open(path) as f:
-        lines = [json.loads(line) for line in f if line.strip()]
-    if not lines or lines[0].get("type") != "header":
-        sys.exit(f"{path}: not a tournament games.jsonl (no header line)")
+    lines = read_log(path)
     agents = lines[0]["agents"]
     if agent not in agents:
         sys.exit(f"{path}: agent {agent!r} is not seated; the log has {', '.join(agents)}")

@@ -1,6 +1,7 @@
 """Mean placement of each agent from a tournament log (``games.jsonl``), finished or not: boards are
 the unit (each holds every seating), 95 % intervals from Student's t over board means, and the paired
 difference of the first two agents. Used for a tournament stopped part-way (README, the search headline).
+A log may be gzip-compressed (``games.jsonl.gz``: how docs/search_runs keeps the newer ones).
 
     python bench/tournament_log_summary.py results/search_headline/games.jsonl
 """
@@ -8,19 +9,33 @@ difference of the first two agents. Used for a tournament stopped part-way (READ
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
+import sys
 
 import numpy as np
 from scipy import stats
 
 
+def read_log(path: str) -> list[dict]:
+    """The entries of a tournament log, plain or gzip-compressed (by the name's ``.gz``); exits in one line
+    when the file is not a ``meld8 tournament`` log (no header first, or a line that is not JSON)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rt") as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+    except (OSError, json.JSONDecodeError, EOFError) as e:
+        sys.exit(f"{path}: not a readable tournament log ({e})")
+    if not lines or lines[0].get("type") != "header":
+        sys.exit(f"{path}: not a tournament games.jsonl (no header line)")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log", help="a tournament's games.jsonl")
-    path = ap.parse_args().log
-    with open(path) as f:
-        lines = [json.loads(line) for line in f if line.strip()]
+    ap.add_argument("log", help="a tournament's games.jsonl (or games.jsonl.gz)")
+    lines = read_log(ap.parse_args().log)
     agents = lines[0]["agents"]
     boards = [e for e in lines[1:] if e.get("type") == "board"]
     per_board = np.zeros((len(boards), len(agents)))

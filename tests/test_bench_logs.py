@@ -1,0 +1,57 @@
+"""bench/paired_logs.py and bench/tournament_log_summary.py read tournament logs plain or gzip-compressed
+(docs/search_runs keeps the newer logs as ``.jsonl.gz``) and refuse a file that is not a log in one line."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+from meld8_env.rules import RuleConfig
+from training.tournament import TournamentConfig, run
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+FAST = RuleConfig(rounds=2, min_yaku_han=(1, 1), max_replays=1)
+
+
+def _bench(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, cwd=BENCH)
+
+
+def _log(tmp_path: Path, agents: list[str], name: str) -> Path:
+    out = tmp_path / name
+    run(TournamentConfig(agents, boards=4, seed=3, out=str(out), rules=FAST, progress=False))
+    return out / "games.jsonl"
+
+
+def test_gzipped_logs_read_as_the_plain_ones(tmp_path):
+    a = _log(tmp_path, ["greedy", "defensive", "random"], "a")
+    b = _log(tmp_path, ["defensive", "greedy", "random"], "b")  # the same boards, the lineup listed in another order
+    gz = tmp_path / "a.jsonl.gz"
+    gz.write_bytes(gzip.compress(a.read_bytes()))
+    plain = _bench("tournament_log_summary.py", str(a))
+    packed = _bench("tournament_log_summary.py", str(gz))
+    assert plain.returncode == 0 and packed.stdout == plain.stdout and "4 boards, 24 games" in plain.stdout
+    # greedy against itself on the same boards: no difference; the gz log pairs like the plain one
+    same = _bench("paired_logs.py", str(gz), "greedy", str(a), "greedy")
+    assert same.returncode == 0 and "A - B: +0.000 [+0.000, +0.000]" in same.stdout
+    cross = _bench("paired_logs.py", str(gz), "greedy", str(b), "greedy")
+    assert cross.returncode == 0 and cross.stdout == _bench("paired_logs.py", str(a), "greedy", str(b), "greedy").stdout
+    assert "4 shared boards" in cross.stdout
+
+
+def test_a_file_that_is_not_a_log_is_refused_in_one_line(tmp_path):
+    junk = tmp_path / "junk.jsonl.gz"
+    junk.write_bytes(b"not gzip at all")
+    for script, args in (
+        ("tournament_log_summary.py", [str(junk)]),
+        ("paired_logs.py", [str(junk), "greedy", str(junk), "greedy"]),
+    ):
+        res = _bench(script, *args)
+        assert res.returncode != 0 and "not a readable tournament log" in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1
+    text = tmp_path / "noheader.jsonl"
+    text.write_text('{"type": "board"}\n')
+    res = _bench("tournament_log_summary.py", str(text))
+    assert res.returncode != 0 and res.stderr.strip() == f"{text}: not a tournament games.jsonl (no header line)"
