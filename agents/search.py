@@ -41,12 +41,18 @@ At each decision (docs/search.md has the whole story):
    best beats it by more than ``margin``/10 standard errors of their paired difference on the same worlds.
    ``keep=prior`` (with a network ``prior``) keeps the network's own choice instead: the search is then the
    network corrected where its rollouts beat it by more than the margin, the teacher of expert iteration
-   (``python -m training.distill iterate``).
+   (``python -m training.distill iterate``). ``final=pair`` (off; measured no gain, README "Session 21"): the
+   last halving keeps only the bot's choice and its best challenger, so the margin rule's own comparison gets
+   the last stage's worlds.
 
-5b. Extension (``extend`` = N > 0, off by default): after the stages, while the verdict is in doubt, a fresh chunk
+5b. Extension (``extend`` = N, 336 by default since session 21; 0 = off): after the stages, while the verdict is
+   in doubt (the challenger's paired gain within ``extend_z``/10 = 1 standard error of the margin), a fresh chunk
    of worlds (``worlds // stages``, from the decision's second random stream) is rolled out for the bot's choice and its
    challenger (``extend_set=pair``) or for every candidate still alive (``alive``), up to N worlds more; the final
-   choice then reads every world the set saw (``_extend`` says when a verdict is in doubt).
+   choice then reads every world the set saw (``_extend`` says when a verdict is in doubt). The budget goes to the
+   close verdicts, where the 4x budget's gain was (README "Session 16"): the median decision stays near the
+   stages' cost, the close ones get up to 384 worlds. It works on plain rollout worlds: with ``screen`` or
+   ``ron=model`` it is off unless asked for, and asking for both is refused.
 
 Every decision of a batch is searched together (one rollout call per stage for games x candidates x worlds).
 A decision is a pure function of the agent's seed and the information set (its random stream is seeded
@@ -58,7 +64,8 @@ Options (spec ``search:worlds=32,cands=3,...``; on a command line whose agent li
 (equal), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates, greedy's
 order or a network's, ``ppo`` / ``distilled`` / ``ppo:PATH.zip``, by its policy's probabilities; a path may hold
 neither ``,`` nor ``+``), ``keep`` (bot; prior: see 5), ``screen`` (0 = off),
-``lite`` (0 = off; 1: see 3), ``extend`` (0 = off; 5b), ``extend_set`` (pair), ``extend_z`` (20),
+``lite`` (0 = off; 1: see 3), ``extend`` (336; 0 = off; 5b), ``extend_set`` (pair), ``extend_z`` (10), ``final``
+(all; pair: see 5),
 ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
 ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the diagnostic
 ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is resampled); 2 = CHEATING
@@ -68,9 +75,12 @@ cards of winning / further, ``search_backend.level_in_worlds``); all need the ca
 (``act_batch(..., records=...)``) and exist only to measure the ceiling that better belief could reach. Default
 budget: at most ``cands + 2`` candidates x (``worlds`` / ``stages``) rollouts in the first stage, then the better
 half (and the bot's choice, which always stays): with five candidates at most 5 x 24 + 4 x 24 = 216 rollouts per
-decision, the largest budget measured under the 10 ms median on two cores (README "Search and belief": 1.822 against
-defensive + greedy in 5,004 games). ``split`` (equal): ``double`` makes each stage's worlds about twice the last's
-(``stage_chunks``).
+decision; then, where the verdict is in doubt, the pair on up to 336 more worlds (2 x 24 rollouts a chunk). About
+2.3x the stages' rollouts on average (303 against 133 per decision), a median of about 9.5 ms per decision on two
+cores (p90 about 40 ms) against 6.8 ms without the extension, and 1.783 [1.762, 1.804] against defensive + greedy in
+5,004 games on a fresh seed, paired -0.031 [-0.055, -0.006] against the same search without it (README "Session
+21"; ``extend=0`` is the session-14 default, 1.814 on those boards). ``split`` (equal): ``double`` makes each stage's
+worlds about twice the last's (``stage_chunks``).
 
 Where the caller gives no information sets (a face that does not pass them) the agent plays as
 ``defensive`` and counts those decisions in ``fallback_decisions``.
@@ -139,15 +149,15 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "final": (
         str,
         "all",
-        "who the last stage rolls out: every candidate the halving kept (all), or the bot's choice and its best challenger (pair)",
+        "the last stage rolls out every candidate the halving kept (all), or the bot's choice and challenger (pair)",
     ),
-    "extend": (int, 0, "up to N more worlds where the verdict is in doubt (0 = off; see extend_set)"),
+    "extend": (int, 336, "up to N more worlds where the verdict is in doubt (0 = off; see extend_set)"),
     "extend_set": (
         str,
         "pair",
         "what extend rolls out: the bot's choice and its challenger (pair), or every alive one",
     ),
-    "extend_z": (int, 20, "extend while the verdict is within extend_z/10 standard errors (see _extend)"),
+    "extend_z": (int, 10, "extend while the verdict is within extend_z/10 standard errors (see _extend)"),
 }
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
 #: rollouts to the end of the hand) gains from the split: 0.70-0.875x the wall time per decision at 16-64 worlds
@@ -222,8 +232,13 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
     if full["keep"] == "prior" and full["prior"] == "greedy":
         raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
-    if int(full["extend"]) and (int(full["screen"]) or full["ron"] != "worlds"):
-        raise ValueError("search option extend works with plain rollout worlds: use it with screen=0 and ron=worlds")
+    if int(full["screen"]) or full["ron"] != "worlds":
+        # the extension works on plain rollout worlds: off by default with screening or ron=model, refused if asked
+        if "extend" in opts and int(full["extend"]):
+            raise ValueError(
+                "search option extend works with plain rollout worlds: use it with screen=0 and ron=worlds"
+            )
+        full["extend"] = 0
     return full
 
 

@@ -15,7 +15,7 @@ from meld8_env.rules import RuleConfig
 
 pytest.importorskip("sb3_contrib")
 RULES = RuleConfig()
-SMALL = "search:worlds=2+cands=2+stages=1"  # a cheap teacher: the pipeline, not the strength, is tested
+SMALL = "search:worlds=2+cands=2+stages=1+extend=0"  # a cheap teacher: the pipeline, not the strength, is tested
 
 
 @pytest.fixture(scope="module")
@@ -367,8 +367,8 @@ def test_a_cheating_teacher_gets_the_true_records_and_the_data_stays_honest_obse
     same honest observation of the same first decision."""
     from training.distill import generate
 
-    honest = generate("search:worlds=4+cands=2+stages=1", 2, 5, RULES, batch=2)
-    cheat = generate("search:cheat=1+worlds=4+cands=2+stages=1", 2, 5, RULES, batch=2)
+    honest = generate("search:worlds=4+cands=2+stages=1+extend=0", 2, 5, RULES, batch=2)
+    cheat = generate("search:cheat=1+worlds=4+cands=2+stages=1+extend=0", 2, 5, RULES, batch=2)
     np.testing.assert_array_equal(honest["obs"][0], cheat["obs"][0])  # the same deal, the same view
     assert cheat["masks"][np.arange(len(cheat["actions"])), cheat["actions"]].all()
     k = min(len(honest["actions"]), len(cheat["actions"]))

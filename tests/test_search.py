@@ -16,7 +16,7 @@ from meld8_env.engine.records import refresh, start_records, step_records
 from meld8_env.rules import RuleConfig
 
 RULES = RuleConfig()
-SMALL = "search:worlds=6,cands=3,stages=2"
+SMALL = "search:worlds=6,cands=3,stages=2,extend=0"  # the machinery, cheaply: no extension
 
 
 def bot_states(n_games: int, seed: int, every: int = 3) -> np.ndarray:
@@ -54,8 +54,12 @@ def decide(agent, recs: np.ndarray) -> tuple[np.ndarray, list]:
 def test_spec_options_and_bad_options_are_one_line():
     a = load_agent("search:worlds=8,leaf=points,opp=greedy", RULES)
     assert a.opts["worlds"] == 8 and a.opts["leaf"] == "points" and a.wants_infoset
-    assert load_agent("search", RULES).opts["worlds"] == 48
-    assert load_agent("search", RULES).opts["me"] == "greedy"
+    default = load_agent("search", RULES).opts
+    assert default["worlds"] == 48 and default["me"] == "greedy"
+    assert default["extend"] == 336 and default["extend_z"] == 10  # the default since session 21
+    # the extension works on plain rollout worlds: off by default with screening or ron=model
+    assert load_agent("search:screen=64", RULES).opts["extend"] == 0
+    assert load_agent("search:ron=model", RULES).opts["extend"] == 0
     assert load_agent("search:worlds=8+cands=2", RULES).opts["cands"] == 2  # for comma-separated agent lists
     assert load_agent("search:belief=no_pass", RULES).opts["belief"] == "no_pass"
     for bad, why in [("search:wrlds=3", "key one of"), ("search:worlds=x", "integer"),
@@ -125,6 +129,22 @@ def test_no_leak_decisions_ignore_hidden_cards_and_seed():
     assert vals1 == vals2
 
 
+def test_the_shipped_default_is_deterministic_and_leak_free_one_at_a_time_or_batched():
+    """The default spec itself (48 worlds and the extension where the verdict is in doubt): records that differ
+    only in the hidden cards and the seed give the same decisions and values, and a batch decides as the same
+    decisions one at a time (each decision's worlds, extension chunks included, come from its own streams)."""
+    rng = np.random.default_rng(12)
+    recs = bot_states(2, 77, every=6)[:12]
+    twins, kept = _hidden_twins(recs, rng)
+    assert len(kept) >= 6
+    agent = load_agent("search", RULES, seed=9)
+    acts1, vals1 = decide(agent, recs[kept])
+    acts2, vals2 = decide(load_agent("search", RULES, seed=9), sb.cat_records(twins))
+    assert acts1.tolist() == acts2.tolist() and vals1 == vals2
+    single = [decide(agent, recs[kept][i : i + 1]) for i in range(len(kept))]
+    assert [int(a[0]) for a, _ in single] == acts1.tolist() and [v[0] for _, v in single] == vals1
+
+
 def test_without_infosets_it_plays_as_defensive_and_counts_it():
     recs = bot_states(1, 5, every=9)[:6]
     from meld8_env.engine.records import observe_records
@@ -177,7 +197,7 @@ def test_the_honest_search_places_better_than_greedy_on_fixed_boards():
     continuation is pinned to the one it was written with, ``me=defensive``, the default until session 13.)"""
     from training.search_eval import agent_placements, play_duplicate
 
-    spec = "search:worlds=8+cands=2+stages=1+me=defensive"
+    spec = "search:worlds=8+cands=2+stages=1+me=defensive+extend=0"
     pl = agent_placements(play_duplicate([spec, "greedy", "greedy"], 16, 4242, RULES), 0)
     assert len(pl) == 48
     assert pl.mean() < 1.9, pl.tolist()
@@ -475,11 +495,12 @@ def test_extend_adds_worlds_only_to_the_pair_in_doubt_and_keeps_the_first_worlds
     unchanged; an extended set saw more world weight than its first worlds'; a huge ``extend_z`` extends every
     set, a small one fewer."""
     recs = bot_states(2, 73, every=4)[:24]
-    base_agent = load_agent("search:worlds=8", RULES, seed=2)
+    base_agent = load_agent("search:worlds=8,extend=0", RULES, seed=2)
     base_acts, base = decide(base_agent, recs)
-    # extend=0 is the plain search, decision for decision and value for value
-    zero_acts, zero = decide(load_agent("search:worlds=8,extend=0", RULES, seed=2), recs)
-    assert np.array_equal(zero_acts, base_acts) and zero == base
+    # the default extension is extend=336,extend_z=10, decision for decision and value for value
+    spelled_acts, spelled = decide(load_agent("search:worlds=8,extend=336,extend_z=10", RULES, seed=2), recs)
+    default_acts, default = decide(load_agent("search:worlds=8", RULES, seed=2), recs)
+    assert np.array_equal(spelled_acts, default_acts) and spelled == default and default != base
     wide_agent = load_agent("search:worlds=8,extend=12,extend_z=100", RULES, seed=2)
     wide_acts, wide = decide(wide_agent, recs)
     _, some = decide(load_agent("search:worlds=8,extend=12,extend_z=10", RULES, seed=2), recs)
@@ -543,9 +564,9 @@ def test_final_pair_rolls_the_last_stage_out_for_the_bots_choice_and_its_best_ch
 
     obs, masks = observe_records(RULES, recs)
     bot = GreedyAgent(RULES).act_batch(obs, masks)
-    plain_agent = load_agent("search:worlds=8", RULES, seed=5)
+    plain_agent = load_agent("search:worlds=8,extend=0", RULES, seed=5)
     plain_acts, plain = decide(plain_agent, recs)
-    pair_agent = load_agent("search:worlds=8,final=pair", RULES, seed=5)
+    pair_agent = load_agent("search:worlds=8,final=pair,extend=0", RULES, seed=5)
     pair_acts, pair = decide(pair_agent, recs)
     wider = 0
     for i, (p, q) in enumerate(zip(plain, pair, strict=True)):
@@ -571,8 +592,8 @@ def test_final_pair_rolls_the_last_stage_out_for_the_bots_choice_and_its_best_ch
     chunks = [len(c) for c in stage_chunks(8, 2)]
     assert pair_agent.rollouts == sum(len(q) * chunks[0] + min(len(q), 2) * chunks[1] for q in pair)
     assert pair_agent.rollouts < plain_agent.rollouts
-    one = load_agent("search:worlds=8,stages=1", RULES, seed=5)
-    one_pair = load_agent("search:worlds=8,stages=1,final=pair", RULES, seed=5)
+    one = load_agent("search:worlds=8,stages=1,extend=0", RULES, seed=5)
+    one_pair = load_agent("search:worlds=8,stages=1,final=pair,extend=0", RULES, seed=5)
     assert decide(one, recs)[1] == decide(one_pair, recs)[1]
     with pytest.raises(AgentLoadError, match="must be one of all, pair"):
         load_agent("search:final=three", RULES)
@@ -582,10 +603,10 @@ def test_the_rollouts_counter_is_the_candidate_world_pairs_stepped():
     """``SearchAgent.rollouts`` counts (candidate, world) pairs stepped (bench/search_speed.py reports it per
     decision: the budget, which no machine load moves). With one stage every candidate sees every world."""
     recs = bot_states(2, 74, every=4)[:12]
-    agent = load_agent("search:worlds=6,stages=1", RULES, seed=3)
+    agent = load_agent("search:worlds=6,stages=1,extend=0", RULES, seed=3)
     _, values = decide(agent, recs)
     assert agent.rollouts == 6 * sum(len(v) for v in values) > 0
-    halved = load_agent("search:worlds=6,stages=2", RULES, seed=3)
+    halved = load_agent("search:worlds=6,stages=2,extend=0", RULES, seed=3)
     decide(halved, recs)
     assert 0 < halved.rollouts <= agent.rollouts
 
