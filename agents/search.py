@@ -76,7 +76,7 @@ cards of winning / further, ``search_backend.level_in_worlds``); all need the ca
 budget: at most ``cands + 2`` candidates x (``worlds`` / ``stages``) rollouts in the first stage, then the better
 half (and the bot's choice, which always stays): with five candidates at most 5 x 24 + 4 x 24 = 216 rollouts per
 decision; then, where the verdict is in doubt, the pair on up to 336 more worlds (2 x 24 rollouts a chunk). About
-2.3x the stages' rollouts on average (303 against 133 per decision), a median of about 9.5 ms per decision on two
+2.3x the stages' rollouts on average (303 against 133 per decision), a median of about 9.7 ms per decision on two
 cores (p90 about 40 ms) against 6.8 ms without the extension, and 1.783 [1.762, 1.804] against defensive + greedy in
 5,004 games on a fresh seed, paired -0.031 [-0.055, -0.006] against the same search without it (README "Session
 21"; ``extend=0`` is the session-14 default, 1.814 on those boards). ``split`` (equal): ``double`` makes each stage's
@@ -232,12 +232,18 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
     if full["keep"] == "prior" and full["prior"] == "greedy":
         raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
-    if int(full["screen"]) or full["ron"] != "worlds":
+    if int(full["screen"]) > int(full["worlds"]) or full["ron"] != "worlds":
         # the extension works on plain rollout worlds: off by default with screening or ron=model, refused if asked
         if "extend" in opts and int(full["extend"]):
             raise ValueError(
                 "search option extend works with plain rollout worlds: use it with screen=0 and ron=worlds"
             )
+        for key in ("extend_z", "extend_set"):
+            if key in opts:
+                raise ValueError(
+                    f"search option {key} and the others of extend work with the extension, which is off with "
+                    "screen or ron=model: drop it"
+                )
         full["extend"] = 0
     return full
 

@@ -62,8 +62,8 @@ from meld8_env.rules import RuleConfig  # noqa: E402
 
 def reference_values(rules: RuleConfig, recs: np.ndarray, worlds: int, batch: int = 8) -> list[dict[int, float]]:
     """Per state, {action: value} of the CHEATING reference (every candidate evaluated on the same worlds)."""
-    # me / opp pinned: the reference every regret table was measured against, whatever the search's defaults
-    spec = f"search:cheat=1,worlds={worlds},stages=1,margin=0,cands=8,me=defensive,opp=mix"
+    # me / opp / extend pinned: the reference every regret table was measured against, whatever the search's defaults
+    spec = f"search:cheat=1,worlds={worlds},stages=1,margin=0,cands=8,me=defensive,opp=mix,extend=0"
     ref = load_agent(spec, rules, seed=987_654_321)
     obs, masks = observe_records(rules, recs)
     infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]

@@ -19,13 +19,14 @@ from scipy import stats
 
 
 def read_log(path: str) -> list[dict]:
-    """The entries of a tournament log, plain or gzip-compressed (by the name's ``.gz``); exits in one line
-    when the file is not a ``meld8 tournament`` log (no header first, or a line that is not JSON)."""
-    opener = gzip.open if path.endswith(".gz") else open
+    """The entries of a tournament log, plain or gzip-compressed (told by its first bytes, whatever its name);
+    exits in one line when the file is not a ``meld8 tournament`` log (no header first, or not JSON lines)."""
     try:
-        with opener(path, "rt") as f:
+        with open(path, "rb") as f:
+            packed = f.read(2) == b"\x1f\x8b"  # gzip's magic number
+        with (gzip.open if packed else open)(path, "rt", encoding="utf-8") as f:
             lines = [json.loads(line) for line in f if line.strip()]
-    except (OSError, json.JSONDecodeError, EOFError) as e:
+    except (OSError, EOFError, ValueError) as e:  # ValueError: JSON and UTF-8 decoding errors
         sys.exit(f"{path}: not a readable tournament log ({e})")
     if not lines or lines[0].get("type") != "header":
         sys.exit(f"{path}: not a tournament games.jsonl (no header line)")

@@ -30,6 +30,11 @@ def test_gzipped_logs_read_as_the_plain_ones(tmp_path):
     b = _log(tmp_path, ["defensive", "greedy", "random"], "b")  # the same boards, the lineup listed in another order
     gz = tmp_path / "a.jsonl.gz"
     gz.write_bytes(gzip.compress(a.read_bytes()))
+    unnamed = tmp_path / "a_packed.jsonl"  # compressed under a plain name: told by its first bytes
+    unnamed.write_bytes(gz.read_bytes())
+    assert (
+        _bench("tournament_log_summary.py", str(unnamed)).stdout == _bench("tournament_log_summary.py", str(a)).stdout
+    )
     plain = _bench("tournament_log_summary.py", str(a))
     packed = _bench("tournament_log_summary.py", str(gz))
     assert plain.returncode == 0 and packed.stdout == plain.stdout and "4 boards, 24 games" in plain.stdout
@@ -51,6 +56,11 @@ def test_a_file_that_is_not_a_log_is_refused_in_one_line(tmp_path):
         res = _bench(script, *args)
         assert res.returncode != 0 and "not a readable tournament log" in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
+    binary = tmp_path / "games.jsonl"  # neither gzip nor text, under a plain log's name
+    binary.write_bytes(bytes(range(128, 256)))
+    res = _bench("tournament_log_summary.py", str(binary))
+    assert res.returncode != 0 and "not a readable tournament log" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
     text = tmp_path / "noheader.jsonl"
     text.write_text('{"type": "board"}\n')
     res = _bench("tournament_log_summary.py", str(text))

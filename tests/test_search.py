@@ -60,6 +60,11 @@ def test_spec_options_and_bad_options_are_one_line():
     # the extension works on plain rollout worlds: off by default with screening or ron=model
     assert load_agent("search:screen=64", RULES).opts["extend"] == 0
     assert load_agent("search:ron=model", RULES).opts["extend"] == 0
+    assert load_agent("search:screen=64,extend=0", RULES).opts["extend"] == 0
+    assert load_agent("search:screen=32", RULES).opts["extend"] == 336  # screen <= worlds screens nothing
+    for bad in ("search:screen=64,extend_z=20", "search:ron=model,extend_set=alive"):
+        with pytest.raises(AgentLoadError, match="work with the extension, which is off"):
+            load_agent(bad, RULES)
     assert load_agent("search:worlds=8+cands=2", RULES).opts["cands"] == 2  # for comma-separated agent lists
     assert load_agent("search:belief=no_pass", RULES).opts["belief"] == "no_pass"
     for bad, why in [("search:wrlds=3", "key one of"), ("search:worlds=x", "integer"),
@@ -143,6 +148,10 @@ def test_the_shipped_default_is_deterministic_and_leak_free_one_at_a_time_or_bat
     assert acts1.tolist() == acts2.tolist() and vals1 == vals2
     single = [decide(agent, recs[kept][i : i + 1]) for i in range(len(kept))]
     assert [int(a[0]) for a, _ in single] == acts1.tolist() and [v[0] for _, v in single] == vals1
+    plain = load_agent("search:extend=0", RULES, seed=9)
+    decide(plain, recs[kept])
+    assert 2 * agent.rollouts > 2 * plain.rollouts > 0  # the extension fired: more worlds than the stages alone
+    assert agent.rollouts > 2 * plain.rollouts  # twice: the batch and the decisions one at a time
 
 
 def test_without_infosets_it_plays_as_defensive_and_counts_it():
@@ -345,6 +354,8 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
             ("strat=", "belief=", "me=", "prior=", "keep=", "safe=", "ron=", "lite=", "split=", "extend", "final=")
         )
     )
+    if "ron=" in spec or "extend" in spec:  # the extension is off with ron=model, and is the option under test
+        base += ",extend=0"
     _, v0 = decide(load_agent(base, RULES, seed=4), recs)
     assert v0 != v1, f"{spec} searched exactly like {base}"
     for bad in ("strat=2", "lite=7", "lite=-1"):
@@ -553,21 +564,36 @@ def test_extend_adds_worlds_only_to_the_pair_in_doubt_and_keeps_the_first_worlds
             load_agent(f"search:{bad}", RULES)
 
 
-def test_final_pair_rolls_the_last_stage_out_for_the_bots_choice_and_its_best_challenger_only():
+def test_final_pair_rolls_the_last_stage_out_for_the_bots_choice_and_its_best_challenger_only(monkeypatch):
     """``final=pair``: after the first stage only the bot's choice and the best other candidate go on, so the
     margin rule's own comparison gets the last stage's worlds; the other candidates keep their first-stage
     values, which equal the plain search's wherever it halved them away too. The rollouts counter counts exactly
     every candidate on the first chunk and two on the second. With one stage there is no halving: the option
     changes nothing."""
     recs = bot_states(2, 75, every=4)[:24]
+    from agents.search import SearchAgent
     from meld8_env.engine.records import observe_records
 
     obs, masks = observe_records(RULES, recs)
     bot = GreedyAgent(RULES).act_batch(obs, masks)
     plain_agent = load_agent("search:worlds=8,extend=0", RULES, seed=5)
     plain_acts, plain = decide(plain_agent, recs)
+    # the first stage's values of every candidate (the challenger's is overwritten by the last stage): a spy on _play
+    first: list = []
+    play = SearchAgent._play
+
+    def spy(self, prep, alive, idx, vals, ends, end_vals, rons=None):
+        play(self, prep, alive, idx, vals, ends, end_vals, rons)
+        if vals is not None and not first:
+            first.extend((p[1], {a: v.copy() for a, v in d.items()}) for p, d in zip(prep, vals, strict=True))
+
+    monkeypatch.setattr(SearchAgent, "_play", spy)
     pair_agent = load_agent("search:worlds=8,final=pair,extend=0", RULES, seed=5)
     pair_acts, pair = decide(pair_agent, recs)
+    monkeypatch.undo()
+    searched = [i for i, q in enumerate(pair) if q]
+    assert len(first) == len(searched)
+    chunks = [len(c) for c in stage_chunks(8, 2)]
     wider = 0
     for i, (p, q) in enumerate(zip(plain, pair, strict=True)):
         assert set(p) == set(q)
@@ -579,6 +605,14 @@ def test_final_pair_rolls_the_last_stage_out_for_the_bots_choice_and_its_best_ch
             wider += 1
             assert len(finalists) == 2 and int(bot[i]) in finalists
             challenger = next(iter(finalists - {int(bot[i])}))
+            # the best other candidate by its first-stage mean (prior order on ties), not merely some other one
+            w, v = first[searched.index(i)]
+            seen = {a: ~np.isnan(x) for a, x in v.items()}  # the first chunk's worlds (the rest not rolled out yet)
+            assert all(k.sum() == chunks[0] for k in seen.values())
+            mean = {
+                a: float(np.dot(w[: len(x)][seen[a]], x[seen[a]]) / w[: len(x)][seen[a]].sum()) for a, x in v.items()
+            }
+            assert challenger == max((a for a in v if a != int(bot[i])), key=lambda a: mean[a])
             # the halved ones saw the first chunk only; where the plain search halved one away too, it is equal
             for a in set(q) - finalists:
                 assert q[a][1] < full
@@ -589,7 +623,6 @@ def test_final_pair_rolls_the_last_stage_out_for_the_bots_choice_and_its_best_ch
         else:
             assert q == p and pair_acts[i] == plain_acts[i]  # two candidates or fewer: nothing to halve
     assert wider >= 8
-    chunks = [len(c) for c in stage_chunks(8, 2)]
     assert pair_agent.rollouts == sum(len(q) * chunks[0] + min(len(q), 2) * chunks[1] for q in pair)
     assert pair_agent.rollouts < plain_agent.rollouts
     one = load_agent("search:worlds=8,stages=1,extend=0", RULES, seed=5)
