@@ -200,6 +200,12 @@ def parse_options(text: str) -> dict[str, object]:
     return out
 
 
+def screens(opts: dict[str, object]) -> bool:
+    """Whether a search with these (full) options steps each candidate in the screened worlds first: ``screen``
+    above ``worlds`` (4b), or ``ron=model``, which needs the worlds where a Ron is offered on the discard told apart."""
+    return int(opts["screen"]) > int(opts["worlds"]) or opts["ron"] == "model"
+
+
 def check_options(opts: dict[str, object]) -> dict[str, object]:
     full = {k: spec[1] for k, spec in OPTIONS.items()} | opts
     for key in ("worlds", "cands", "stages"):
@@ -232,7 +238,7 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
     if full["keep"] == "prior" and full["prior"] == "greedy":
         raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
-    if int(full["screen"]) > int(full["worlds"]) or full["ron"] != "worlds":
+    if screens(full):
         # the extension works on plain rollout worlds: off by default with screening or ron=model, refused if asked
         if "extend" in opts and int(full["extend"]):
             raise ValueError(
@@ -448,7 +454,7 @@ class SearchAgent(Agent):
             self._prepare(infosets[i], None if records is None else records[i], self._rng(infosets[i]), M) for i in rows
         ]
         ron_model = self.opts["ron"] == "model"
-        screened = M > K or ron_model  # ron=model needs the Ron-on-the-discard worlds told apart
+        screened = screens(self.opts)
         alive = [list(cl) for cl in cands]
         vals = [{a: np.full(K, np.nan) for a in cl} for cl in cands]  # per-world leaf value of each candidate
         # screening (``screen`` > ``worlds``): the worlds where the candidate ends the hand at once (a Ron

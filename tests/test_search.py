@@ -150,8 +150,8 @@ def test_the_shipped_default_is_deterministic_and_leak_free_one_at_a_time_or_bat
     assert [int(a[0]) for a, _ in single] == acts1.tolist() and [v[0] for _, v in single] == vals1
     plain = load_agent("search:extend=0", RULES, seed=9)
     decide(plain, recs[kept])
-    assert 2 * agent.rollouts > 2 * plain.rollouts > 0  # the extension fired: more worlds than the stages alone
-    assert agent.rollouts > 2 * plain.rollouts  # twice: the batch and the decisions one at a time
+    # the extension fired: more worlds than the stages alone, counted twice (the batch, then one at a time)
+    assert agent.rollouts > 2 * plain.rollouts > 0
 
 
 def test_without_infosets_it_plays_as_defensive_and_counts_it():
