@@ -239,6 +239,11 @@ typedef struct {
 } waits_t;
 
 static void std_waits(waits_t *W, u64 m, int jk, int melds, int pair, u64 hole, u64 jkset) {
+    /* a chosen hole already among the waits: every reading below adds a subset of it */
+    if (hole && !(hole & ~W->out)) return;
+    /* a card of m with no neighbour in m shares its group with no other held card, so the hole or the Joker joins
+     * it (one group each): more such cards than those two cannot all be placed */
+    if (pc64(m & ~neighbours(m)) > !hole + jk) return;
     if (!m) {
         if (jk || melds || pair || !hole) return;
         W->out |= (jkset && pc64(jkset) < 2) ? hole & ~jkset : hole;
@@ -318,8 +323,9 @@ u64 eval_waits(u64 hand, u64 meld) {
  * containing it; draws for pairs/triplets are counted per rank (suits are interchangeable there) and
  * checked for supply at the leaves, sequence draws are concrete cards. Slots left open at a leaf are
  * filled with groups made only of drawn cards. eval_distance asks yes/no questions (is there a W of
- * overlap >= level?), where a meld that still needs cards is an anchor completed at the leaf; the
- * collecting search (acceptance) branches on every completion, since it must see every best W. */
+ * overlap >= level?); the collecting search (acceptance) visits every W of the best overlap. Both place a
+ * meld that still needs cards as an anchor (its held cards) and complete it at the leaf: the yes/no search
+ * stops at the first completion, the collecting one ORs the drawn cards of every completion. */
 typedef struct {
     u64 H, av, E;
     int jk_held, jk_unseen, best;
@@ -505,16 +511,17 @@ static int fill(dist_t *d, int melds, int pair) {
 
 static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov);
 
-/* A yes/no leaf with anchors: complete anchor i and the ones after it as the search would have when it placed
- * them, then fill the open slots. A lone card takes a triplet with two drawn cards or a drawn card and the Joker,
+/* A leaf with anchors: complete anchor i and the ones after it as the search would have when it placed them, then
+ * fill the open slots (yes/no: up to the first W; collecting: every W, fill ORs each one's drawn cards into
+ * leafacc). A lone card takes a triplet with two drawn cards or a drawn card and the Joker,
  * or a run with two drawn cards or one and the Joker; two rank-mates a drawn mate or the Joker; two cards of a
  * suit the missing card of a run, drawn or the Joker. The Joker's stand-in is in neither W nor E. Every check
  * is on the final W (supply only falls as W grows), so deciding here gives the answers placing them would. */
 static int fill_anchors(dist_t *d, int i, int melds, int pair) {
-    if (i == d->nanch) return fill(d, melds, pair);
+    if (i >= d->nanch || i >= 2) return fill(d, melds, pair); /* at most two anchors: one per meld */
     u64 g = d->anch[i];
     int c = ctz64(g), r = c % 13, base = c - r;
-    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen), ok = 0;
+    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen), ok = 0, any = 0;
     u64 b = g & (g - 1); /* the second held card, if any */
     if (!b || (RANKM[r] & b)) {
         int spare = supply(d, r) - d->dem[r], need = b ? 1 : 2;
@@ -522,7 +529,7 @@ static int fill_anchors(dist_t *d, int i, int melds, int pair) {
             d->dem[r] += need;
             ok = fill_anchors(d, i + 1, melds, pair);
             d->dem[r] -= need;
-            if (ok) return 1;
+            if (ok) { if (!d->collect) return 1; any = 1; }
         }
         if (jkok && spare >= need - 1) {
             d->dem[r] += need - 1;
@@ -530,9 +537,9 @@ static int fill_anchors(dist_t *d, int i, int melds, int pair) {
             ok = fill_anchors(d, i + 1, melds, pair);
             d->jk_used = 0; d->jk_rank = -1;
             d->dem[r] -= need - 1;
-            if (ok) return 1;
+            if (ok) { if (!d->collect) return 1; any = 1; }
         }
-        if (b) return 0;
+        if (b) return any;
     }
     int rb = b ? ctz64(b) - base : r;
     for (int st = rb - 2; st <= r; st++) {
@@ -562,11 +569,11 @@ static int fill_anchors(dist_t *d, int i, int melds, int pair) {
                 if (standin) d->jk_used = 0;
                 d->wm = wm0;
                 d->blocked = bl0;
-                if (ok) return 1;
+                if (ok) { if (!d->collect) return 1; any = 1; }
             }
         }
     }
-    return 0;
+    return any;
 }
 
 /* The search's entry at every node: the cheapest cut-offs inline at the call site, the node itself below. */
@@ -577,58 +584,6 @@ static inline void dfs(dist_t *d, u64 rem, int melds, int pair, int ov) {
     int cap = 3 * melds + 2 * pair - jk_pending, n = pc64(rem);
     if (ov + (n < cap ? n : cap) <= d->best - d->collect) return;
     dfs_node(d, rem, melds, pair, ov);
-}
-
-/* Place a sequence containing lowest card c (rank r) starting at st. Each of its two other slots is a held
- * card of rest, a drawn card, or the Joker as that card (one slot at most; a held card it stands for leaves W). */
-/* single_ok: 0 when the bounds already cut the child of every variant that covers c alone (see dfs_node). */
-static void seq_variants(dist_t *d, u64 rest, int c, int st, int melds, int pair, int ov, int single_ok) {
-    int r = c % 13, base = c - r;
-    u64 slot[2];
-    int ns = 0;
-    for (int p = st; p < st + 3; p++)
-        if (p != r) slot[ns++] = 1ULL << (base + p);
-    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
-    u64 free = d->av & ~d->wm & ~d->blocked, taken = d->wm | d->E;
-    /* per slot: 1 a held or drawn card can fill it (which one is fixed by the card), 2 the Joker can */
-    int opt[2];
-    for (int i = 0; i < 2; i++) {
-        u64 b = slot[i];
-        int real = (rest & b) != 0;
-        if (!real && (free & b)) {
-            int rk = ctz64(b) % 13;
-            real = supply(d, rk) - 1 >= d->dem[rk];
-        }
-        opt[i] = real | ((jkok && !(taken & b)) ? 2 : 0);
-    }
-    if (!opt[0] || !opt[1]) return;
-    for (int o0 = 1; o0 <= 2; o0++) {
-        if (!(opt[0] & o0)) continue;
-        for (int o1 = 1; o1 <= 2; o1++) {
-            if (!(opt[1] & o1) || (o0 == 2 && o1 == 2)) continue;
-            u64 reals = 0, draws = 0, forced_drop = 0, standin = 0;
-            int o[2] = {o0, o1};
-            for (int i = 0; i < 2; i++) {
-                u64 b = slot[i];
-                if (o[i] == 1) {
-                    if (rest & b) reals |= b;
-                    else draws |= b;
-                } else {
-                    standin = b;
-                    forced_drop = rest & b; /* a held card the Joker replaces leaves W */
-                }
-            }
-            if (!reals && !forced_drop && !single_ok) continue;
-            int usejk = standin != 0;
-            u64 wm0 = d->wm, bl0 = d->blocked;
-            d->wm |= (1ULL << c) | reals | draws;
-            if (usejk) { d->blocked = standin; d->jk_used = 1; }
-            dfs(d, rest & ~reals & ~forced_drop, melds - 1, pair, ov + 1 + pc64(reals));
-            if (usejk) d->jk_used = 0;
-            d->wm = wm0;
-            d->blocked = bl0;
-        }
-    }
 }
 
 /* Upper bound on held cards still coverable: a group's held cards lie in one component of the
@@ -680,15 +635,6 @@ static int cover_bound(const dist_t *d, u64 rem, int slots) {
     return total;
 }
 
-/* 0 when the bounds cut a child (rem, melds, pair, ov) whatever the drawn cards and the Joker (taken as not
- * pending, the looser case): the children that differ only in those need one test. */
-static int child_bound_ok(const dist_t *d, u64 rem, int melds, int pair, int ov) {
-    int floor = d->best - d->collect, cap = 3 * melds + 2 * pair, n = pc64(rem);
-    if (ov + (n < cap ? n : cap) <= floor) return 0;
-    if (rem && ov + shape_bound(rem, melds, pair, 0, d->no_shapes) <= floor) return 0;
-    return !rem || ov + cover_bound(d, rem, melds + pair) > floor;
-}
-
 /* A meld that still needs cards, placed by its held cards g as an anchor (fill_anchors completes it at the leaf);
  * always inlined: the hot search node, measured the same instructions as the code written out (423.3k per rollout). */
 static inline __attribute__((always_inline)) void place_anchor(dist_t *d, u64 rest, u64 g, int melds, int pair, int ov) {
@@ -699,11 +645,14 @@ static inline __attribute__((always_inline)) void place_anchor(dist_t *d, u64 re
     d->wm &= ~g;
 }
 
-/* A node of a yes/no search (no collecting), lowest card c: the same W as the collecting node below, with every
- * meld that still needs cards placed as an anchor (its held cards only; fill_anchors completes it at the leaf)
- * instead of one branch per completion. Only a run of three held cards is placed whole; with the lone cards
- * last, a run through c that is complete in H starts at c. */
-static void yes_no_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov) {
+/* A search node, lowest card c (yes/no and collecting alike): every group c can be in, with every meld that still
+ * needs cards placed as an anchor (its held cards only; fill_anchors completes it at the leaf) instead of one
+ * branch per completion, and c left out. Only a run of three held cards is placed whole; with the lone cards
+ * last, a run through c that is complete in H starts at c. Until session 22 the collecting search branched on
+ * every completion here (a card, the Joker, a drawn rank-mate) and searched the rest of the hand below each: the
+ * same W (tests/test_distance.py and the C bots' twin tests hold them equal), ~1.7x the work on the bots'
+ * acceptance questions. */
+static void lowest_card_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov) {
     int r = c % 13;
     u64 cb = 1ULL << c, mates = rest & RANKM[r];
     if (pair) /* the pair with a held rank-mate first: a witness is met sooner on most hands */
@@ -752,7 +701,7 @@ static void yes_no_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov)
 }
 
 /* A yes/no node that places the forced card x first (d->force, see there): every group of W that can hold x, with
- * the held cards of rest on either side of it (x is not the lowest card, so the groups yes_no_node leaves to lower
+ * the held cards of rest on either side of it (x is not the lowest card, so the groups lowest_card_node leaves to lower
  * cards are tried here), and never the branch that leaves x out of W. After it the search goes on lowest card first
  * over what is left, which is complete for any set of held cards. */
 static void forced_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov) {
@@ -816,6 +765,7 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
          * open could be filled with */
         u64 placed = d->wm & d->H;
         u64 pot = (d->wm & ~d->H) | neighbours(rem) | rank_mates(placed) | JK_BIT;
+        if (d->nanch) pot |= neighbours(d->anch[0] | (d->nanch > 1 ? d->anch[1] : 0)); /* an anchor's completions */
         if (!d->nx) {
             /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
              * still bring W to best may the subtree fill one (asked only when the rest of pot adds no card) */
@@ -844,7 +794,7 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
             if (fill_anchors(d, 0, melds, pair)) d->best = ov;
         } else if (ov >= d->best) {
             d->leafacc = 0;
-            if (fill(d, melds, pair)) {
+            if (fill_anchors(d, 0, melds, pair)) {
                 d->acc = ov > d->best ? d->leafacc : d->acc | d->leafacc;
                 d->best = ov;
                 if (d->wl && d->wl->n < EVAL_MAX_WITNESS) {
@@ -871,78 +821,7 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     u64 pick = rem & ~d->lone;
     int c = ctz64(pick ? pick : rem);
     u64 cb = 1ULL << c, rest = rem & ~cb;
-    if (!d->collect) {
-        yes_no_node(d, rest, c, melds, pair, ov);
-        return;
-    }
-    int r = c % 13;
-    u64 mates = rest & RANKM[r];
-    int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
-    /* below: the collecting search (acceptance, the one-pass table), which visits every W of overlap >= best */
-    if (pair) {
-        for (u64 t = mates; t; t &= t - 1) {
-            u64 b = t & -t;
-            d->wm |= cb | b;
-            dfs(d, rest ^ b, melds, 0, ov + 2);
-            d->wm &= ~(cb | b);
-        }
-    }
-    /* every option that covers c alone in a meld (drawn cards, or the Joker) leads to (rest, melds - 1, pair,
-     * ov + 1): one bound for all of them */
-    int single_ok = melds && child_bound_ok(d, rest, melds - 1, pair, ov + 1);
-    if (melds) {
-        for (u64 t = mates; t; t &= t - 1) {
-            u64 b = t & -t;
-            for (u64 t2 = t & (t - 1); t2; t2 &= t2 - 1) {
-                u64 b2 = t2 & -t2;
-                d->wm |= cb | b | b2;
-                dfs(d, rest ^ b ^ b2, melds - 1, pair, ov + 3);
-                d->wm &= ~(cb | b | b2);
-            }
-        }
-        for (int st = r - 2; st <= r; st++)
-            if (st >= 0 && st <= 10) seq_variants(d, rest, c, st, melds, pair, ov, single_ok);
-        for (u64 t = mates; t; t &= t - 1) {
-            u64 b = t & -t;
-            d->wm |= cb | b;
-            if (supply(d, r) > d->dem[r]) {
-                d->dem[r]++;
-                dfs(d, rest ^ b, melds - 1, pair, ov + 2);
-                d->dem[r]--;
-            }
-            if (jkok) {
-                d->jk_used = 1; d->jk_rank = r;
-                dfs(d, rest ^ b, melds - 1, pair, ov + 2);
-                d->jk_used = 0; d->jk_rank = -1;
-            }
-            d->wm &= ~(cb | b);
-        }
-        d->wm |= cb;
-        int spare = single_ok ? supply(d, r) - d->dem[r] : 0;
-        if (spare >= 2) {
-            d->dem[r] += 2;
-            dfs(d, rest, melds - 1, pair, ov + 1);
-            d->dem[r] -= 2;
-        }
-        if (jkok && spare >= 1) {
-            d->dem[r]++;
-            d->jk_used = 1; d->jk_rank = r;
-            dfs(d, rest, melds - 1, pair, ov + 1);
-            d->jk_used = 0; d->jk_rank = -1;
-            d->dem[r]--;
-        }
-        d->wm &= ~cb;
-    }
-    if (pair) {
-        if (supply(d, r) > d->dem[r]) {
-            d->wm |= cb;
-            d->dem[r]++;
-            dfs(d, rest, melds, 0, ov + 1);
-            d->dem[r]--;
-            d->wm &= ~cb;
-        }
-    }
-    dfs(d, rest, melds, pair, ov); /* c is not in W */
+    lowest_card_node(d, rest, c, melds, pair, ov);
 }
 
 /* Rank-count planes of a card set, 13-bit rank masks: ge[k] has bit r when rank r holds at least k + 1 cards. */
@@ -1362,20 +1241,22 @@ static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int d
     return n + pc64((d.acc | sp_acc) & pool); /* sp_acc again: a caller whose dist is not exact resets acc */
 }
 
-/* The faster exact search per distance, measured on the bots' tie-break queries (callgrind instructions per
- * query, bench/bots_throughput.py states): the wait set for dist 1 and the one search for dist 2 (~18k against
- * ~26k per card), the per-card yes/no searches from dist 3 (~29k against ~41k; dist 4 ~3x). At dist 2 with a
- * high beat the per-card count, which stops early, wins when at most CUT_SLACK pool cards exceed beat
- * (rollout instructions: 584M with 0, 574M with 4, 568M with 8, 577M with 12; with the witnesses the tie-break
- * passes between candidates, 1,000 records to the end of the hand: 535M with 4, 512M with 8, 506M with 12,
- * 514M with 16, 532M with 24). */
-#define CUT_SLACK 12
+/* The faster exact search per distance, measured on the bots' tie-break queries: the wait set for dist 1; for dist 2
+ * and 3 the one collecting search (acceptance_fast_known) unless at most CUT_SLACK (dist 2) / CUT_SLACK3 (dist 3) pool
+ * cards exceed beat, where the per-card count, which stops early, wins; per card from dist 4. Session 22 (the
+ * collecting search anchored, ~1.7x cheaper): callgrind on the 35,164 tie-break queries of bench/rollout_instructions.py's
+ * 1,000 rollouts replayed alone, in millions of instructions with the file parsing: CUT_SLACK 12 / per card at dist 3
+ * (the thresholds before) 501.6, CUT_SLACK 8 / 10 / 12 / 16 with CUT_SLACK3 8: 482.3 / 478.6 / - / -, CUT_SLACK 10 with
+ * CUT_SLACK3 6 / 8 / 10: 479.8 / 478.6 / 480.1, CUT_SLACK3 3: 505.3, collecting at every dist-3 query: 541.7; the whole
+ * rollout bench 420.0M -> 366.3M instructions (1,000 rollouts). */
+#define CUT_SLACK 10
+#define CUT_SLACK3 8
 int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
                           eval_witness_t *wl, int sp_max) {
     int np = pc64(pool & ~(hand | meld));
     if (np <= beat) return 0;
     if (dist == 1) return eval_acceptance_fast(hand, meld, unseen, pool, dist);
-    if (dist == 2 && np - beat > CUT_SLACK)
+    if ((dist == 2 && np - beat > CUT_SLACK) || (dist == 3 && np - beat > CUT_SLACK3))
         return acceptance_fast_known(hand, meld, unseen, pool, dist, known, wl, sp_max);
     return acceptance_per_card(hand, meld, unseen, pool, dist, beat, known, wl, 1, sp_max);
 }
