@@ -346,6 +346,7 @@ typedef struct {
     u64 avoided;
     u64 want; /* collecting: only drawn cards of want count; skip subtrees that cannot add one (0: all count) */
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
+    int fill_ready;           /* fill_pair / fill_meld computed (fill_sets, on first use) */
     u64 lone; /* held cards with no rank-mate or suit neighbour within two in H: searched last */
     int no_shapes; /* shapes H lacks (see shape_bound; 0: test every node) */
     /* yes/no search: a held card every W asked for must hold (0: none), placed first and never dropped. Exact where
@@ -510,6 +511,7 @@ static int fill(dist_t *d, int melds, int pair) {
 }
 
 static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov);
+static void fill_sets(dist_t *d);
 
 /* A leaf with anchors: complete anchor i and the ones after it as the search would have when it placed them, then
  * fill the open slots (yes/no: up to the first W; collecting: every W, fill ORs each one's drawn cards into
@@ -770,10 +772,14 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
             /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
              * still bring W to best may the subtree fill one (asked only when the rest of pot adds no card) */
             u64 need = d->want & ~d->acc;
-            if (!(need & pot) && !(pair && (need & d->fill_pair) && open_slot_ok(d, rem, melds, 0, ov)) &&
-                !(melds && (need & d->fill_meld) && open_slot_ok(d, rem, melds - 1, pair, ov)))
-                return;
+            if (!(need & pot)) {
+                if (!d->fill_ready) fill_sets(d);
+                if (!(pair && (need & d->fill_pair) && open_slot_ok(d, rem, melds, 0, ov)) &&
+                    !(melds && (need & d->fill_meld) && open_slot_ok(d, rem, melds - 1, pair, ov)))
+                    return;
+            }
         } else {
+            if (!d->fill_ready) fill_sets(d);
             if (pair && open_slot_ok(d, rem, melds, 0, ov)) pot |= d->fill_pair;
             if (melds && open_slot_ok(d, rem, melds - 1, pair, ov)) pot |= d->fill_meld;
             /* one pass: skip when every discard this subtree's W can avoid (not yet placed) is known to be
@@ -1125,6 +1131,7 @@ int eval_acceptance(u64 hand, u64 meld, u64 unseen, u64 pool, int dist) {
 static void fill_sets(dist_t *d) {
     int jk = d->jk_held || d->jk_unseen;
     d->fill_pair = d->fill_meld = 0;
+    d->fill_ready = 1;
     for (int r = 0; r < 13; r++) {
         u64 a = d->av & RANKM[r];
         int n = pc64(a);
@@ -1236,7 +1243,6 @@ static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int d
     d.acc = sp_acc | (known & pool); /* dist is exact, so no W beats d.best and acc only grows */
     d.want = pool;
     d.wl = wl;
-    fill_sets(&d);
     dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
     return n + pc64((d.acc | sp_acc) & pool); /* sp_acc again: a caller whose dist is not exact resets acc */
 }
@@ -1297,8 +1303,7 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
             d.xwant[i] = acc_mode ? (neighbours(after) | JK_BIT) & unseen & ~(after | meld) : 0;
         }
         d.want = ~0ULL; /* prune by xwant */
-        fill_sets(&d);
-        dfs(&d, d.H, melds, 1, d.jk_held);
+            dfs(&d, d.H, melds, 1, d.jk_held);
     }
     int ov[8], best = 127, tied = 0;
     for (int i = 0; i < n; i++) {
