@@ -852,14 +852,16 @@ static inline int top_rank_count(u64 S, const u64 hg[4], int cap, u64 *at) {
     return 0;
 }
 
-/* Special forms in closed form (concealed hands only). Returns the best overlap or -1. */
+/* Special forms in closed form (concealed hands only). Returns the best overlap, or floor when no form exceeds it
+ * (floor -1: the best overlap or -1); a form that cannot exceed the best so far is skipped, so a caller that only
+ * asks "above floor?" passes it. */
 /* parts: 1 the forms that depend only on counts per rank (four pairs, two quads), 2 the card-specific
  * ones (crown pairs, royal and pure straights), 3 all; PARTS_QUADS: the quad forms of 1 alone */
 #define PARTS_QUADS 4
-static int special_overlap_parts(const dist_t *d, int parts) {
+static int special_overlap_above(const dist_t *d, int parts, int floor) {
     u64 H = d->H, av = d->av, Hav = H | av;
     int jkh = d->jk_held, jku = d->jk_unseen;
-    int best = -1;
+    int best = floor;
     if (parts & (1 | PARTS_QUADS)) {
         u64 hg[4], cg[4], at, at2; /* planes of the held cards and of the cards W may hold */
         rank_planes(H, hg);
@@ -926,7 +928,7 @@ static int special_overlap_parts(const dist_t *d, int parts) {
     return best;
 }
 
-static int special_overlap(const dist_t *d) { return special_overlap_parts(d, 3); }
+static int special_overlap(const dist_t *d) { return special_overlap_above(d, 3, -1); }
 
 /* The search behind eval_distance: best overlap found above floor (floor when none), stopping
  * early once it reaches goal. */
@@ -993,7 +995,7 @@ static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal
     dist_init_core(&d, hand, meld, unseen, floor, goal);
     int sp = -1;
     if (!meld && sp_max > d.best) {
-        sp = special_overlap(&d);
+        sp = special_overlap_above(&d, 3, sp_out ? -1 : d.best); /* exact only where the caller reads it */
         if (sp > d.best) d.best = sp;
     }
     if (sp_out) *sp_out = sp;
@@ -1150,7 +1152,8 @@ static void fill_sets(dist_t *d) {
  * part of the acceptance set (concealed hands only; d describes the hand, d->best its best overlap). */
 static u64 special_acceptance(const dist_t *d, u64 pool) {
     /* one more card raises a form's overlap by at most one: forms below best cannot reach best + 1 */
-    int by_counts = special_overlap_parts(d, 1) >= d->best, by_cards = special_overlap_parts(d, 2) >= d->best;
+    int below = d->best - 1;
+    int by_counts = special_overlap_above(d, 1, below) >= d->best, by_cards = special_overlap_above(d, 2, below) >= d->best;
     if (!by_counts && !by_cards) return 0;
     u64 sp_acc = 0;
     dist_t e; /* hand + x, copied from d only for the cards whose forms are read from it */
@@ -1160,13 +1163,13 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
     /* x moves from av to H, so the ranks W may fill (cg) stay and only x's rank's held count grows: the quad forms
      * read held counts only on ranks of three or more cards W may hold (cg[2]); elsewhere (or when they cannot
      * pass best at all) they stay at most best and only four pairs can change, in closed form (as
-     * special_overlap_parts counts it) */
+     * special_overlap_above counts it) */
     u64 hg[4], cg[4];
     rank_planes(d->H, hg);
     rank_planes(d->H | d->av, cg);
     int fp_ok = !d->jk_held && pc64(cg[1]) >= 4;
     /* one card raises the quad forms by at most one: below best on hand, they stay at most best on every x */
-    int quads_may = by_counts && special_overlap_parts(d, PARTS_QUADS) >= d->best;
+    int quads_may = by_counts && special_overlap_above(d, PARTS_QUADS, below) >= d->best;
     int two = pc64(cg[1] & hg[1]), one = pc64(cg[1] & hg[0] & ~hg[1]);
 #define SET_E(x)                                  \
     do {                                          \
@@ -1180,14 +1183,14 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
         u64 x = t & -t;
         if (x == JK_BIT) {
             SET_E(x);
-            if (special_overlap_parts(&e, by_counts | by_cards << 1) > d->best) sp_acc |= x;
+            if (special_overlap_above(&e, by_counts | by_cards << 1, d->best) > d->best) sp_acc |= x;
             continue;
         }
         int c = ctz64(x), r = c % 13;
         if (by_counts && by_rank[r] == -2) {
             if (quads_may && (cg[2] >> r & 1)) {
                 SET_E(x);
-                by_rank[r] = special_overlap_parts(&e, 1);
+                by_rank[r] = special_overlap_above(&e, 1, d->best);
             }
             else if (!fp_ok || !(cg[1] >> r & 1)) by_rank[r] = -1;
             else {
@@ -1205,7 +1208,7 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
          * for a crown card, the crown pairs: skip x when neither can pass best */
         if (!by_cards || (!(x & CROWN_CARDS) && pc64(d->H & SUITM[c / 13]) + d->jk_held + 1 <= d->best)) continue;
         SET_E(x);
-        if (special_overlap_parts(&e, 2) > d->best) sp_acc |= x;
+        if (special_overlap_above(&e, 2, d->best) > d->best) sp_acc |= x;
     }
 #undef SET_E
     return sp_acc;
