@@ -9,6 +9,12 @@ present in both logs (finished or not), the agent's mean placement over the boar
 that in log B; the mean of those differences with a 95 % Student-t interval over boards, and each side's
 mean placement on the shared boards. Negative = the agent of log A places better. Either log may be
 gzip-compressed (``.jsonl.gz``).
+
+Several pairs pool their boards (each pair played on its own seed, so the boards are independent units):
+
+    python bench/paired_logs.py A1 a B1 b A2 a B2 b
+
+prints each pair's line, then the pooled difference over every shared board of every pair.
 """
 
 from __future__ import annotations
@@ -38,33 +44,52 @@ def board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log_a")
-    ap.add_argument("agent_a")
-    ap.add_argument("log_b")
-    ap.add_argument("agent_b")
-    args = ap.parse_args()
-    a, b = board_means(args.log_a, args.agent_a), board_means(args.log_b, args.agent_b)
+def shared_boards(log_a: str, agent_a: str, log_b: str, agent_b: str) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """The agents' per-board mean placements on the boards of both logs (same deal seeds, checked), and the boards
+    each log has."""
+    a, b = board_means(log_a, agent_a), board_means(log_b, agent_b)
     shared = sorted(set(a) & set(b))
     if len(shared) < 2:
-        sys.exit(f"only {len(shared)} boards in both logs: need at least 2")
+        sys.exit(f"only {len(shared)} boards in both {log_a} and {log_b}: need at least 2")
     bad = [k for k in shared if a[k][0] != b[k][0]]
     if bad:
-        sys.exit(f"board {bad[0]} has deal seed {a[bad[0]][0]} in A but {b[bad[0]][0]} in B: not the same boards")
-    x = np.array([a[k][1] for k in shared])
-    y = np.array([b[k][1] for k in shared])
+        sys.exit(
+            f"board {bad[0]} has deal seed {a[bad[0]][0]} in {log_a} but {b[bad[0]][0]} in {log_b}: not the same boards"
+        )
+    return np.array([a[k][1] for k in shared]), np.array([b[k][1] for k in shared]), len(a), len(b)
+
+
+def report(x: np.ndarray, y: np.ndarray, agent_a: str, agent_b: str) -> None:
     d = x - y
-    n = len(shared)
-    t = stats.t.ppf(0.975, n - 1)
+    n = len(d)
+    half = stats.t.ppf(0.975, n - 1) * d.std(ddof=1) / math.sqrt(n)
+    print(f"A {agent_a}: {x.mean():.3f}; B {agent_b}: {y.mean():.3f}")
+    print(
+        f"A - B: {d.mean():+.3f} [{d.mean() - half:+.3f}, {d.mean() + half:+.3f}] "
+        f"(correlation of board means {np.corrcoef(x, y)[0, 1]:.2f})"
+    )
 
-    def ci(v: np.ndarray) -> str:
-        half = t * v.std(ddof=1) / math.sqrt(n)
-        return f"{v.mean():+.3f} [{v.mean() - half:+.3f}, {v.mean() + half:+.3f}]"
 
-    print(f"{n} shared boards (A has {len(a)}, B has {len(b)})")
-    print(f"A {args.agent_a}: {x.mean():.3f}; B {args.agent_b}: {y.mean():.3f}")
-    print(f"A - B: {ci(d)} (correlation of board means {np.corrcoef(x, y)[0, 1]:.2f})")
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("logs", nargs="+", metavar="LOG_A AGENT_A LOG_B AGENT_B", help="one or more such quadruples")
+    args = ap.parse_args()
+    if len(args.logs) % 4:
+        sys.exit(f"give LOG_A AGENT_A LOG_B AGENT_B, four arguments per pair: got {len(args.logs)} arguments")
+    quads = [args.logs[i : i + 4] for i in range(0, len(args.logs), 4)]
+    xs, ys = [], []
+    for log_a, agent_a, log_b, agent_b in quads:
+        x, y, na, nb = shared_boards(log_a, agent_a, log_b, agent_b)
+        if len(quads) > 1:
+            print(f"{log_a} vs {log_b}:")
+        print(f"{len(x)} shared boards (A has {na}, B has {nb})")
+        report(x, y, agent_a, agent_b)
+        xs.append(x)
+        ys.append(y)
+    if len(quads) > 1:
+        x, y = np.concatenate(xs), np.concatenate(ys)
+        print(f"pooled over {len(quads)} pairs: {len(x)} boards")
+        report(x, y, quads[0][1], quads[0][3])
 
 
 if __name__ == "__main__":

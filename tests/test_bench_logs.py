@@ -65,3 +65,32 @@ def test_a_file_that_is_not_a_log_is_refused_in_one_line(tmp_path):
     text.write_text('{"type": "board"}\n')
     res = _bench("tournament_log_summary.py", str(text))
     assert res.returncode != 0 and res.stderr.strip() == f"{text}: not a tournament games.jsonl (no header line)"
+
+
+def test_paired_logs_pool_the_boards_of_several_pairs(tmp_path):
+    """Pairs played on different seeds pool their boards: the pooled difference is the mean over every board of
+    every pair (not the mean of the pairs' means), with an interval over all of them."""
+    import re
+
+    def log(agents: list[str], name: str, seed: int) -> Path:
+        out = tmp_path / name
+        run(TournamentConfig(agents, boards=3 if seed == 3 else 5, seed=seed, out=str(out), rules=FAST, progress=False))
+        return out / "games.jsonl"
+
+    pairs = [
+        (log(["greedy", "defensive", "random"], "a3", 3), log(["random", "defensive", "greedy"], "b3", 3)),
+        (log(["greedy", "defensive", "random"], "a4", 4), log(["random", "defensive", "greedy"], "b4", 4)),
+    ]
+    args = [x for a, b in pairs for x in (str(a), "greedy", str(b), "random")]
+    res = _bench("paired_logs.py", *args)
+    assert res.returncode == 0, res.stderr
+    assert "pooled over 2 pairs: 8 boards" in res.stdout
+    diffs = [float(m) for m in re.findall(r"A - B: ([+-]\d\.\d+)", res.stdout)]
+    assert len(diffs) == 3  # one line per pair, then the pooled one
+    # 3 and 5 boards: the pooled mean weighs boards, not pairs
+    assert abs(diffs[2] - (3 * diffs[0] + 5 * diffs[1]) / 8) < 0.002
+    bad = _bench("paired_logs.py", str(pairs[0][0]), "greedy", str(pairs[0][1]))
+    assert bad.returncode != 0 and bad.stderr.strip().endswith("four arguments per pair: got 3 arguments")
+    # a pair whose boards are not the same deals is refused, naming the logs
+    mixed = _bench("paired_logs.py", str(pairs[0][0]), "greedy", str(pairs[1][1]), "random")
+    assert mixed.returncode != 0 and "not the same boards" in mixed.stderr
