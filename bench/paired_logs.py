@@ -78,7 +78,15 @@ def main() -> None:
         sys.exit(f"give LOG_A AGENT_A LOG_B AGENT_B, four arguments per pair: got {len(args.logs)} arguments")
     quads = [args.logs[i : i + 4] for i in range(0, len(args.logs), 4)]
     xs, ys = [], []
-    for log_a, agent_a, log_b, agent_b in quads:
+    seen: dict[int, tuple[int, str]] = {}  # deal seed -> (pair, log): pooled pairs must be independent boards
+    for k, (log_a, agent_a, log_b, agent_b) in enumerate(quads):
+        if len(quads) > 1:
+            for seed, _ in board_means(log_a, agent_a).values():
+                if seed in seen and seen[seed][0] != k:
+                    sys.exit(
+                        f"{log_a} and {seen[seed][1]} share deal seed {seed}: pool pairs played on different seeds"
+                    )
+                seen[seed] = (k, log_a)
         x, y, na, nb = shared_boards(log_a, agent_a, log_b, agent_b)
         if len(quads) > 1:
             print(f"{log_a} vs {log_b}:")
@@ -89,7 +97,7 @@ def main() -> None:
     if len(quads) > 1:
         x, y = np.concatenate(xs), np.concatenate(ys)
         print(f"pooled over {len(quads)} pairs: {len(x)} boards")
-        report(x, y, quads[0][1], quads[0][3])
+        report(x, y, "(pooled A)", "(pooled B)")
 
 
 if __name__ == "__main__":

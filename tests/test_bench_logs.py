@@ -94,3 +94,7 @@ def test_paired_logs_pool_the_boards_of_several_pairs(tmp_path):
     # a pair whose boards are not the same deals is refused, naming the logs
     mixed = _bench("paired_logs.py", str(pairs[0][0]), "greedy", str(pairs[1][1]), "random")
     assert mixed.returncode != 0 and "not the same boards" in mixed.stderr
+    assert str(pairs[0][0]) in mixed.stderr and str(pairs[1][1]) in mixed.stderr
+    # the same pair twice would count its boards twice: refused
+    twice = _bench("paired_logs.py", *args[:4], *args[:4])
+    assert twice.returncode != 0 and "share deal seed" in twice.stderr

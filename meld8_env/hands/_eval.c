@@ -241,8 +241,9 @@ typedef struct {
 static void std_waits(waits_t *W, u64 m, int jk, int melds, int pair, u64 hole, u64 jkset) {
     /* a chosen hole already among the waits: every reading below adds a subset of it */
     if (hole && !(hole & ~W->out)) return;
-    /* a card of m with no neighbour in m shares its group with no other held card, so the hole or the Joker joins
-     * it (one group each): more such cards than those two cannot all be placed */
+    /* a card of m with no neighbour in m shares its group with no other held card, so the hole joins it (in a pair,
+     * or in a meld beside the Joker): with the hole already placed, or with two such cards, the reading fails (the
+     * bound below is looser than that and exact) */
     if (pc64(m & ~neighbours(m)) > !hole + jk) return;
     if (!m) {
         if (jk || melds || pair || !hole) return;
@@ -520,7 +521,7 @@ static void fill_sets(dist_t *d);
  * suit the missing card of a run, drawn or the Joker. The Joker's stand-in is in neither W nor E. Every check
  * is on the final W (supply only falls as W grows), so deciding here gives the answers placing them would. */
 static int fill_anchors(dist_t *d, int i, int melds, int pair) {
-    if (i >= d->nanch || i >= 2) return fill(d, melds, pair); /* at most two anchors: one per meld */
+    if (i >= d->nanch || i >= 2) return fill(d, melds, pair); /* i >= 2 never holds (one anchor per meld): it tells gcc's -Warray-bounds so */
     u64 g = d->anch[i];
     int c = ctz64(g), r = c % 13, base = c - r;
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen), ok = 0, any = 0;
@@ -652,8 +653,8 @@ static inline __attribute__((always_inline)) void place_anchor(dist_t *d, u64 re
  * branch per completion, and c left out. Only a run of three held cards is placed whole; with the lone cards
  * last, a run through c that is complete in H starts at c. Until session 22 the collecting search branched on
  * every completion here (a card, the Joker, a drawn rank-mate) and searched the rest of the hand below each: the
- * same W (tests/test_distance.py and the C bots' twin tests hold them equal), ~1.7x the work on the bots'
- * acceptance questions. */
+ * same W (tests/test_distance.py and the C bots' twin tests hold them equal), more work on the bots'
+ * acceptance questions (bots_throughput's one-search rows: 178.7M -> 154.8M instructions). */
 static void lowest_card_node(dist_t *d, u64 rest, int c, int melds, int pair, int ov) {
     int r = c % 13;
     u64 cb = 1ULL << c, mates = rest & RANKM[r];
@@ -1253,11 +1254,11 @@ static int acceptance_fast_known(u64 hand, u64 meld, u64 unseen, u64 pool, int d
 /* The faster exact search per distance, measured on the bots' tie-break queries: the wait set for dist 1; for dist 2
  * and 3 the one collecting search (acceptance_fast_known) unless at most CUT_SLACK (dist 2) / CUT_SLACK3 (dist 3) pool
  * cards exceed beat, where the per-card count, which stops early, wins; per card from dist 4. Session 22 (the
- * collecting search anchored, ~1.7x cheaper): callgrind on the 35,164 tie-break queries of bench/rollout_instructions.py's
+ * collecting search anchored): callgrind on the 35,164 tie-break queries of bench/rollout_instructions.py's
  * 1,000 rollouts replayed alone, in millions of instructions with the file parsing: CUT_SLACK 12 / per card at dist 3
- * (the thresholds before) 501.6, CUT_SLACK 8 / 10 / 12 / 16 with CUT_SLACK3 8: 482.3 / 478.6 / - / -, CUT_SLACK 10 with
+ * (the thresholds before) 501.6, CUT_SLACK 8 / 10 with CUT_SLACK3 8: 482.3 / 478.6 (whole rollouts, 12 / 8: 362.2k per rollout against 358.7k), CUT_SLACK 10 with
  * CUT_SLACK3 6 / 8 / 10: 479.8 / 478.6 / 480.1, CUT_SLACK3 3: 505.3, collecting at every dist-3 query: 541.7; the whole
- * rollout bench 420.0M -> 366.3M instructions (1,000 rollouts). */
+ * rollout bench 420.0M -> 358.7M instructions (1,000 rollouts; 345.2M with the later lazy sets and special floor). */
 #define CUT_SLACK 10
 #define CUT_SLACK3 8
 int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
@@ -1306,7 +1307,7 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
             d.xwant[i] = acc_mode ? (neighbours(after) | JK_BIT) & unseen & ~(after | meld) : 0;
         }
         d.want = ~0ULL; /* prune by xwant */
-            dfs(&d, d.H, melds, 1, d.jk_held);
+        dfs(&d, d.H, melds, 1, d.jk_held);
     }
     int ov[8], best = 127, tied = 0;
     for (int i = 0; i < n; i++) {
