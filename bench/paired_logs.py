@@ -44,9 +44,11 @@ def board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
     return out
 
 
-def shared_boards(log_a: str, agent_a: str, log_b: str, agent_b: str) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """The agents' per-board mean placements on the boards of both logs (same deal seeds, checked), and the boards
-    each log has."""
+def shared_boards(
+    log_a: str, agent_a: str, log_b: str, agent_b: str
+) -> tuple[np.ndarray, np.ndarray, int, int, set[int]]:
+    """The agents' per-board mean placements on the boards of both logs (same deal seeds, checked), the boards each
+    log has, and the shared boards' deal seeds."""
     a, b = board_means(log_a, agent_a), board_means(log_b, agent_b)
     shared = sorted(set(a) & set(b))
     if len(shared) < 2:
@@ -56,7 +58,8 @@ def shared_boards(log_a: str, agent_a: str, log_b: str, agent_b: str) -> tuple[n
         sys.exit(
             f"board {bad[0]} has deal seed {a[bad[0]][0]} in {log_a} but {b[bad[0]][0]} in {log_b}: not the same boards"
         )
-    return np.array([a[k][1] for k in shared]), np.array([b[k][1] for k in shared]), len(a), len(b)
+    seeds = {a[k][0] for k in shared}
+    return np.array([a[k][1] for k in shared]), np.array([b[k][1] for k in shared]), len(a), len(b), seeds
 
 
 def report(x: np.ndarray, y: np.ndarray, agent_a: str, agent_b: str) -> None:
@@ -78,16 +81,13 @@ def main() -> None:
         sys.exit(f"give LOG_A AGENT_A LOG_B AGENT_B, four arguments per pair: got {len(args.logs)} arguments")
     quads = [args.logs[i : i + 4] for i in range(0, len(args.logs), 4)]
     xs, ys = [], []
-    seen: dict[int, tuple[int, str]] = {}  # deal seed -> (pair, log): pooled pairs must be independent boards
-    for k, (log_a, agent_a, log_b, agent_b) in enumerate(quads):
-        if len(quads) > 1:
-            for seed, _ in board_means(log_a, agent_a).values():
-                if seed in seen and seen[seed][0] != k:
-                    sys.exit(
-                        f"{log_a} and {seen[seed][1]} share deal seed {seed}: pool pairs played on different seeds"
-                    )
-                seen[seed] = (k, log_a)
-        x, y, na, nb = shared_boards(log_a, agent_a, log_b, agent_b)
+    seen: dict[int, str] = {}  # deal seed -> the log of an earlier pair: pooled pairs must be independent boards
+    for log_a, agent_a, log_b, agent_b in quads:
+        x, y, na, nb, seeds = shared_boards(log_a, agent_a, log_b, agent_b)
+        dup = sorted(seeds & seen.keys())
+        if dup:
+            sys.exit(f"{log_a} and {seen[dup[0]]} share deal seed {dup[0]}: pool pairs played on different seeds")
+        seen.update(dict.fromkeys(seeds, log_a))
         if len(quads) > 1:
             print(f"{log_a} vs {log_b}:")
         print(f"{len(x)} shared boards (A has {na}, B has {nb})")
