@@ -18,7 +18,10 @@ At each decision (docs/search.md has the whole story):
    never discards a card another seat of the world would Ron: it reads the world's sampled hands, so the seat
    continues as a perfect defender *of that world*, which it knows only because the world is a guess; the
    decision still reads nothing but the information set. With ``oracle`` the bot's own choice kept by the
-   margin rule below is greedy's). ``lite=1`` (off by default; a measured negative, README) plays the rollouts'
+   margin rule below is greedy's), or a shipped network, ``ppo`` or ``distilled``: the rollouts pause at the
+   seat's decisions (``meld8_env.rollout``'s external seats) and the network decides every paused world of the
+   batch in one forward pass, deterministically (its most probable legal action); its own choice is then the one
+   the margin rule keeps. ``lite=1`` (off by default; a measured negative, README) plays the rollouts'
    greedy / defensive as ``greedy_lite`` / ``defensive_lite``: the tie-break between discards two or more cards
    from winning by the size of the acceptance pool instead of the exact count (``meld8_env.policies``), which
    makes a rollout cheaper but a less faithful model of the bots it stands for; the bot's own choice at the
@@ -105,7 +108,7 @@ from meld8_env.engine.records import put_records, take_records
 from meld8_env.features import danger, discard_table
 from meld8_env.observation import decode
 from meld8_env.placement import shipped_table
-from meld8_env.policies import POLICY
+from meld8_env.policies import EXTERNAL_CODE, POLICY
 from meld8_env.rollout import MAX_THREADS
 from meld8_env.rules import RuleConfig
 
@@ -114,7 +117,11 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "cands": (int, 3, "discards kept by the prior (>= 1); the safest is added"),
     "stages": (int, 2, "successive-halving stages (>= 1)"),
     "opp": (str, "mix", "opponent model in rollouts: greedy, defensive or mix"),
-    "me": (str, "greedy", "own continuation in rollouts: greedy, defensive or oracle (see the module doc)"),
+    "me": (
+        str,
+        "greedy",
+        "own continuation in rollouts: greedy, defensive, oracle, or a network: ppo, distilled (see the module doc)",
+    ),
     "leaf": (str, "placement", "leaf value: placement (expected final placement) or points"),
     "belief": (
         str,
@@ -159,6 +166,8 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     ),
     "extend_z": (int, 10, "extend while the verdict is within extend_z/10 standard errors (see _extend)"),
 }
+#: shipped networks an option may name (``meld8_env.agent_spec``); ``prior`` also takes ``ppo:PATH.zip``
+NETWORKS = ("ppo", "distilled")
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
 #: rollouts to the end of the hand) gains from the split: 0.70-0.875x the wall time per decision at 16-64 worlds
 #: (README "Search and belief", the A/B of session 13)
@@ -166,10 +175,10 @@ ROLLOUT_SPLIT_MIN = 16
 
 CHOICES = {
     "opp": ("greedy", "defensive", "mix"),
-    "me": ("greedy", "defensive", "oracle"),
+    "me": ("greedy", "defensive", "oracle") + NETWORKS,
     "leaf": ("placement", "points"),
     "belief": ("two_level", "uniform", "learned", "no_pass", "last_discard"),
-    "prior": ("greedy", "ppo", "distilled"),
+    "prior": ("greedy",) + NETWORKS,
     "safe": ("danger", "model"),
     "ron": ("worlds", "model"),
     "split": ("equal", "double"),
@@ -274,14 +283,19 @@ class SearchAgent(Agent):
         self.table = shipped_table(rules) if self.opts["leaf"] == "placement" else None
         self._greedy = GreedyAgent(rules=rules, seed=self.seed)
         self._defensive = DefensiveAgent(rules=rules, seed=self.seed)
-        self._net = None
-        if self.opts["prior"] != "greedy":  # the network inside the search: its policy ranks the discards
-            from meld8_env.agent_spec import load_agent
+        self._net = self._network("prior") if self.opts["prior"] != "greedy" else None
+        # the network as the seat's own continuation: the rollouts pause at its decisions (meld8_env.rollout's
+        # external seats) and it decides every paused world of the batch in one forward pass
+        self._me_net = self._network("me") if self.opts["me"] in NETWORKS else None
 
-            try:
-                self._net = load_agent(str(self.opts["prior"]), rules, seed=self.seed)
-            except ValueError as exc:  # AgentLoadError: name the option, not only the file
-                raise ValueError(f"search option prior={self.opts['prior']}: {exc}") from None
+    def _network(self, key: str) -> Agent:
+        """The network an option names (its policy, deterministic: the most probable legal action)."""
+        from meld8_env.agent_spec import load_agent
+
+        try:
+            return load_agent(str(self.opts[key]), self.rules, seed=self.seed)
+        except ValueError as exc:  # AgentLoadError: name the option, not only the file
+            raise ValueError(f"search option {key}={self.opts[key]}: {exc}") from None
 
     # -- the agent protocol ---------------------------------------------------------------------------
     def act_batch(
@@ -306,6 +320,8 @@ class SearchAgent(Agent):
         if todo:
             if self.opts["keep"] == "prior":  # expert iteration: the network's move, changed only when clearly worse
                 bot = self._net
+            elif self._me_net is not None:  # the continuation's own choice, as with the bots
+                bot = self._me_net
             else:
                 bot = self._defensive if self.opts["me"] == "defensive" else self._greedy  # oracle: its honest part
             default = bot.act_batch(obs[todo], masks[todo])
@@ -442,7 +458,10 @@ class SearchAgent(Agent):
         else:
             pol[:] = POLICY[opp + suffix]
         me = self.opts["me"]
-        pol[:, seat] = POLICY[me + suffix if me != "oracle" else me]
+        if me in NETWORKS:
+            pol[:, seat] = EXTERNAL_CODE
+        else:
+            pol[:, seat] = POLICY[me + suffix if me != "oracle" else me]
         return pol
 
     def _search(self, rows: list[int], cands: list[list[int]], infosets: list, records, default: list[int]) -> list:
@@ -613,7 +632,10 @@ class SearchAgent(Agent):
             # is the same whatever the threads (each record has its own seed), only the speed differs (README
             # "Search and belief", the default since session 14)
             threads = int(self.opts["threads"]) if len(sub) >= ROLLOUT_SPLIT_MIN else 1
-            sb.rollout_hand(self.rules, sub, np.concatenate(pols)[play], np.concatenate(seeds)[play], threads=threads)
+            ext = None if self._me_net is None else self._me_net.act_batch
+            sb.rollout_hand(
+                self.rules, sub, np.concatenate(pols)[play], np.concatenate(seeds)[play], threads=threads, external=ext
+            )
             put_records(batch, play, sub)
         values = self._leaf(batch, before)
         hit = done | ron

@@ -29,7 +29,7 @@ from meld8_env.engine.records import concat_records, put_records, step_records, 
 from meld8_env.hands import distance_batch, waits_batch
 from meld8_env.infoset import infoset
 from meld8_env.policies import policy_act
-from meld8_env.rollout import rollout
+from meld8_env.rollout import ExternalPolicy, rollout
 from meld8_env.rules import RuleConfig
 
 
@@ -105,11 +105,17 @@ def step_copies(rules: RuleConfig, records: np.ndarray, actions: np.ndarray) -> 
 
 
 def rollout_hand(
-    rules: RuleConfig, records: np.ndarray, seat_policies: np.ndarray, seeds: np.ndarray, threads: int = 2
+    rules: RuleConfig,
+    records: np.ndarray,
+    seat_policies: np.ndarray,
+    seeds: np.ndarray,
+    threads: int = 2,
+    external: ExternalPolicy | None = None,
 ) -> np.ndarray:
-    """Play ``records`` (advanced in place) to the end of the current hand with the C bots; returns the
-    hand's point change of every seat (N, P) int64."""
-    res = rollout(rules, records, seat_policies, seeds, until="hand", threads=threads)
+    """Play ``records`` (advanced in place) to the end of the current hand with the C bots (and ``external``
+    for the seats whose policy is ``"external"``, ``meld8_env.rollout``); returns the hand's point change of
+    every seat (N, P) int64."""
+    res = rollout(rules, records, seat_policies, seeds, until="hand", threads=threads, external=external)
     return np.asarray(res.deltas, np.int64)
 
 

@@ -42,6 +42,13 @@ seats' hands in the record, so it runs in :func:`policy_act` and rollouts (where
 sampled, so its own continuation there knows only its world) and never from an observation."""
 
 
+EXTERNAL = "external"
+"""Not a C policy: in :func:`meld8_env.rollout.rollout`'s ``seat_policies``, a seat whose decisions the caller makes
+(``external=``), e.g. a network as the search's own continuation. Every other entry point refuses it."""
+EXTERNAL_CODE = 6
+"""The C side's code of :data:`EXTERNAL` (``BOT_EXTERNAL`` in ``_bots.h``)."""
+
+
 @dataclasses.dataclass(frozen=True, eq=False)  # weights is an array: identity, not value, equality
 class SeatPolicy:
     """An agent's decisions as a C policy: ``name`` (a key of :data:`POLICY`); for ``random``, the ``seed`` and
@@ -65,20 +72,25 @@ def packed(rules: RuleConfig) -> bytes:
     return pack_rules(rules)
 
 
-def policy_codes(policies: object, shape: tuple[int, ...]) -> np.ndarray:
+def policy_codes(policies: object, shape: tuple[int, ...], external_ok: bool = False) -> np.ndarray:
     """Policy names or codes as a C-contiguous int8 array broadcast to ``shape``; one line naming the bad
-    value otherwise."""
+    value otherwise. ``external_ok``: :data:`EXTERNAL` (code :data:`EXTERNAL_CODE`) is allowed too (rollouts)."""
+    known = POLICY | ({EXTERNAL: EXTERNAL_CODE} if external_ok else {})
     arr = np.asarray(policies)
     if arr.dtype.kind in "US":
-        bad = [str(x) for x in np.unique(arr) if str(x) not in POLICY]
+        bad = [str(x) for x in np.unique(arr) if str(x) not in known]
         if bad:
-            names = ", ".join(POLICY)
+            names = ", ".join(known)
             raise ValueError(f"unknown policy {bad[0]!r}: use one of {names} (or codes 0..{len(POLICY) - 1})")
-        arr = np.vectorize(POLICY.__getitem__, otypes=[np.int8])(arr)
+        arr = np.vectorize(known.__getitem__, otypes=[np.int8])(arr)
     elif arr.dtype.kind not in "iu":
-        raise ValueError(f"policies must be names ({', '.join(POLICY)}) or integer codes, got dtype {arr.dtype}")
-    if arr.size and (arr.min() < 0 or arr.max() >= len(POLICY)):
-        raise ValueError(f"policy codes must be 0..{len(POLICY) - 1}, got {int(arr.min())}..{int(arr.max())}")
+        raise ValueError(f"policies must be names ({', '.join(known)}) or integer codes, got dtype {arr.dtype}")
+    ok = (arr >= 0) & (arr < len(POLICY))
+    if external_ok:
+        ok |= arr == EXTERNAL_CODE
+    if arr.size and not ok.all():
+        also = f" or {EXTERNAL_CODE} ({EXTERNAL})" if external_ok else ""
+        raise ValueError(f"policy codes must be 0..{len(POLICY) - 1}{also}, got {int(arr[~ok].flat[0])}")
     try:
         return np.ascontiguousarray(np.broadcast_to(arr.astype(np.int8), shape))
     except ValueError:

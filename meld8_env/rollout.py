@@ -7,6 +7,12 @@ row applies to every record). ``seeds`` (N,) uint64 start each record's splitmix
 ``random`` policy (greedy, defensive and oracle draw nothing), so a rollout is a function of its inputs: the
 same records, policies and seeds give the same result whatever ``threads`` is.
 
+A seat whose policy is ``"external"`` (:data:`meld8_env.policies.EXTERNAL`) is played by the caller's
+``external(obs, masks) -> actions`` (e.g. a network: the search's ``me=distilled``): the C rollout stops every record
+where such a seat is to act, the function decides all of them in one batch from the acting seat's observation, the
+actions are stepped and the C rollout goes on. Its twin test plays the C bots' Python twins as external seats and
+gets the C bots' records exactly (``tests/test_rollout_external.py``).
+
 ``threads`` threads of the C extension (the calling one included, GIL released) take the records two at a time
 from a shared counter: a rollout's length varies with the deal, so fixed slices leave one thread waiting on the
 other (the search's batches are a few dozen to a few hundred records, one record is ~0.1 ms). The Python twin
@@ -25,20 +31,22 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
-from meld8_env.codes import Phase
+from meld8_env.codes import Phase, Result
 from meld8_env.engine.bots import play_games_raw, rollout_raw
-from meld8_env.engine.records import start_records
+from meld8_env.engine.records import observe_records, put_records, start_records, step_records, take_records
 from meld8_env.engine.seeding import MASK64
 from meld8_env.observation import obs_size
-from meld8_env.policies import SeatPolicy, check_record_array, packed, policy_codes
+from meld8_env.policies import EXTERNAL_CODE, SeatPolicy, check_record_array, packed, policy_codes
 from meld8_env.rules import RuleConfig
 
 UNTIL = {"hand": 0, "game": 1}
+ExternalPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``external(obs (B, D) uint8, masks (B, 64) bool) -> actions (B,)``: the decisions of a rollout's external seats."""
 MAX_STEPS = 1 << 20
 """A safety stop per record (a game of 16 rounds takes a few thousand steps)."""
 CHUNKS_PER_THREAD = 4
@@ -71,14 +79,27 @@ def rollout(
     seeds: np.ndarray,
     until: str = "hand",
     threads: int = 2,
+    external: ExternalPolicy | None = None,
 ) -> RolloutResult:
-    """Play every record to the end of its current hand (``until="hand"``) or game (``"game"``)."""
+    """Play every record to the end of its current hand (``until="hand"``) or game (``"game"``).
+
+    ``external``: the decisions of the seats whose policy is ``"external"`` (:data:`EXTERNAL`), e.g. a network.
+    The C rollout stops each record where such a seat is to act; ``external(obs (B, D) uint8, masks (B, 64)
+    bool) -> actions (B,)`` decides for all of them at once, from the acting seat's observation, the actions are
+    stepped (``step_records``: a refused one is an error naming the record and action) and the C rollout goes on,
+    until no record waits. So the result is what stepping the records one action at a time with those agents
+    gives (``tests/test_rollout_external.py``); ``external`` must be a function of its inputs for that."""
     if until not in UNTIL:
         raise ValueError(f"until must be 'hand' or 'game', got {until!r}")
     _check_threads(threads)
     records = check_record_array(records, writable=True)
     n, P = len(records), rules.num_players
-    pol = policy_codes(seat_policies, (n, P))
+    pol = policy_codes(seat_policies, (n, P), external_ok=True)
+    has_external = bool((pol == EXTERNAL_CODE).any())
+    if has_external and external is None:
+        raise ValueError("seat_policies name 'external' seats: pass external=f, f(obs, masks) -> actions")
+    if external is not None and not callable(external):
+        raise TypeError(f"external must be a function f(obs, masks) -> actions, got {type(external).__name__}")
     seeds = np.asarray(seeds)
     if seeds.shape != (n,) or seeds.dtype.kind not in "iu":
         raise ValueError(f"seeds must be {n} unsigned integers (one per record), got shape {seeds.shape}")
@@ -87,9 +108,13 @@ def rollout(
     deltas = np.zeros((n, P), np.int32)
     rules_bytes = packed(rules)
 
+    start = records["scores"][:, :P].astype(np.int32)
     stuck = rollout_raw(records, rules_bytes, pol, rng, UNTIL[until], MAX_STEPS, steps, deltas, threads)
     if stuck:
         raise RuntimeError(f"rollout: {stuck} records did not finish (a record that is not a live game state?)")
+    if has_external:
+        _external_turns(rules, records, pol, rng, until, threads, external, steps)
+        deltas = records["scores"][:, :P].astype(np.int32) - start
     over = records["phase"] == int(Phase.OVER)
     return RolloutResult(
         deltas=deltas,
@@ -99,6 +124,58 @@ def rollout(
         over=over,
         steps=steps,
     )
+
+
+def _live(records: np.ndarray, until: str) -> np.ndarray:
+    """Where a record has not reached its stop (the game's end, or with ``until="hand"`` the hand's)."""
+    live = (records["phase"] != int(Phase.OVER)) & (records["acting"] >= 0)
+    if until == "hand":
+        live &= records["result"] == int(Result.NONE)
+    return live
+
+
+def _waiting(records: np.ndarray, pol: np.ndarray, until: str) -> np.ndarray:
+    """Indices of the records a rollout left where an external seat is to act (live, before their stop)."""
+    idx = np.flatnonzero(_live(records, until))
+    return idx[pol[idx, records["acting"][idx].astype(np.int64)] == EXTERNAL_CODE]
+
+
+def _external_turns(
+    rules: RuleConfig,
+    records: np.ndarray,
+    pol: np.ndarray,
+    rng: np.ndarray,
+    until: str,
+    threads: int,
+    external: ExternalPolicy,
+    steps: np.ndarray,
+) -> None:
+    """The external seats' turns of :func:`rollout`: decide every waiting record at once, step, roll on."""
+    P = rules.num_players
+    while (idx := _waiting(records, pol, until)).size:
+        sub = take_records(records, idx)
+        obs, masks = observe_records(rules, sub)
+        acts = np.asarray(external(obs, masks))
+        if acts.shape != (len(idx),) or acts.dtype.kind not in "iu":
+            raise ValueError(f"external returned {acts.dtype} of shape {acts.shape}: give {len(idx)} integer actions")
+        refused = step_records(rules, sub, acts.astype(np.int64))
+        if refused.any():
+            k = int(np.flatnonzero(refused)[0])
+            raise ValueError(f"external: action {int(acts[k])} is not legal in record {int(idx[k])}")
+        steps[idx] += 1
+        put_records(records, idx, sub)
+        go = idx[_live(records[idx], until)]  # the decision may have ended the hand: those records stop here
+        if go.size:
+            sub, sub_rng, more = take_records(records, go), rng[go], np.zeros(len(go), np.int32)
+            stuck = rollout_raw(
+                sub, packed(rules), np.ascontiguousarray(pol[go]), sub_rng, UNTIL[until], MAX_STEPS, more,
+                np.zeros((len(go), P), np.int32), threads,
+            )  # fmt: skip
+            if stuck:
+                raise RuntimeError(f"rollout: {stuck} records did not finish (a record that is not a live game state?)")
+            put_records(records, go, sub)
+            rng[go] = sub_rng
+            steps[go] += more
 
 
 def _split(part, n: int, threads: int) -> int:

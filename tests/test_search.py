@@ -320,6 +320,7 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=8,cands=3,stages=2,strat=1",
         "search:worlds=8,cands=3,belief=learned",
         "search:worlds=8,me=oracle",
+        "search:worlds=6,me=distilled,extend=0",
         "search:worlds=6,prior=distilled",
         "search:worlds=6,safe=model",
         "search:worlds=8,ron=model",
@@ -333,7 +334,8 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
 def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     """``strat=1`` (re-weighted worlds), ``belief=learned`` (the wait model's worlds), ``me=oracle`` (a
     continuation that reads the hands of each sampled world), ``prior=distilled`` (the network ranks the
-    candidate discards), ``safe=model`` (the safest candidate by the wait model's risk), ``ron=model`` (the
+    candidate discards), ``me=distilled`` (the network as the seat's own continuation, through the rollout's
+    external seats), ``safe=model`` (the safest candidate by the wait model's risk), ``ron=model`` (the
     chance of a Ron on each discard from the wait model, the rest from the worlds) and ``lite=1`` (the rollouts'
     bots break far ties by pool size), ``split=double`` (stages whose worlds double), ``extend`` (more worlds
     for the bot's choice and its challenger where the verdict is close): decisions stay a
@@ -670,3 +672,32 @@ def test_keep_prior_keeps_the_networks_choice_unless_the_rollouts_clearly_disagr
     ):
         with pytest.raises(AgentLoadError, match=says):
             load_agent(f"search:{bad}", RULES)
+
+
+def test_network_continuation_keeps_the_networks_choice_and_decides_in_the_rollouts():
+    """``me=distilled``: the seat's own continuation in the rollouts is the shipped network (the rollout pauses at
+    the seat's decisions and the network decides them, ``meld8_env.rollout``'s external seats), and its own choice
+    is the one the margin rule keeps: with a margin no gain can pass, the search plays the network's moves."""
+    from meld8_env.engine.records import observe_records
+
+    recs = bot_states(2, 74, every=4)[:16]
+    agent = load_agent("search:worlds=6,me=distilled,margin=100,extend=0", RULES, seed=3)
+    rows = []
+    real = agent._me_net.act_batch  # a spy: the network still decides, the test counts what it was asked
+
+    def spy(obs, masks):
+        rows.append(len(obs))
+        return real(obs, masks)
+
+    agent._me_net.act_batch = spy
+    acts, vals = decide(agent, recs)
+    obs, masks = observe_records(RULES, recs)
+    want = load_agent("distilled", RULES).act_batch(obs, masks)
+    searched = [i for i, v in enumerate(vals) if len(v) >= 2]
+    assert len(searched) >= 8
+    for i in searched:
+        assert int(want[i]) in vals[i] and int(acts[i]) == int(want[i])
+    # the root choice is asked once per decision; the rest are the rollouts' own decisions, many per world
+    assert sum(rows) > 10 * len(recs)
+    with pytest.raises(AgentLoadError, match="must be one of greedy, defensive, oracle, ppo, distilled"):
+        load_agent("search:me=alphago", RULES)

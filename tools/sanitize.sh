@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [[ "$PY" = /* ]] || PY="$PWD/$PY"  # absolute, without resolving the venv symlink
 ARGS=("$@")
-# plus the engine's wait table, the C bots (and their tie-break with witnesses; the _lite policies' pool-size tie-break; the CHEATING oracle policy), the belief sampler's C core, the evaluator's one-search and tie-break acceptance (its per-card count with the drawn card placed first) and one-pass discard table, and the threaded rollout
+# plus the engine's wait table, the C bots (and their tie-break with witnesses; the _lite policies' pool-size tie-break; the CHEATING oracle policy), the belief sampler's C core, the evaluator's one-search and tie-break acceptance (its per-card count with the drawn card placed first) and one-pass discard table, and the threaded rollout (with its pauses for external seats)
 [ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_boundary_fuzz.py tests/test_fast_engine.py tests/test_engine_surface.py tests/test_wait_table.py
   tests/test_cbots.py::test_one_search_acceptance_equals_per_card_search
   tests/test_cbots.py::test_tiebreak_acceptance_is_exact_above_beat
@@ -23,7 +23,7 @@ ARGS=("$@")
   tests/test_cbots.py::test_rollout_deterministic_and_thread_independent
   tests/test_search.py::test_rollout_plays_each_record_once_whatever_the_threads
   tests/test_cbots.py::test_special_form_bound_equals_the_unbounded_searches
-  tests/test_belief_core.py tests/test_arena_c_games.py)
+  tests/test_rollout_external.py tests/test_belief_core.py tests/test_arena_c_games.py)
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 # the tracked files (links stay links), plus untracked test files while developing

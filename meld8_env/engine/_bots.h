@@ -16,6 +16,9 @@
  * with lite=True) */
 enum { BOT_RANDOM = 0, BOT_GREEDY = 1, BOT_DEFENSIVE = 2, BOT_ORACLE = 3, BOT_GREEDY_LITE = 4, BOT_DEFENSIVE_LITE = 5,
        BOT_N = 6 };
+/* Not a bot: in a rollout's policies, the seat whose decisions the caller makes (meld8_env.rollout, external=). The
+ * rollout stops a record where such a seat is to act; every other entry point refuses the code. */
+enum { BOT_EXTERNAL = 6 };
 
 typedef struct {
     int P;

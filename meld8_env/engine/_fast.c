@@ -435,15 +435,17 @@ static PyObject *py_call_tables(PyObject *self, PyObject *args) {
 }
 
 /* ---------------------------------------------------------------- bots and rollouts (_bots.c) */
-static int check_codes(const int8_t *codes, Py_ssize_t n, const char *what) {
+static int check_codes_ext(const int8_t *codes, Py_ssize_t n, const char *what, int external_ok) {
     for (Py_ssize_t i = 0; i < n; i++)
-        if (codes[i] < 0 || codes[i] >= BOT_N) {
-            PyErr_Format(PyExc_ValueError, "%s: item %zd is %d, expected a policy code 0..%d", what, i, codes[i],
-                         BOT_N - 1);
+        if ((codes[i] < 0 || codes[i] >= BOT_N) && !(external_ok && codes[i] == BOT_EXTERNAL)) {
+            PyErr_Format(PyExc_ValueError, "%s: item %zd is %d, expected a policy code 0..%d%s", what, i, codes[i],
+                         BOT_N - 1, external_ok ? " or the external seat's" : "");
             return 0;
         }
     return 1;
 }
+
+static int check_codes(const int8_t *codes, Py_ssize_t n, const char *what) { return check_codes_ext(codes, n, what, 0); }
 
 /* what a bot evaluates: 7 or 8 cards counting the meld, the meld empty or 3 cards (R23), no overlap */
 static int hand_size_ok(u64 hand, u64 meld) {
@@ -594,7 +596,7 @@ typedef struct {
     int32_t *steps, *deltas;
     Py_ssize_t n, *next;
     int until, max_steps;
-    long stuck; /* this thread's records that did not reach their stop */
+    long stuck; /* this thread's records that did not reach their stop (a pause for an external seat is a stop) */
 } rollout_job_t;
 
 /* records claimed at a time: a record is 360 bytes, not a multiple of the 64-byte line, so neighbouring records
@@ -616,14 +618,17 @@ static void *rollout_worker(void *arg) {
         wait_table_t wt = {{0}}; /* this rollout's own table: the record brings none (_engine.c, wait table) */
         for (int p = 0; p < P; p++) start[p] = x->scores[p];
         int k = 0, done = x->phase == PH_OVER;
+        int paused = 0;
         while (!done && k < J->max_steps) {
             if (x->acting < 0) break; /* not a live state: reported as stuck */
-            int a = bot_act_record(x, J->R, J->pol[i * P + x->acting], &J->rng[i]);
+            int code = J->pol[i * P + x->acting];
+            if (code == BOT_EXTERNAL) { paused = 1; break; } /* the caller decides this one */
+            int a = bot_act_record(x, J->R, code, &J->rng[i]);
             if (eng_step_t(x, J->R, a, eng_wait_mode == WT_OFF ? NULL : &wt) < 0) break;
             k++;
             done = x->phase == PH_OVER || (!J->until && x->result != RES_NONE);
         }
-        J->stuck += !done;
+        J->stuck += !done && !paused;
         J->steps[i] = k;
         for (int p = 0; p < P; p++) J->deltas[i * P + p] = x->scores[p] - start[p];
     }
@@ -634,8 +639,8 @@ static void *rollout_worker(void *arg) {
 
 /* rollout(states, rules, policies int8[N, P], rng uint64[N] (advanced), until 0 hand / 1 game, max_steps,
  *         steps int32[N], deltas int32[N, P], threads 1..8) -> number of records stopped by max_steps or a refused
- * action. Each record's seats play their policies until the current hand (or the game) ends; records advance in
- * place. deltas: score change over the rollout. Every input is checked before any record moves; then this thread
+ * action. Each record's seats play their policies until the current hand (or the game) ends, or until a seat whose
+ * policy is BOT_EXTERNAL is to act (a pause: the caller decides and calls again); records advance in place. deltas: score change over the rollout. Every input is checked before any record moves; then this thread
  * and threads - 1 more (no more than there are records) play the records, GIL released. A thread that cannot be
  * started leaves its share to the others. */
 static PyObject *py_rollout(PyObject *self, PyObject *args) {
@@ -668,7 +673,7 @@ static PyObject *py_rollout(PyObject *self, PyObject *args) {
         return NULL;
     }
     long stuck = 0;
-    int ok = check_codes(bp.buf, n * P, "policies") && check_states(bs.buf, n, &R);
+    int ok = check_codes_ext(bp.buf, n * P, "policies", 1) && check_states(bs.buf, n, &R);
     if (ok) {
         Py_ssize_t next = 0;
         rollout_job_t jobs[ROLLOUT_MAX_THREADS];
