@@ -109,9 +109,7 @@ def rollout(
     rules_bytes = packed(rules)
 
     start = records["scores"][:, :P].astype(np.int32)
-    stuck = rollout_raw(records, rules_bytes, pol, rng, UNTIL[until], MAX_STEPS, steps, deltas, threads)
-    if stuck:
-        raise RuntimeError(f"rollout: {stuck} records did not finish (a record that is not a live game state?)")
+    _run_c(rules_bytes, records, pol, rng, until, threads, steps, deltas)
     if has_external:
         _external_turns(rules, records, pol, rng, until, threads, external, steps)
         deltas = records["scores"][:, :P].astype(np.int32) - start
@@ -124,6 +122,23 @@ def rollout(
         over=over,
         steps=steps,
     )
+
+
+def _run_c(
+    rules_bytes: bytes,
+    records: np.ndarray,
+    pol: np.ndarray,
+    rng: np.ndarray,
+    until: str,
+    threads: int,
+    steps: np.ndarray,
+    deltas: np.ndarray,
+) -> None:
+    """One C rollout call (records, rng, steps and deltas written in place); a record that cannot reach its stop
+    (nor a pause for an external seat) is an error."""
+    stuck = rollout_raw(records, rules_bytes, pol, rng, UNTIL[until], MAX_STEPS, steps, deltas, threads)
+    if stuck:
+        raise RuntimeError(f"rollout: {stuck} records did not finish (a record that is not a live game state?)")
 
 
 def _live(records: np.ndarray, until: str) -> np.ndarray:
@@ -167,12 +182,8 @@ def _external_turns(
         go = idx[_live(records[idx], until)]  # the decision may have ended the hand: those records stop here
         if go.size:
             sub, sub_rng, more = take_records(records, go), rng[go], np.zeros(len(go), np.int32)
-            stuck = rollout_raw(
-                sub, packed(rules), np.ascontiguousarray(pol[go]), sub_rng, UNTIL[until], MAX_STEPS, more,
-                np.zeros((len(go), P), np.int32), threads,
-            )  # fmt: skip
-            if stuck:
-                raise RuntimeError(f"rollout: {stuck} records did not finish (a record that is not a live game state?)")
+            pol_go = np.ascontiguousarray(pol[go])
+            _run_c(packed(rules), sub, pol_go, sub_rng, until, threads, more, np.zeros((len(go), P), np.int32))
             put_records(records, go, sub)
             rng[go] = sub_rng
             steps[go] += more

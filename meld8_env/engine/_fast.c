@@ -640,7 +640,8 @@ static void *rollout_worker(void *arg) {
 /* rollout(states, rules, policies int8[N, P], rng uint64[N] (advanced), until 0 hand / 1 game, max_steps,
  *         steps int32[N], deltas int32[N, P], threads 1..8) -> number of records stopped by max_steps or a refused
  * action. Each record's seats play their policies until the current hand (or the game) ends, or until a seat whose
- * policy is BOT_EXTERNAL is to act (a pause: the caller decides and calls again); records advance in place. deltas: score change over the rollout. Every input is checked before any record moves; then this thread
+ * policy is BOT_EXTERNAL is to act (a pause: the caller decides and calls again); records advance in place.
+ * deltas: score change over the rollout. Every input is checked before any record moves; then this thread
  * and threads - 1 more (no more than there are records) play the records, GIL released. A thread that cannot be
  * started leaves its share to the others. */
 static PyObject *py_rollout(PyObject *self, PyObject *args) {
