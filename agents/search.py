@@ -21,7 +21,7 @@ At each decision (docs/search.md has the whole story):
    margin rule below is greedy's), or a shipped network, ``ppo`` or ``distilled``: the rollouts pause at the
    seat's decisions (``meld8_env.rollout``'s external seats) and the network decides every paused world of the
    batch in one forward pass, deterministically (its most probable legal action); its own choice is then the one
-   the margin rule keeps. ``lite=1`` (off by default; a measured negative, README) plays the rollouts'
+   the margin rule keeps. ``lite=1`` (off by default; a measured negative, docs/search_log.md) plays the rollouts'
    greedy / defensive as ``greedy_lite`` / ``defensive_lite``: the tie-break between discards two or more cards
    from winning by the size of the acceptance pool instead of the exact count (``meld8_env.policies``), which
    makes a rollout cheaper but a less faithful model of the bots it stands for; the bot's own choice at the
@@ -34,7 +34,7 @@ At each decision (docs/search.md has the whole story):
    so the chance of an immediate deal-in and its cost come from M worlds. A candidate's value is then the
    stratified mean p * (mean over those M-world endings) + (1 - p) * (mean over the rollout worlds where
    the hand goes on), p the weight of the endings; the rollout worlds that ended are not rolled out again.
-4c. ``ron=model`` (off by default; a measured negative, README): a discard candidate's value is
+4c. ``ron=model`` (off by default; a measured negative, docs/search_log.md): a discard candidate's value is
    r * V_ron + (1 - r) * V_rest, r the wait model's deal-in risk (``agents.wary.deal_in_risk``), V_rest the
    mean over the rollout worlds where nobody is offered a Ron on the discard, V_ron the mean where someone
    is (this candidate's screened worlds, else every candidate's, else V_rest - ``ron_cost``/100).
@@ -44,16 +44,16 @@ At each decision (docs/search.md has the whole story):
    best beats it by more than ``margin``/10 standard errors of their paired difference on the same worlds.
    ``keep=prior`` (with a network ``prior``) keeps the network's own choice instead: the search is then the
    network corrected where its rollouts beat it by more than the margin, the teacher of expert iteration
-   (``python -m training.distill iterate``). ``final=pair`` (off; measured no gain, README "Session 21"): the
-   last halving keeps only the bot's choice and its best challenger, so the margin rule's own comparison gets
-   the last stage's worlds.
+   (``python -m training.distill iterate``). ``final=pair`` (off; measured no gain, docs/search_log.md
+   "Session 21"): the last halving keeps only the bot's choice and its best challenger, so the margin rule's
+   own comparison gets the last stage's worlds.
 
 5b. Extension (``extend`` = N, 336 by default since session 21; 0 = off): after the stages, while the verdict is
    in doubt (the challenger's paired gain within ``extend_z``/10 = 1 standard error of the margin), a fresh chunk
    of worlds (``worlds // stages``, from the decision's second random stream) is rolled out for the bot's choice and its
    challenger (``extend_set=pair``) or for every candidate still alive (``alive``), up to N worlds more; the final
    choice then reads every world the set saw (``_extend`` says when a verdict is in doubt). The budget goes to the
-   close verdicts, where the 4x budget's gain was (README "Session 16"): the median decision stays near the
+   close verdicts, where the 4x budget's gain was (docs/search_log.md "Session 16"): the median decision stays near the
    stages' cost, the close ones get up to 384 worlds. It works on plain rollout worlds: with ``screen`` or
    ``ron=model`` it is off unless asked for, and asking for both is refused.
 
@@ -81,9 +81,9 @@ half (and the bot's choice, which always stays): with five candidates at most 5 
 decision; then, where the verdict is in doubt, the pair on up to 336 more worlds (2 x 24 rollouts a chunk). About
 2.3x the stages' rollouts on average (303 against 133 per decision), a median of about 9.7 ms per decision on two
 cores (p90 about 40 ms) against 6.8 ms without the extension, and 1.783 [1.762, 1.804] against defensive + greedy in
-5,004 games on a fresh seed, paired -0.031 [-0.055, -0.006] against the same search without it (README "Session
-21"; ``extend=0`` is the session-14 default, 1.814 on those boards). ``split`` (equal): ``double`` makes each stage's
-worlds about twice the last's (``stage_chunks``).
+5,004 games on a fresh seed, paired -0.031 [-0.055, -0.006] against the same search without it
+(docs/search_log.md "Session 21"; ``extend=0`` is the session-14 default, 1.814 on those boards). ``split``
+(equal): ``double`` makes each stage's worlds about twice the last's (``stage_chunks``).
 
 Where the caller gives no information sets (a face that does not pass them) the agent plays as
 ``defensive`` and counts those decisions in ``fallback_decisions``.
@@ -170,7 +170,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
 NETWORKS = ("ppo", "distilled")
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
 #: rollouts to the end of the hand) gains from the split: 0.70-0.875x the wall time per decision at 16-64 worlds
-#: (README "Search and belief", the A/B of session 13)
+#: (docs/search_log.md, the A/B of session 13)
 ROLLOUT_SPLIT_MIN = 16
 
 CHOICES = {
@@ -629,8 +629,8 @@ class SearchAgent(Agent):
             sub = take_records(batch, play)
             # one decision's stage splits too: the rollout's C threads claim records two at a time from one shared
             # counter as they finish (meld8_env.rollout), so uneven hand lengths leave no thread idle. The outcome
-            # is the same whatever the threads (each record has its own seed), only the speed differs (README
-            # "Search and belief", the default since session 14)
+            # is the same whatever the threads (each record has its own seed), only the speed differs
+            # (docs/search_log.md, "The default since session 14")
             threads = int(self.opts["threads"]) if len(sub) >= ROLLOUT_SPLIT_MIN else 1
             ext = None if self._me_net is None else self._me_net.act_batch
             sb.rollout_hand(
@@ -689,7 +689,7 @@ def _value_with_risk(w: np.ndarray, v: np.ndarray, rons: dict, end_vals: dict, a
     this candidate's, else those of every candidate of the decision (a deal-in costs about the same whichever
     card it is), else V_rest - ``cost``. The worlds keep deciding what happens after the discard; only the
     chance of the immediate deal-in comes from the model (``P(ready) * q(c)``, AUC 0.80 over states, opponents
-    and cards, docs/belief.md, against the worlds' 0.65 at 16 worlds; measured worse anyway, README)."""
+    and cards, docs/belief.md, against the worlds' 0.65 at 16 worlds; measured worse anyway, docs/search_log.md)."""
     K = len(v)
     hit = rons[a]
     rest = ~hit[:K] & ~np.isnan(v)

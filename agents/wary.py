@@ -19,7 +19,7 @@ Spec ``wary`` or ``wary:lam=20``. It wants information sets (``wants_infoset``):
 it plays as ``greedy`` and counts those decisions in ``fallback_decisions``. Why it exists: ``defensive``'s
 danger count (live wait shapes) barely ranks the cards an opponent can Ron (AUC 0.48 in the pilot), the wait
 model does (0.80, docs/belief.md), and a greedy that never deals in (the CHEATING ``agents.oracle``) places far
-better than either bot. Measured (README, "Perfect defense, measured"), it places far *worse* than both: at
+better than either bot. Measured (docs/search_log.md, "Perfect defense, measured"), it places far *worse* than both: at
 AUC 0.8 most of the cards it avoids are safe, and the offense it gives up costs more than the deal-ins it saves.
 """
 

@@ -60,7 +60,7 @@ so its last discard d is the card ``greedy``'s rule (smallest distance, then acc
 throws from its present hand plus d. Among the proposals with the drawn status, the first (of up to 8 per
 world, one batched ``best_discards`` call per round) for which that holds is kept; a world with none keeps
 the first proposal with the status. Not applied to an opponent holding a drawn card. It costs ~9x the
-two-level sampler in numpy and moves the danger AUC little (``bench/belief_quality.py``, README).
+two-level sampler in numpy and moves the danger AUC little (``bench/belief_quality.py``, docs/belief.md).
 
 Speed: ``"uniform"`` and ``"two_level"`` without flags run in a C core (``meld8_env/_belief.c``) that
 consumes the caller's numpy PCG64 stream exactly as the numpy code below does, so the worlds are

@@ -127,7 +127,8 @@ def test_oracle_agent_refuses_without_the_true_records():
 
 def test_search_eval_seats_the_oracle_and_it_places_first_on_average():
     """The harness hands it the records (``wants_records``); on 8 fixed boards (48 games) perfect defense
-    places far better than the bots (1.67 in 5,004 games, README), so a mean below 2.0 here is a loose bar."""
+    places far better than the bots (1.67 in 5,004 games, README "Search and belief"), so a mean below 2.0
+    here is a loose bar."""
     res = play_duplicate(["agents.oracle:OracleAgent", "defensive", "greedy"], boards=8, seed=4242, rules=RULES)
     mine = agent_placements(res, 0)
     assert len(mine) == 48 and mine.mean() < 2.0

@@ -188,7 +188,7 @@ def test_review_shows_the_search_values_as_the_hint():
 def test_a_small_search_beats_greedy_in_a_short_tournament():
     """The search machinery end to end (worlds, candidates applied, C rollouts, placement leaf, halving) on
     duplicate boards against two greedy bots. The diagnostic cheat=1 worlds keep the true hands, so a small
-    budget shows a clear edge (1.45 vs defensive + greedy in 60 games, bench in README); the honest
+    budget shows a clear edge (1.45 vs defensive + greedy in 60 games, bench in docs/search_log.md); the honest
     agent's edge is measured by the tournaments in the README, not here."""
     from training.search_eval import agent_placements, play_duplicate
 
