@@ -76,12 +76,13 @@ def policy_codes(policies: object, shape: tuple[int, ...], external_ok: bool = F
     """Policy names or codes as a C-contiguous int8 array broadcast to ``shape``; one line naming the bad
     value otherwise. ``external_ok``: :data:`EXTERNAL` (code :data:`EXTERNAL_CODE`) is allowed too (rollouts)."""
     known = POLICY | ({EXTERNAL: EXTERNAL_CODE} if external_ok else {})
+    also = f" or {EXTERNAL_CODE} ({EXTERNAL})" if external_ok else ""
     arr = np.asarray(policies)
     if arr.dtype.kind in "US":
         bad = [str(x) for x in np.unique(arr) if str(x) not in known]
         if bad:
             names = ", ".join(known)
-            raise ValueError(f"unknown policy {bad[0]!r}: use one of {names} (or codes 0..{len(POLICY) - 1})")
+            raise ValueError(f"unknown policy {bad[0]!r}: use one of {names} (or codes 0..{len(POLICY) - 1}{also})")
         arr = np.vectorize(known.__getitem__, otypes=[np.int8])(arr)
     elif arr.dtype.kind not in "iu":
         raise ValueError(f"policies must be names ({', '.join(known)}) or integer codes, got dtype {arr.dtype}")
@@ -89,7 +90,6 @@ def policy_codes(policies: object, shape: tuple[int, ...], external_ok: bool = F
     if external_ok:
         ok |= arr == EXTERNAL_CODE
     if arr.size and not ok.all():
-        also = f" or {EXTERNAL_CODE} ({EXTERNAL})" if external_ok else ""
         raise ValueError(f"policy codes must be 0..{len(POLICY) - 1}{also}, got {int(arr[~ok].flat[0])}")
     try:
         return np.ascontiguousarray(np.broadcast_to(arr.astype(np.int8), shape))

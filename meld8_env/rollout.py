@@ -109,10 +109,16 @@ def rollout(
     rules_bytes = packed(rules)
 
     start = records["scores"][:, :P].astype(np.int32)
-    _run_c(rules_bytes, records, pol, rng, until, threads, steps, deltas)
     if has_external:
-        _external_turns(rules, records, pol, rng, until, threads, external, steps)
+        # external's answers are checked only once it has seen the first pauses: play a copy, so that a refused
+        # answer (or an error inside external) leaves the caller's records as they were
+        work = records.copy()
+        _run_c(rules_bytes, work, pol, rng, until, threads, steps, deltas)
+        _external_turns(rules, work, pol, rng, until, threads, external, steps)
+        records[...] = work
         deltas = records["scores"][:, :P].astype(np.int32) - start
+    else:
+        _run_c(rules_bytes, records, pol, rng, until, threads, steps, deltas)
     over = records["phase"] == int(Phase.OVER)
     return RolloutResult(
         deltas=deltas,
@@ -141,17 +147,20 @@ def _run_c(
         raise RuntimeError(f"rollout: {stuck} records did not finish (a record that is not a live game state?)")
 
 
-def _live(records: np.ndarray, until: str) -> np.ndarray:
-    """Where a record has not reached its stop (the game's end, or with ``until="hand"`` the hand's)."""
+def _live(records: np.ndarray, until: str, steps: np.ndarray) -> np.ndarray:
+    """Where a record has not reached its stop (the game's end, or with ``until="hand"`` the hand's). Every step
+    clears ``result`` first, so a record this rollout stepped (``steps`` > 0) with a result has ended its hand
+    here; one it has not stepped may still carry the result of the hand before its live deal, which the C
+    rollout plays through, so that is no stop."""
     live = (records["phase"] != int(Phase.OVER)) & (records["acting"] >= 0)
     if until == "hand":
-        live &= records["result"] == int(Result.NONE)
+        live &= (records["result"] == int(Result.NONE)) | (steps == 0)
     return live
 
 
-def _waiting(records: np.ndarray, pol: np.ndarray, until: str) -> np.ndarray:
+def _waiting(records: np.ndarray, pol: np.ndarray, until: str, steps: np.ndarray) -> np.ndarray:
     """Indices of the records a rollout left where an external seat is to act (live, before their stop)."""
-    idx = np.flatnonzero(_live(records, until))
+    idx = np.flatnonzero(_live(records, until, steps))
     return idx[pol[idx, records["acting"][idx].astype(np.int64)] == EXTERNAL_CODE]
 
 
@@ -167,19 +176,25 @@ def _external_turns(
 ) -> None:
     """The external seats' turns of :func:`rollout`: decide every waiting record at once, step, roll on."""
     P = rules.num_players
-    while (idx := _waiting(records, pol, until)).size:
+    while (idx := _waiting(records, pol, until, steps)).size:
         sub = take_records(records, idx)
         obs, masks = observe_records(rules, sub)
         acts = np.asarray(external(obs, masks))
         if acts.shape != (len(idx),) or acts.dtype.kind not in "iu":
             raise ValueError(f"external returned {acts.dtype} of shape {acts.shape}: give {len(idx)} integer actions")
+        out = acts > 63 if acts.dtype.kind == "u" else (acts < 0) | (acts > 63)  # before any cast can wrap a value
+        if out.any():
+            k = int(np.flatnonzero(out)[0])
+            raise ValueError(f"external: action {acts[k]} for record {int(idx[k])} is not an action id 0..63")
         refused = step_records(rules, sub, acts.astype(np.int64))
         if refused.any():
             k = int(np.flatnonzero(refused)[0])
             raise ValueError(f"external: action {int(acts[k])} is not legal in record {int(idx[k])}")
         steps[idx] += 1
         put_records(records, idx, sub)
-        go = idx[_live(records[idx], until)]  # the decision may have ended the hand: those records stop here
+        if stuck := int((steps[idx] >= MAX_STEPS).sum()):  # each C call counts from 0: the safety stop is kept here
+            raise RuntimeError(f"rollout: {stuck} records did not finish in {MAX_STEPS} steps")
+        go = idx[_live(records[idx], until, steps[idx])]  # the decision may have ended the hand: those stop here
         if go.size:
             sub, sub_rng, more = take_records(records, go), rng[go], np.zeros(len(go), np.int32)
             pol_go = np.ascontiguousarray(pol[go])

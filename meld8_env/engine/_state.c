@@ -125,7 +125,12 @@ int eng_check_cards(const game_t *g, const rules_t *R, char *msg, int len) {
     if (g->phase == PH_CLAIM) {
         int8_t asked[MAXP - 1];
         u64 opts[MAXP - 1];
-        int n = eng_claim_window(g, R, asked, opts), stale = n != g->claim_n || g->claim_idx >= g->claim_n;
+        /* a seat that died answering in this window (an illegal claim in penalty mode, R41: it passes) was
+         * asked while alive: the window is the one its discard opened */
+        game_t t = *g;
+        for (int i = 0; i < g->claim_idx && i < MAXP - 1; i++)
+            if (g->claim_asked[i] >= 0 && g->claim_asked[i] < R->P) t.dead[g->claim_asked[i]] = 0;
+        int n = eng_claim_window(&t, R, asked, opts), stale = n != g->claim_n || g->claim_idx >= g->claim_n;
         for (int i = 0; !stale && i < n; i++) stale = asked[i] != g->claim_asked[i] || opts[i] != g->claim_opts[i];
         for (int i = 0; !stale && i < g->claim_idx; i++)
             stale = g->claim_resp[i] < 0 || !(opts[i] >> g->claim_resp[i] & 1);
