@@ -349,8 +349,14 @@ def loads_bounded(line: bytes | str, limit: int = MAX_LINE) -> Any:
     (too long, too deep, too many digits, not UTF-8, not JSON) is one ProtocolError("garbage")."""
     raw = check_line(line, limit)
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        # decoded here, strictly: json.loads(bytes) would guess UTF-16 or UTF-32, whose bytes the bounds above
+        # (counted on UTF-8 bytes) do not describe
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProtocolError("garbage", "not UTF-8") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         raise ProtocolError("garbage", "not JSON") from None
 
 

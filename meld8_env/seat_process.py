@@ -600,6 +600,9 @@ class ExternalAgent:
             if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= st.seq:
                 self._fault(key, "garbage", f"answered with seq {printable(repr(seq))[:40]}, which meld8 never sent"
                             f" (the request's is {st.seq})", text)  # fmt: skip
+                if game in need:  # settled: the fallback plays it now, not after a timeout (and a second fault)
+                    need.pop(game)
+                    return True
                 return False
             if seq < st.seq or game not in need:
                 self._log(f"late answer for game {game} (seq {seq}, waiting: {st.seq}) ignored: {text}")

@@ -73,6 +73,13 @@ HOSTILE = [
     b'["game", "action"]',
     b'{"game": 0}',
     b'{"game": 0, "action": 1',
+    # json.loads(bytes) would read UTF-16/32 and a UTF-8 BOM; the protocol is UTF-8 (docs/protocol.md), and the
+    # bounds count UTF-8 bytes (a UTF-16 character can hold a quote byte that hides brackets from them)
+    '{"game": 0, "action": 1}'.encode("utf-16"),
+    '{"game": 0, "action": 1}'.encode("utf-16-le"),
+    '{"game": 0, "action": 1}'.encode("utf-32"),
+    ('{"game": 0, "action": 1, "x": "\u2200", "y": ' + "[" * 900 + "]" * 900 + "}").encode("utf-16-le"),
+    b"\xef\xbb\xbf" + b'{"game": 0, "action": 1}',
 ]
 
 
@@ -204,8 +211,10 @@ def test_an_answer_with_a_seq_never_sent_is_a_fault_of_that_game():
     acts = np.full(1, -1, np.int64)
     for seq in (3, -1, "2", 10**6):
         agent._streams[5].faulted = False
-        assert not agent._answer(FakeConn, encode({"game": 0, "action": 1, "seq": seq}).encode(), {0: 0}, masks, acts)
-        assert agent._streams[5].faults[-1]["kind"] == "garbage" and acts[0] == -1
+        need = {0: 0}
+        # the game is settled at once (the fallback plays it): no wait for a timeout and no second fault
+        assert agent._answer(FakeConn, encode({"game": 0, "action": 1, "seq": seq}).encode(), need, masks, acts)
+        assert need == {} and agent._streams[5].faults[-1]["kind"] == "garbage" and acts[0] == -1
     assert len(agent._streams[5].faults) == 4
 
 

@@ -7,6 +7,7 @@ The hostile cases a browser is the natural client for are in tests/test_web_brow
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 import time
@@ -98,6 +99,15 @@ def test_the_launch_token_is_needed_and_kept_in_a_strict_cookie():
     assert other.get("/api/config").status_code == 403
 
 
+def test_a_token_that_is_not_ascii_is_refused_in_one_line():
+    client = _client(_app(token="s3cret-token"))
+    for bad in ["%C3%A9", "%FF", "s3cret-token%C3%A9"]:  # compare_digest raised TypeError on a non-ASCII str: a 500
+        r = client.get(f"/api/config?token={bad}")
+        assert r.status_code == 403 and "launch token" in r.json()["error"], bad
+    name = f"meld8_{hashlib.sha256(b's3cret-token').hexdigest()[:12]}"  # the app's cookie for this token
+    assert client.get("/api/config", headers={"cookie": f"{name}=".encode() + b"\xc3\xa9"}).status_code == 403
+
+
 def test_the_printed_link_carries_a_fresh_token(monkeypatch, capsys):
     import uvicorn
 
@@ -146,8 +156,8 @@ def test_the_seed_reaches_the_page_only_once_the_game_is_over():
 @pytest.mark.parametrize(
     "agent", ["tests.bots.flaky_agent:FlakyAgent", f"cmd:{FAULTY} garbage 2", f"cmd:{FAULTY} crash 2"]
 )
-def test_an_agent_failing_mid_game_is_replaced_by_the_fallback_and_the_page_is_told(agent):
-    client = _client(_app(new_game=lambda: LiveGame([agent, "random"], seat=0, seed=5, rules=RULES)))
+def test_an_agent_failing_mid_game_is_replaced_by_the_fallback_and_the_page_is_told(agent, capfd):
+    client = _client(_app(new_game=lambda: LiveGame([agent, "random"], seat=0, seed=987654, rules=RULES)))
     with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
         first = ws.receive_json()
         notes = []
@@ -159,6 +169,8 @@ def test_an_agent_failing_mid_game_is_replaced_by_the_fallback_and_the_page_is_t
     assert states[-1]["request"] is None  # the game finished: nobody is stuck on "it is not your turn"
     assert len(notes) == 1 and "seat 1" in notes[0]["message"] and "greedy plays that seat" in notes[0]["message"]
     assert states[-1]["notices"] == [notes[0]["message"]]
+    out = capfd.readouterr()  # the fault's report on the terminal must not give the live game's seed away
+    assert "987654" not in out.out + out.err + notes[0]["message"]
 
 
 def test_a_game_that_cannot_start_says_why_and_keeps_the_connection():
@@ -190,7 +202,13 @@ HOSTILE_TEXT = [
     "[]",
     "null",
 ]
-BAD_MOVES = ['{"action": 1, "seq": 1e400}', '{"action": NaN, "seq": 0}', '{"action": {"a": [1]}, "seq": 0}']
+BAD_MOVES = [
+    '{"action": 1, "seq": 1e400}',
+    '{"action": NaN, "seq": 0}',
+    '{"action": {"a": [1]}, "seq": 0}',
+    '{"new_game": "no"}',
+    '{"new_game": 1}',
+]  # only true starts a new game (and drops this one)
 
 
 def test_hostile_messages_get_an_error_and_the_connection_stays():
@@ -257,3 +275,12 @@ def test_the_guarded_seat_falls_back_for_any_exception():
     assert masks[0, got[0]] and len(notes) == 1 and "MemoryError" in notes[0] and "seat 2 (ppo:x.zip)" in notes[0]
     g.act_batch(obs, masks)
     assert len(notes) == 1  # said once
+
+
+def test_without_a_seed_each_games_seed_is_drawn_afresh():
+    """A finished game shows its seed; were the next game's seed + 1, the page would give its cards away."""
+    from meld8_app.cli.play import _fresh_seeds
+
+    seeds = _fresh_seeds(100)
+    got = [next(seeds) for _ in range(6)]
+    assert got[0] == 100 and got[1:] != list(range(101, 106)) and all(0 <= s < 2**31 for s in got)

@@ -17,7 +17,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "(default ppo,defensive; greedy,defensive without the train extra)")  # fmt: skip
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument("--rules", help="rule config YAML or built-in name")
-    p.add_argument("--seed", type=int, default=None, help="seed of the first game (default: random)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the first game, the next ones follow it (default: a fresh random seed per game)",
+    )
     p.add_argument("--replays", default="replays", help="folder where finished games are saved (default replays/)")
     add_server_options(p)
     p.set_defaults(func=run)
@@ -100,11 +105,13 @@ def run(args: argparse.Namespace) -> int:
     Path(args.replays).mkdir(parents=True, exist_ok=True)  # a folder that cannot be written fails now, not at the end
     spec = args.agents if args.agents is not None else default_agent(None, "greedy") + ",defensive"
     agents = [a.strip() for a in spec.split(",") if a.strip()]
-    first = check_seed(args.seed, "seed") if args.seed is not None else random.randrange(2**31)
+    first = check_seed(args.seed, "seed") if args.seed is not None else random.SystemRandom().randrange(2**31)
     from meld8_app.web.app import create_app, serve
     from meld8_app.web.session import LiveGame
 
-    games = iter(range(first, first + 2**31))
+    # with --seed the games are first, first + 1, ... (reproducible, the user chose them); without it every game's
+    # seed is drawn fresh: a revealed seed (shown once a game is over) must not give away the next game's cards
+    games = iter(range(first, first + 2**31)) if args.seed is not None else _fresh_seeds(first)
     LiveGame(agents, args.seat, rules, first, None).close()  # fail fast: bad agents or seat, before serving
 
     def new_game() -> LiveGame:
@@ -112,3 +119,13 @@ def run(args: argparse.Namespace) -> int:
 
     serve(lambda **guard: create_app("play", new_game=new_game, **guard), args.host, args.port, not args.no_browser)
     return 0
+
+
+def _fresh_seeds(first: int):
+    """``first``, then a seed from the system's random source per game."""
+    import random
+
+    rng = random.SystemRandom()
+    yield first
+    while True:
+        yield rng.randrange(2**31)

@@ -70,6 +70,11 @@ def _message(text: str) -> dict:
     return msg
 
 
+def _same_token(given: str, token: str) -> bool:
+    """Constant-time comparison of a token from a request (any text: compare_digest refuses non-ASCII str)."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode("utf-8"))
+
+
 def _host_name(host: str) -> str:
     """The name part of a Host header value (``[::1]:8008`` -> ``::1``)."""
     if host.startswith("["):
@@ -103,7 +108,7 @@ class Guard:
         if self.token is None:
             return None, False
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        if secrets.compare_digest(query.get("token", [""])[0], self.token):
+        if _same_token(query.get("token", [""])[0], self.token):
             return None, True
         jar = SimpleCookie()
         try:
@@ -111,7 +116,7 @@ class Guard:
         except Exception:  # a malformed cookie header carries no token
             jar = SimpleCookie()
         got = jar[self.cookie].value if self.cookie in jar else ""
-        if secrets.compare_digest(got, self.token):
+        if _same_token(got, self.token):
             return None, False
         return "refused: this address needs the launch token: open the link meld8 printed (?token=...)", False
 
@@ -219,7 +224,9 @@ def create_app(
                     continue
                 try:
                     async with lock:
-                        if msg.get("new_game"):
+                        if "new_game" in msg:
+                            if msg["new_game"] is not True:  # "no" or 1 must not drop the game being played
+                                raise PlayError(f"new_game must be true, got {msg['new_game']!r}"[:200])
                             old = holder.pop("game", None)
                             if old is not None:
                                 await asyncio.to_thread(old.close)  # bots get bye and a moment: not on the loop

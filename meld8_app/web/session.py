@@ -178,7 +178,7 @@ class LiveGame:
             seated.append((GuardedAgent(agent, s, spec, stand_in, self.notices), spec))
         lineup, self.names = [a for a, _ in seated], [n for _, n in seated]
         self.human.view.names = self.names  # "you draw", "greedy discards 7♠"
-        self.table.seat([0], [lineup], [{"seed": self.seed}])
+        self.table.seat([0], [lineup], [{}])  # no seed in fault reports: it would re-create every hidden card
         self.actions: list[int] = []
         self.replay_dir = Path(replay_dir) if replay_dir else None
         self.replay_file: str | None = None
