@@ -46,6 +46,7 @@ default ``LOG_DIR`` is :func:`default_log_dir`, private to the user.
 from __future__ import annotations
 
 import atexit
+import collections
 import dataclasses
 import errno
 import hashlib
@@ -85,6 +86,7 @@ PREFIX = "cmd:"
 FAULT_KINDS = ("illegal", "garbage", "unknown_game", "timeout", "hang", "crash", "disabled")
 SHOWN_FAULTS = 5  # faults printed to stderr per agent; all of them are in the game records
 BYE_GRACE = 2.0
+LATE_LOGGED = 20  # ignored late answers logged per game (a flood of them is not logged line by line)
 """Seconds a bot has, after ``bye``, to read it and exit before its process group is killed."""
 
 
@@ -336,6 +338,7 @@ class ExternalAgent:
         self.peer: dict = {}
         self._streams: dict[int, _Stream] = {}
         self._by_wire: dict[int, int] = {}
+        self._late: collections.Counter[int] = collections.Counter()  # ignored late answers per game id
         self._next_wire = 0
         self._conns: dict[int | None, _Conn] = {}  # by seat number; None: the load check's process
         self._started: set[int] = set()  # seat numbers that had a process (a new one is a restart)
@@ -593,7 +596,7 @@ class ExternalAgent:
             return False
         key = self._by_wire.get(game)
         if key is None or self._streams[key].faulted:
-            self._log(f"late answer for game {game} ignored: {text}")  # the game ended or went to the fallback
+            self._log_late(game, f"late answer for game {game} ignored: {text}")  # ended, or went to the fallback
             return False
         st = self._streams[key]
         if seq is not None:
@@ -605,7 +608,7 @@ class ExternalAgent:
                     return True
                 return False
             if seq < st.seq or game not in need:
-                self._log(f"late answer for game {game} (seq {seq}, waiting: {st.seq}) ignored: {text}")
+                self._log_late(game, f"late answer for game {game} (seq {seq}, waiting: {st.seq}) ignored: {text}")
                 return False
         if game not in need:
             self._fault(key, "garbage", "answered a game that is not waiting for an answer", text)
@@ -623,6 +626,15 @@ class ExternalAgent:
             return True
         acts[row] = a
         return True
+
+    def _log_late(self, game: int, msg: str) -> None:
+        """Log an ignored late answer, the first :data:`LATE_LOGGED` of each game only: a bot flooding stale
+        answers costs no fault, and must not fill the disk through meld8's log either."""
+        self._late[game] += 1
+        if self._late[game] <= LATE_LOGGED:
+            self._log(msg)
+        if self._late[game] == LATE_LOGGED:
+            self._log(f"further late answers for game {game} are ignored without a log line")
 
     # -- faults -----------------------------------------------------------------------------------
     @staticmethod

@@ -218,6 +218,21 @@ def test_an_answer_with_a_seq_never_sent_is_a_fault_of_that_game():
     assert len(agent._streams[5].faults) == 4
 
 
+def test_a_flood_of_late_answers_is_not_logged_line_by_line(tmp_path):
+    import collections
+
+    import meld8_env.seat_process as ext
+
+    agent = ExternalAgent.__new__(ExternalAgent)
+    agent.log_path, agent._late = tmp_path / "bot.log", collections.Counter()
+    for game in (0, 1):
+        for k in range(500):
+            agent._log_late(game, f"late answer for game {game} ignored: {k}")
+    lines = agent.log_path.read_text().splitlines()
+    assert len(lines) == 2 * (ext.LATE_LOGGED + 1)
+    assert sum("further late answers for game 1" in line for line in lines) == 1
+
+
 # -- processes ------------------------------------------------------------------------------------
 def test_a_bots_helper_processes_end_with_it(tmp_path):
     pids = tmp_path / "pids"

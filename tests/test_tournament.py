@@ -66,6 +66,18 @@ def test_statistics_on_hand_made_results():
     assert 0.1 < pair["p_value"] < 0.15
 
 
+def test_the_printed_table_escapes_control_characters_in_agent_names():
+    """An agent's name is the user's text (a cmd: spec can hold anything): the table cannot retitle a terminal."""
+    from training.tournament_report import format_table
+
+    names = ["A\x1b]0;TITLE\x07", "B", "C\u202e"]
+    boards = [{"board": 0, "games": [_game((0, 1, 2), (1, 2, 3), (50_000, 30_000, 10_000), wins=(2, 1, 0),
+                                            deal_ins=(0, 1, 2))]}]  # fmt: skip
+    text = format_table(summarize(boards, names, 3, seed=5))
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "A\\x1b]0;TITLE\\x07" in text and text.count("\n") >= 4
+
+
 def _results(path):
     res = json.loads((path / "results.json").read_text())
     return {n: (a["mean_score"], a["mean_placement"], a["games"]) for n, a in res["agents"].items()}, res["games"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from meld8_env.seat_process import printable
 from training.stats import format_p
 
 SHAKY_BELOW = 30  # board seeds below which a claim rests on too few paired samples
@@ -93,4 +94,4 @@ def format_table(res: dict) -> str:
     if res["boards"] < SHAKY_BELOW:
         lines.append(f"  note: only {res['boards']} board seeds; with fewer than {SHAKY_BELOW} the intervals and "
                      "p-values are shaky - play more boards before claiming a difference")  # fmt: skip
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # agent names are the user's text (cmd:...): no escapes
