@@ -42,7 +42,8 @@ def _client(app, base=GOOD) -> TestClient:
 
 # -- who may talk to the server ---------------------------------------------------------------------
 BAD_HOSTS = ["evil.example", "evil.example:8008", "127.0.0.1.evil.example:8008", "localhost.evil:8008",
-             "127.0.0.2:8008", "[::2]:8008", "127.0.0.1:9999", ""]  # fmt: skip
+             "127.0.0.2:8008", "[::2]:8008", "127.0.0.1:9999", "", "[::1]evil.example:8008", "[::1]:8008x",
+             "[::1"]  # fmt: skip
 GOOD_HOSTS = ["127.0.0.1:8008", "localhost:8008", "[::1]:8008", "LOCALHOST:8008"]
 
 
@@ -63,6 +64,14 @@ def test_every_route_refuses_another_origin(route):
         r = client.get(route, headers={"origin": origin})
         assert r.status_code == 403 and "may not use this server" in r.json()["error"], origin
     assert client.get(route, headers={"origin": GOOD}).status_code in (200, 404)
+
+
+def test_two_origin_or_host_headers_are_refused():
+    client = _client(_app())
+    for pairs in ([("origin", GOOD), ("origin", "http://evil.example")], [("origin", "http://evil.example"),
+                  ("origin", GOOD)], [("host", "127.0.0.1:8008"), ("host", "evil.example:8008")]):  # fmt: skip
+        r = client.get("/api/config", headers=pairs)
+        assert r.status_code == 403 and "more than one" in r.json()["error"], pairs
 
 
 def test_the_websocket_refuses_other_hosts_and_origins():

@@ -78,7 +78,10 @@ def _same_token(given: str, token: str) -> bool:
 def _host_name(host: str) -> str:
     """The name part of a Host header value (``[::1]:8008`` -> ``::1``)."""
     if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
+        end = host.find("]")
+        rest = host[end + 1 :] if end > 0 else "x"
+        # "[::1]evil.example:8008" is no address: only a port may follow the bracket
+        return host[1:end] if rest == "" or (rest[:1] == ":" and rest[1:].isdigit()) else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
@@ -93,7 +96,11 @@ class Guard:
 
     def refusal(self, scope: Scope) -> tuple[str | None, bool]:
         """(why the request is refused or None, whether its query carried the token)."""
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        headers = dict(pairs)
+        for key in ("host", "origin"):  # two of them: which one would another layer read? neither
+            if sum(k == key for k, _ in pairs) > 1:
+                return f"refused: more than one {key.title()} header", False
         host = headers.get("host", "")
         name = _host_name(host).lower()
         if name not in self.hosts:
