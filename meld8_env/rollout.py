@@ -109,16 +109,14 @@ def rollout(
     rules_bytes = packed(rules)
 
     start = records["scores"][:, :P].astype(np.int32)
+    # external's answers are checked only once it has seen the first pauses: play a copy, so that a refused answer
+    # (or an error inside external) leaves the caller's records as they were
+    work = records.copy() if has_external else records
+    _run_c(rules_bytes, work, pol, rng, until, threads, steps, deltas)
     if has_external:
-        # external's answers are checked only once it has seen the first pauses: play a copy, so that a refused
-        # answer (or an error inside external) leaves the caller's records as they were
-        work = records.copy()
-        _run_c(rules_bytes, work, pol, rng, until, threads, steps, deltas)
         _external_turns(rules, work, pol, rng, until, threads, external, steps)
         records[...] = work
         deltas = records["scores"][:, :P].astype(np.int32) - start
-    else:
-        _run_c(rules_bytes, records, pol, rng, until, threads, steps, deltas)
     over = records["phase"] == int(Phase.OVER)
     return RolloutResult(
         deltas=deltas,
