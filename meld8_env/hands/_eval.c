@@ -341,10 +341,6 @@ typedef struct {
     u64 acc, leafacc;
     u64 leafheld; /* yes/no: the held cards of the witness W (leafacc: its drawn cards) */
     eval_witness_t *wl; /* collecting (NULL: none): each leaf's held cards and the drawn cards of its completions */
-    /* one pass over a hand before its discard (eval_discard_table): per allowed card x, the union of the drawn
-     * cards of every best W that avoids x, and the set of allowed cards some best W avoids */
-    int nx;
-    u64 avoided;
     u64 want; /* collecting: only drawn cards of want count; skip subtrees that cannot add one (0: all count) */
     u64 fill_pair, fill_meld; /* cards that some pair / meld of drawn cards only can contain (a superset) */
     int fill_ready;           /* fill_pair / fill_meld computed (fill_sets, on first use) */
@@ -355,10 +351,9 @@ typedef struct {
     u64 force;
     /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
     int nanch;
-    /* not cleared by dist_init_core (written before they are read; dist_init clears them for the one pass) */
+    /* not cleared by dist_init_core (written before they are read) */
     u64 comp[8]; /* components of two cards or more of the held cards (see cover_bound) */
     u64 anch[2];
-    u64 xs[8], avoid_acc[8], xwant[8]; /* xwant: the pool of hand - x (only its cards are counted) */
 } dist_t;
 
 /* a yes/no search found its answer: every caller unwinds at once (state restored first; collecting never stops) */
@@ -769,27 +764,14 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
         u64 placed = d->wm & d->H;
         u64 pot = (d->wm & ~d->H) | neighbours(rem) | rank_mates(placed) | JK_BIT;
         if (d->nanch) pot |= neighbours(d->anch[0] | (d->nanch > 1 ? d->anch[1] : 0)); /* an anchor's completions */
-        if (!d->nx) {
-            /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
-             * still bring W to best may the subtree fill one (asked only when the rest of pot adds no card) */
-            u64 need = d->want & ~d->acc;
-            if (!(need & pot)) {
-                if (!d->fill_ready) fill_sets(d);
-                if (!(pair && (need & d->fill_pair) && open_slot_ok(d, rem, melds, 0, ov)) &&
-                    !(melds && (need & d->fill_meld) && open_slot_ok(d, rem, melds - 1, pair, ov)))
-                    return;
-            }
-        } else {
+        /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
+         * still bring W to best may the subtree fill one (asked only when the rest of pot adds no card) */
+        u64 need = d->want & ~d->acc;
+        if (!(need & pot)) {
             if (!d->fill_ready) fill_sets(d);
-            if (pair && open_slot_ok(d, rem, melds, 0, ov)) pot |= d->fill_pair;
-            if (melds && open_slot_ok(d, rem, melds - 1, pair, ov)) pot |= d->fill_meld;
-            /* one pass: skip when every discard this subtree's W can avoid (not yet placed) is known to be
-             * avoidable and the subtree adds no counted card to any of their unions */
-            int useful = 0;
-            for (int i = 0; i < d->nx && !useful; i++)
-                if (!(placed & d->xs[i]))
-                    useful = !(d->avoided & d->xs[i]) || (d->xwant[i] & ~d->avoid_acc[i] & pot);
-            if (!useful) return;
+            if (!(pair && (need & d->fill_pair) && open_slot_ok(d, rem, melds, 0, ov)) &&
+                !(melds && (need & d->fill_meld) && open_slot_ok(d, rem, melds - 1, pair, ov)))
+                return;
         }
     }
     int jk_pending = d->jk_held && !d->jk_used && !d->nanch;
@@ -808,12 +790,6 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
                     d->wl->held[d->wl->n] = d->wm & d->H;
                     d->wl->drawn[d->wl->n++] = d->leafacc;
                 }
-                u64 in_w = d->wm & d->H;
-                for (int i = 0; i < d->nx; i++)
-                    if (!(in_w & d->xs[i])) {
-                        d->avoid_acc[i] |= d->leafacc;
-                        d->avoided |= d->xs[i];
-                    }
             }
         }
         return;
@@ -928,8 +904,6 @@ static int special_overlap_above(const dist_t *d, int parts, int floor) {
     }
     return best;
 }
-
-static int special_overlap(const dist_t *d) { return special_overlap_above(d, 3, -1); }
 
 /* The search behind eval_distance: best overlap found above floor (floor when none), stopping
  * early once it reaches goal. */
@@ -1279,66 +1253,56 @@ int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int
 /* One hand before its discard, every allowed discard x: the distance of hand - x and its acceptance count, as
  * eval_distance and eval_acceptance_fast would give them one discard at a time (the twin the tests hold it to).
  *
- * Every W that hand - x can reach avoids x (x is seen once discarded), so the best standard overlap of
- * hand - x is the whole hand's best m when some best W avoids x, else at most m - 1. One search finds m, a
- * second visits every standard W of overlap m and gives, per x, whether one avoids it and the union of the
- * drawn cards of those that do: for hand - x that union is the standard part of the acceptance set (the
- * union argument of eval_acceptance_fast). Discards no best W avoids get their own search (floor: their
- * special forms, goal m - 1); special forms are closed-form per discard. Tenpai
- * results and the rare discard whose best is not m take the per-discard acceptance path. */
+ * Every W that hand - x can reach avoids x (x is seen once discarded), so hand - x has the whole hand's distance
+ * d when some best W of hand avoids x, and more otherwise. One search of hand finds d and a best W; each discard
+ * that no W found so far avoids is asked one yes/no question (is hand - x within d?), whose yes brings another
+ * best W, so most discards are settled by an earlier answer; a no is followed by the question at d + 1 (almost
+ * always yes) and, failing that, a full distance. The C bots' discard_best asks the same questions. Acceptance
+ * (acc_mode) is eval_acceptance_known's exact count, the drawn cards of the best W of hand that avoid x counted
+ * as known (they are best W of hand - x). Session 25 replaced a collecting search over every best W of hand
+ * (that visited far more W than the questions need): distances 3.8x, with the bots' tie-break counts 1.5x
+ * faster on the same hands (bench/bots_throughput.py). */
 int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode, int *card, int *dist, int *acc) {
     allowed &= hand & REAL;
     int n = 0;
     for (u64 t = allowed; t && n < 8; t &= t - 1) card[n++] = ctz64(t);
     if (!n) return 0;
-    int size = meld ? 5 : 8, melds = meld ? 1 : 2;
-    dist_t d, e;
-    dist_init(&d, hand, meld, unseen, -1, 99);
-    dfs(&d, d.H, melds, 1, d.jk_held);
-    int m = d.best;
-    int sp8 = meld ? -1 : special_overlap(&d);
-    if (m >= 0) {
-        dist_init(&d, hand, meld, unseen, m, 99);
-        d.collect = 1;
-        d.nx = n;
-        for (int i = 0; i < n; i++) {
-            d.xs[i] = 1ULL << card[i];
-            u64 after = hand & ~d.xs[i];
-            d.xwant[i] = acc_mode ? (neighbours(after) | JK_BIT) & unseen & ~(after | meld) : 0;
+    eval_witness_t w, wl; /* w: the last answer's W; wl: every best W of hand found */
+    int sp = SP_UNKNOWN;
+    int d = eval_distance_sp(hand, meld, unseen, &w, &sp);
+    u64 avoided = 0; /* discards some best W of hand avoids: they leave d */
+    int best = 127, tied = 0;
+    wl.n = 0;
+    for (int i = 0;; i++) {
+        if (w.n) {
+            avoided |= hand & REAL & ~w.held[0];
+            if (wl.n < EVAL_MAX_WITNESS) {
+                wl.held[wl.n] = w.held[0];
+                wl.drawn[wl.n++] = w.drawn[0];
+            }
         }
-        d.want = ~0ULL; /* prune by xwant */
-        dfs(&d, d.H, melds, 1, d.jk_held);
-    }
-    int ov[8], best = 127, tied = 0;
-    for (int i = 0; i < n; i++) {
-        u64 x = 1ULL << card[i];
-        int spx = -1;
-        if (!meld && (sp8 >= m - 1 || !(d.avoided & x))) {
-            dist_init(&e, hand & ~x, meld, unseen, -1, 99);
-            spx = special_overlap(&e);
+        if (i == n) break;
+        u64 after = hand & ~(1ULL << card[i]);
+        w.n = 0;
+        if (d >= UNREACHABLE) dist[i] = UNREACHABLE; /* hand - x reaches no W that hand does not */
+        else if ((avoided >> card[i] & 1) || eval_distance_at_most_sp(after, meld, unseen, d, &w, sp)) dist[i] = d;
+        else dist[i] = eval_distance_at_most_sp(after, meld, unseen, d + 1, NULL, sp) ? d + 1
+                                                                                       : eval_distance(after, meld, unseen);
+        if (dist[i] < best) {
+            best = dist[i];
+            tied = 0;
         }
-        if (d.avoided & x) ov[i] = m > spx ? m : spx;
-        else {
-            dist_init(&e, hand & ~x, meld, unseen, spx, m - 1);
-            dfs(&e, e.H, melds, 1, e.jk_held);
-            ov[i] = e.best;
-        }
-        dist[i] = ov[i] < 0 ? UNREACHABLE : size - ov[i];
-        if (dist[i] < best) { best = dist[i]; tied = 0; }
         tied += dist[i] == best;
     }
     for (int i = 0; i < n; i++) {
         acc[i] = 0;
         if (!(acc_mode == 2 || (acc_mode == 1 && tied >= 2 && dist[i] == best))) continue;
-        u64 x = 1ULL << card[i], after = hand & ~x;
+        u64 x = 1ULL << card[i], after = hand & ~x, known = 0;
         u64 pool = (neighbours(after) | JK_BIT) & unseen & ~(after | meld);
-        if (dist[i] <= 1 || dist[i] > size || !(d.avoided & x) || ov[i] != m) {
-            acc[i] = eval_acceptance_fast(after, meld, unseen, pool, dist[i]);
-            continue;
-        }
-        dist_init(&e, after, meld, unseen, ov[i], 99);
-        u64 sp = meld ? 0 : special_acceptance(&e, pool);
-        acc[i] = pc64((d.avoid_acc[i] | sp) & pool);
+        if (dist[i] == d)
+            for (int k = 0; k < wl.n; k++)
+                if (!(wl.held[k] & x)) known |= wl.drawn[k];
+        acc[i] = eval_acceptance_known(after, meld, unseen, pool, dist[i], -1, known, NULL, sp);
     }
     return n;
 }
