@@ -224,22 +224,38 @@ static int yaku_possible(u64 hand, u64 meld, int action) {
     return 0;
 }
 
+/* The smallest distance after an allowed discard of a hand that just called (discard_best's T->best) when it is below
+ * `below`, else `below`. No discard leaves less than the hand's own distance d, and one leaves d exactly when some
+ * best W avoids it: one search (cut at `below`), then yes/no questions, a best W's held cards settling most. */
+static int call_distance(u64 after, u64 meld, u64 unseen, u64 allowed, int below) {
+    if (!allowed) return below;
+    eval_witness_t w;
+    int d = eval_distance_below(after, meld, unseen, below, &w);
+    if (d >= below) return below;
+    if (w.n && (allowed & ~w.held[0])) return d;
+    for (u64 t = allowed; t; t &= t - 1)
+        if (eval_distance_at_most(after & ~(t & -t), meld, unseen, d)) return d;
+    int m = below; /* every best W holds every allowed discard: their own distances */
+    for (u64 t = allowed; t; t &= t - 1) m = eval_distance_below(after & ~(t & -t), meld, unseen, m, NULL);
+    return m;
+}
+
+/* greedy.call_table: the call whose best discard leaves the smallest distance, if below now and a yaku is still
+ * possible; the lowest action id among equals (actions ascend, so a later call must leave strictly less). */
 static int greedy_claim(const bot_view_t *v, const rules_t *R) {
-    int card = v->claim_card, best_a = PASS_A, best_d = 0;
+    int card = v->claim_card, now = -1, best_a = PASS_A, best_d = 0;
     if (card < 0 || card >= 52) return PASS_A;
-    int now = -1;
     for (int a = PON_A; a < PASS_A; a++) {
         if (!(v->mask >> a & 1)) continue;
-        if (now < 0) now = eval_distance(v->hand, v->meld, v->unseen);
         u64 pair = eng_call_cards(a, card);
         u64 meld = pair | (1ULL << card);
         u64 after = v->hand & ~pair;
-        u64 allowed = after & ~eng_kuikae_after(R, a, card) & REAL;
-        table_t T; /* only the smallest distance after the call's discard matters: no tie-break counts */
-        discard_best(after, meld, v->unseen, allowed, &T);
-        int dist = T.best;
-        if (dist < now && yaku_possible(after, meld, a) && (best_a == PASS_A || dist < best_d)) {
-            best_a = a; /* actions ascend: the first of equal distance is the lowest id */
+        if (!yaku_possible(after, meld, a)) continue;
+        if (now < 0) now = eval_distance(v->hand, v->meld, v->unseen);
+        int below = best_a == PASS_A ? now : best_d;
+        int dist = call_distance(after, meld, v->unseen, after & ~eng_kuikae_after(R, a, card) & REAL, below);
+        if (dist < below) {
+            best_a = a;
             best_d = dist;
         }
     }

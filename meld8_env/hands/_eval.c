@@ -1000,6 +1000,14 @@ int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit) {
 
 int eval_distance(u64 hand, u64 meld, u64 unseen) { return eval_distance_w(hand, meld, unseen, NULL); }
 
+int eval_distance_below(u64 hand, u64 meld, u64 unseen, int below, eval_witness_t *wit) {
+    int size = meld ? 5 : 8;
+    if (wit) wit->n = 0;
+    int floor = size - below < -1 ? -1 : size - below; /* an overlap above floor is a distance below `below` */
+    int best = distance_search_w(hand, meld, unseen, floor, 99, wit, SP_UNKNOWN, NULL);
+    return best > floor ? size - best : below;
+}
+
 int eval_distance_at_most_sp(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit, int sp_max) {
     int size = meld ? 5 : 8;
     if (wit) wit->n = 0;
