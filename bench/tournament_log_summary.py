@@ -3,7 +3,14 @@ the unit (each holds every seating), 95 % intervals from Student's t over board 
 difference of the first two agents. Used for a tournament stopped part-way (README, the search headline).
 A log may be gzip-compressed (``games.jsonl.gz``: how docs/search_runs keeps the newer ones).
 
+Several logs of one lineup (the same agents in the same order) on different seeds pool their boards: one
+line per log, then the pooled means over every board of every log. Logs of other lineups, or two logs that
+share a board's deal seed (the same boards counted twice), are refused in one line. ``--as A,B,C`` names the
+lineup of every log, for logs whose specs are spelled differently but play the same agents (e.g.
+``search:extend=336+extend_z=10`` before it became ``search``'s default): the caller vouches for that.
+
     python bench/tournament_log_summary.py results/search_headline/games.jsonl
+    python bench/tournament_log_summary.py seed_a/games.jsonl seed_b/games.jsonl.gz
 """
 
 from __future__ import annotations
@@ -33,10 +40,8 @@ def read_log(path: str) -> list[dict]:
     return lines
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log", help="a tournament's games.jsonl (or games.jsonl.gz)")
-    lines = read_log(ap.parse_args().log)
+def board_means(lines: list[dict]) -> tuple[np.ndarray, int, list[tuple]]:
+    """(boards, agents) mean placements, the number of games, and each board's deal key (seed, board)."""
     agents = lines[0]["agents"]
     boards = [e for e in lines[1:] if e.get("type") == "board"]
     per_board = np.zeros((len(boards), len(agents)))
@@ -47,9 +52,17 @@ def main() -> None:
                 sums[a] += g["placements"][seat]
                 counts[a] += 1
         per_board[b] = sums / np.maximum(counts, 1)
-    n = len(boards)
+    keys = [(lines[0].get("seed"), e.get("board")) for e in boards]
+    return per_board, sum(len(e["games"]) for e in boards), keys
+
+
+def report(per_board: np.ndarray, games: int, agents: list[str], label: str = "") -> None:
+    n = len(per_board)
+    if n < 2:
+        print(f"{label}{n} boards, {games} games: too few boards for an interval")
+        return
     t = stats.t.ppf(0.975, n - 1)
-    print(f"{n} boards, {sum(len(e['games']) for e in boards)} games")
+    print(f"{label}{n} boards, {games} games")
     for a, name in enumerate(agents):
         x = per_board[:, a]
         half = t * x.std(ddof=1) / math.sqrt(n)
@@ -57,6 +70,42 @@ def main() -> None:
     d = per_board[:, 0] - per_board[:, 1]
     half = t * d.std(ddof=1) / math.sqrt(n)
     print(f"{agents[0]} - {agents[1]}: {d.mean():+.3f} [{d.mean() - half:+.3f}, {d.mean() + half:+.3f}]")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("log", nargs="+", help="a tournament's games.jsonl (or games.jsonl.gz); several: pooled")
+    ap.add_argument("--as", dest="names", help="A,B,C: the lineup's names for every log (their specs may differ)")
+    a = ap.parse_args()
+    paths = a.log
+    logs = [read_log(p) for p in paths]
+    agents = logs[0][0]["agents"]
+    if a.names is not None:
+        names = a.names.split(",")
+        for p, lines in zip(paths, logs, strict=True):
+            if len(lines[0]["agents"]) != len(names):
+                sys.exit(f"{p}: {len(lines[0]['agents'])} agents, but --as names {len(names)}")
+            lines[0]["agents"] = names
+        agents = names
+    for p, lines in zip(paths[1:], logs[1:], strict=True):
+        if lines[0]["agents"] != agents:
+            sys.exit(
+                f"{p}: agents {lines[0]['agents']} differ from {paths[0]}'s {agents}: pool logs of one lineup "
+                "(or name it with --as)"
+            )
+    parts = [board_means(lines) for lines in logs]
+    seen: dict[tuple, str] = {}
+    for p, (_, _, keys) in zip(paths, parts, strict=True):
+        for k in keys:
+            if k in seen:
+                sys.exit(f"{p}: board {k[1]} of seed {k[0]} is also in {seen[k]}: each board may count once")
+            seen[k] = p
+    if len(parts) == 1:
+        report(parts[0][0], parts[0][1], agents)
+        return
+    for p, (per_board, games, _) in zip(paths, parts, strict=True):
+        report(per_board, games, agents, f"{p}: ")
+    report(np.concatenate([x[0] for x in parts]), sum(x[1] for x in parts), agents, f"pooled over {len(parts)} logs: ")
 
 
 if __name__ == "__main__":

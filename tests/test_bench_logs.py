@@ -98,3 +98,31 @@ def test_paired_logs_pool_the_boards_of_several_pairs(tmp_path):
     # the same pair twice would count its boards twice: refused
     twice = _bench("paired_logs.py", *args[:4], *args[:4])
     assert twice.returncode != 0 and "share deal seed" in twice.stderr
+
+
+def test_summary_pools_the_boards_of_one_lineup_on_several_seeds(tmp_path):
+    """Logs of one lineup on different seeds pool their boards (mean over every board, not over the logs);
+    another lineup, or a board counted twice, is refused in one line; --as names a lineup spelled differently."""
+    import re
+
+    def log(agents: list[str], name: str, seed: int, boards: int) -> Path:
+        out = tmp_path / name
+        run(TournamentConfig(agents, boards=boards, seed=seed, out=str(out), rules=FAST, progress=False))
+        return out / "games.jsonl"
+
+    a = log(["greedy", "defensive", "random"], "a", 3, 3)
+    b = log(["greedy", "defensive", "random"], "b", 4, 5)
+    res = _bench("tournament_log_summary.py", str(a), str(b))
+    assert res.returncode == 0, res.stderr
+    assert "pooled over 2 logs: 8 boards, 48 games" in res.stdout
+    greedy = [float(m) for m in re.findall(r"^greedy\s+(\d\.\d+)", res.stdout, re.M)]
+    assert len(greedy) == 3  # one line per log, then the pooled one
+    assert abs(greedy[2] - (3 * greedy[0] + 5 * greedy[1]) / 8) < 0.002  # boards weigh, not logs
+    other = log(["defensive", "greedy", "random"], "c", 5, 2)
+    bad = _bench("tournament_log_summary.py", str(a), str(other))
+    assert bad.returncode != 0 and "pool logs of one lineup" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    twice = _bench("tournament_log_summary.py", str(a), str(a))
+    assert twice.returncode != 0 and "each board may count once" in twice.stderr
+    named = _bench("tournament_log_summary.py", "--as", "x,y,z", str(a), str(other))
+    assert named.returncode == 0, named.stderr
+    assert "pooled over 2 logs: 5 boards" in named.stdout and re.search(r"^x\s+\d\.\d+", named.stdout, re.M)
