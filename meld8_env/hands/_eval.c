@@ -1003,6 +1003,7 @@ int eval_distance(u64 hand, u64 meld, u64 unseen) { return eval_distance_w(hand,
 int eval_distance_below(u64 hand, u64 meld, u64 unseen, int below, eval_witness_t *wit) {
     int size = meld ? 5 : 8;
     if (wit) wit->n = 0;
+    if (below > UNREACHABLE) below = UNREACHABLE; /* no distance is above it: an unreachable hand answers 99 */
     int floor = size - below < -1 ? -1 : size - below; /* an overlap above floor is a distance below `below` */
     int best = distance_search_w(hand, meld, unseen, floor, 99, wit, SP_UNKNOWN, NULL);
     return best > floor ? size - best : below;

@@ -72,7 +72,7 @@ int eval_distance_w(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit);
 /* eval_distance_w, and sp (NULL: none) gets the hand's special-form overlap (-1 with a meld or no form) */
 int eval_distance_sp(u64 hand, u64 meld, u64 unseen, eval_witness_t *wit, int *sp);
 /* eval_distance_w where the distance is below `below`, else `below` (the search cuts every W that cannot get there);
- * wit as there */
+ * wit as there. A `below` above UNREACHABLE counts as UNREACHABLE (an unreachable hand answers 99). */
 int eval_distance_below(u64 hand, u64 meld, u64 unseen, int below, eval_witness_t *wit);
 /* eval_distance_at_most_w for a hand whose special-form overlap is at most sp_max (SP_UNKNOWN: not known) */
 int eval_distance_at_most_sp(u64 hand, u64 meld, u64 unseen, int r, eval_witness_t *wit, int sp_max);
