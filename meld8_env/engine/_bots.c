@@ -97,43 +97,28 @@ static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table
 #define DIST_ABOVE 126 /* in a table of discard_best: a discard known to leave more than T->best */
 
 /* The smallest distance after an allowed discard and the discards that leave it (T->dist: best there, DIST_ABOVE
- * elsewhere), as discard_distances finds them. hand - x reaches no W that hand does not (x is seen once
- * discarded, so no W of hand - x holds it), so no discard leaves less than hand's own distance d, and x leaves d
- * exactly when some W of hand's best avoids it: one search of hand, then one yes/no question per discard that no W
- * found so far (the search's own and each yes answer's, all best W of hand) avoids. When no allowed discard
- * leaves d (each best W holds every allowed card), every distance is computed. */
+ * elsewhere), as discard_distances finds them: eval_discard_anchored's questions (T->wit: the best W of hand they
+ * found, tie_break reads their drawn cards as accepted). When no allowed discard leaves the hand's own distance d
+ * (each best W holds every allowed card), every distance is computed. */
 static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
     allowed &= REAL;
-    eval_witness_t w;
-    int d = eval_distance_sp(hand, meld, unseen, &w, &T->sp);
+    u64 leaves;
+    int d = eval_discard_anchored(hand, meld, unseen, allowed, &T->sp, &T->wit, &leaves);
     T->n = T->tied = 0;
     T->best = 127;
-    T->wit.n = 0;
-    /* avoided: the discards some W found so far avoids; each is a best W of hand, so they leave d unasked */
-    u64 avoided = 0;
-    if (d < UNREACHABLE)
-        for (u64 t = allowed;; t &= t - 1) {
-            if (w.n) {
-                avoided |= hand & REAL & ~w.held[0];
-                if (T->wit.n < EVAL_MAX_WITNESS) {
-                    T->wit.held[T->wit.n] = w.held[0];
-                    T->wit.drawn[T->wit.n++] = w.drawn[0];
-                }
-            }
-            if (!t) break;
-            int c = ctz64(t), i = T->n++;
-            T->card[i] = c;
-            T->acc[i] = 0;
-            w.n = 0;
-            T->dist[i] = (avoided >> c & 1) || eval_distance_at_most_sp(hand & ~(1ULL << c), meld, unseen, d, &w, T->sp)
-                             ? d : DIST_ABOVE;
-            T->tied += T->dist[i] == d;
-        }
-    if (T->tied) T->best = d;
-    else {
+    if (!leaves) {
         T->wit.n = 0; /* the distances are not d: those W are not best */
         discard_distances(hand, meld, unseen, allowed, T);
+        return;
     }
+    for (u64 t = allowed; t; t &= t - 1) {
+        int c = ctz64(t), i = T->n++;
+        T->card[i] = c;
+        T->acc[i] = 0;
+        T->dist[i] = leaves >> c & 1 ? d : DIST_ABOVE;
+        T->tied += T->dist[i] == d;
+    }
+    T->best = d;
 }
 
 /* The cards known accepted by hand - x (x one of the discards tied at the table's best): a W that is best for hand

@@ -1263,38 +1263,49 @@ int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int
  * eval_distance and eval_acceptance_fast would give them one discard at a time (the twin the tests hold it to).
  *
  * Every W that hand - x can reach avoids x (x is seen once discarded), so hand - x has the whole hand's distance
- * d when some best W of hand avoids x, and more otherwise. One search of hand finds d and a best W; each discard
- * that no W found so far avoids is asked one yes/no question (is hand - x within d?), whose yes brings another
- * best W, so most discards are settled by an earlier answer; a no is followed by the question at d + 1 (almost
- * always yes) and, failing that, a full distance. The C bots' discard_best asks the same questions. Acceptance
+ * d when some best W of hand avoids x, and more otherwise: eval_discard_anchored (the questions the C bots'
+ * discard_best asks too) tells which discards leave d; for each other one, the question at d + 1 (almost always
+ * yes) and, failing that, a full distance. Acceptance
  * (acc_mode) is eval_acceptance_known's exact count, the drawn cards of the best W of hand that avoid x counted
  * as known (they are best W of hand - x). Session 25 replaced a collecting search over every best W of hand
  * (that visited far more W than the questions need): distances 3.8x, with the bots' tie-break counts 1.5x
  * faster on the same hands (bench/bots_throughput.py). */
+int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, eval_witness_t *wl, u64 *leaves) {
+    eval_witness_t w; /* the last answer's W */
+    int d = eval_distance_sp(hand, meld, unseen, &w, sp);
+    u64 avoided = 0; /* discards some best W found so far avoids */
+    *leaves = 0;
+    wl->n = 0;
+    if (d >= UNREACHABLE) return d; /* hand - x reaches no W that hand does not */
+    for (u64 t = allowed & REAL;; t &= t - 1) {
+        if (w.n) {
+            avoided |= hand & REAL & ~w.held[0];
+            if (wl->n < EVAL_MAX_WITNESS) {
+                wl->held[wl->n] = w.held[0];
+                wl->drawn[wl->n++] = w.drawn[0];
+            }
+        }
+        if (!t) break;
+        u64 x = t & -t;
+        w.n = 0;
+        if ((avoided & x) || eval_distance_at_most_sp(hand & ~x, meld, unseen, d, &w, *sp)) *leaves |= x;
+    }
+    return d;
+}
+
 int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode, int *card, int *dist, int *acc) {
     allowed &= hand & REAL;
     int n = 0;
     for (u64 t = allowed; t && n < 8; t &= t - 1) card[n++] = ctz64(t);
     if (!n) return 0;
-    eval_witness_t w, wl; /* w: the last answer's W; wl: every best W of hand found */
-    int sp = SP_UNKNOWN;
-    int d = eval_distance_sp(hand, meld, unseen, &w, &sp);
-    u64 avoided = 0; /* discards some best W of hand avoids: they leave d */
-    int best = 127, tied = 0;
-    wl.n = 0;
-    for (int i = 0;; i++) {
-        if (w.n) {
-            avoided |= hand & REAL & ~w.held[0];
-            if (wl.n < EVAL_MAX_WITNESS) {
-                wl.held[wl.n] = w.held[0];
-                wl.drawn[wl.n++] = w.drawn[0];
-            }
-        }
-        if (i == n) break;
+    eval_witness_t wl; /* every best W of hand found */
+    int sp = SP_UNKNOWN, best = 127, tied = 0;
+    u64 leaves;
+    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves);
+    for (int i = 0; i < n; i++) {
         u64 after = hand & ~(1ULL << card[i]);
-        w.n = 0;
-        if (d >= UNREACHABLE) dist[i] = UNREACHABLE; /* hand - x reaches no W that hand does not */
-        else if ((avoided >> card[i] & 1) || eval_distance_at_most_sp(after, meld, unseen, d, &w, sp)) dist[i] = d;
+        if (d >= UNREACHABLE) dist[i] = UNREACHABLE;
+        else if (leaves >> card[i] & 1) dist[i] = d;
         else dist[i] = eval_distance_at_most_sp(after, meld, unseen, d + 1, NULL, sp) ? d + 1
                                                                                        : eval_distance(after, meld, unseen);
         if (dist[i] < best) {

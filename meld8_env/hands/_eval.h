@@ -81,6 +81,13 @@ int eval_distance_at_most_sp(u64 hand, u64 meld, u64 unseen, int r, eval_witness
  * upper bound on hand's special-form overlap (SP_UNKNOWN: none known). */
 int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int beat, u64 known,
                           eval_witness_t *wl, int sp_max);
+/* Which discards leave a hand's own distance d (returned; UNREACHABLE: none asked): one search of hand finds d and a
+ * best W (sp: its special-form overlap, as eval_distance_sp), then each allowed card x, ascending, that no W found so
+ * far avoids is asked one yes/no question (is hand - x within d?), whose yes brings another best W. leaves: the
+ * allowed cards that leave d (some best W of hand avoids them; hand - x reaches no W that hand does not, so the
+ * others leave more); wl: the best W found (held and drawn cards, the witnesses' order), each a best W of every
+ * hand - x it avoids. */
+int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, eval_witness_t *wl, u64 *leaves);
 /* Distance after every discard in one pass: hand before its discard (8 concealed cards, or 5 with an exposed
  * meld), allowed the discards to rate (real cards of hand; at most 8). For each allowed card x, ascending:
  * card[i] = x, dist[i] = eval_distance(hand - x, meld, unseen) and acc[i] = eval_acceptance_fast(hand - x,
