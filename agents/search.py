@@ -37,7 +37,9 @@ At each decision (docs/search.md has the whole story):
 4c. ``ron=model`` (off by default; a measured negative, docs/search_log.md): a discard candidate's value is
    r * V_ron + (1 - r) * V_rest, r the wait model's deal-in risk (``agents.wary.deal_in_risk``), V_rest the
    mean over the rollout worlds where nobody is offered a Ron on the discard, V_ron the mean where someone
-   is (this candidate's screened worlds, else every candidate's, else V_rest - ``ron_cost``/100).
+   is (this candidate's screened worlds, else every candidate's, else V_rest - ``ron_cost``/100). ``ron_scale``
+   (percent, 100 by default) scales each opponent's ``P(ready) * q(c)`` first: the model counts waits without
+   the yaku a Ron needs and overstates the chance of a Ron about 2x on bot games (``agents.wary.RON_SCALE`` = 0.45).
 5. Successive halving: the worlds are split into ``stages`` chunks; after each chunk the better half of the
    candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
@@ -64,13 +66,16 @@ from both), so it is deterministic and cannot depend on hidden cards or the game
 Options (spec ``search:worlds=32,cands=3,...``; on a command line whose agent list is comma-separated,
 ``search:worlds=32+cands=3``): ``worlds`` (48), ``cands`` (3), ``stages`` (2), ``opp`` (mix), ``me`` (greedy),
 ``leaf`` (placement), ``belief`` (two_level), ``win_rounds`` (2), ``margin`` (5), ``threads`` (2), ``split``
-(equal), ``ron`` (worlds; model: 4c), ``ron_cost`` (30), ``prior`` (greedy: which discards are candidates, greedy's
-order or a network's, ``ppo`` / ``distilled`` / ``ppo:PATH.zip``, by its policy's probabilities; a path may hold
-neither ``,`` nor ``+``), ``keep`` (bot; prior: see 5), ``screen`` (0 = off),
+(equal), ``ron`` (worlds; model: 4c), ``ron_scale`` (100; 4c), ``ron_cost`` (30), ``prior`` (greedy: which
+discards are candidates, greedy's order or a network's, ``ppo`` / ``distilled`` / ``ppo:PATH.zip``, by its
+policy's probabilities; a path may hold neither ``,`` nor ``+``), ``keep`` (bot; prior: see 5), ``screen`` (0 = off),
 ``lite`` (0 = off; 1: see 3), ``extend`` (336; 0 = off; 5b), ``extend_set`` (pair), ``extend_z`` (10), ``final``
 (all; pair: see 5),
 ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
-ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), and the diagnostic
+ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), ``width`` (0 = off;
+1 = each world weighted by how much more often bot games' ready hands wait on that many cards than the
+two-level worlds' do, ``search_backend.width_weights``, applied before ``strat``; a measured negative,
+docs/search_log.md "Session 27"), and the diagnostic
 ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is resampled); 2 = CHEATING
 about the status only: worlds sampled as usual, kept only where every opponent's ready status (R33) is its TRUE
 status (the ceiling of a perfect status model); 3 = the same with the TRUE level (ready / not ready but within two
@@ -138,6 +143,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     ),
     "screen": (int, 0, "worlds screened for an immediate end (a Ron on the discard); 0 = off (see _search)"),
     "strat": (int, 0, "1 = weight the worlds so each opponent's ready share is its fitted prior (see _worlds)"),
+    "width": (int, 0, "1 = weight the worlds by how wide real ready hands wait (search_backend.width_weights)"),
     "prior": (
         str,
         "greedy",
@@ -150,6 +156,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     ),
     "safe": (str, "danger", "the safest discard added: by defensive's danger count, or the wait model's risk (model)"),
     "ron": (str, "worlds", "chance of a Ron on a discard: from the worlds, or the wait model's risk (model)"),
+    "ron_scale": (int, 100, "with ron=model: the wait model's per-opponent risk x ron_scale/100 (45 = calibrated)"),
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
     "split": (str, "equal", "worlds per stage: equal chunks, or double (each stage twice the last; see stage_chunks)"),
@@ -232,9 +239,11 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option extend_z={full['extend_z']}: must be 1..100 (tenths of a standard error)")
     if not 0 <= int(full["win_rounds"]) <= 16:
         raise ValueError(f"search option win_rounds={full['win_rounds']}: must be 0..16")
-    for key in ("strat", "lite"):
+    for key in ("strat", "lite", "width"):
         if full[key] not in (0, 1):
             raise ValueError(f"search option {key}={full[key]}: must be 0 or 1")
+    if not 1 <= int(full["ron_scale"]) <= 200:
+        raise ValueError(f"search option ron_scale={full['ron_scale']}: must be 1..200 (percent of the model's risk)")
     if not 0 <= int(full["ron_cost"]) <= 300:
         raise ValueError(f"search option ron_cost={full['ron_cost']}: must be 0..300 (hundredths of a placement)")
     if full["cheat"] not in (0, 1, 2, 3):
@@ -416,6 +425,8 @@ class SearchAgent(Agent):
         method = belief if belief in ("uniform", "learned") else "two_level"
         flags = {belief: True} if belief in ("no_pass", "last_discard") else {}  # belief.sample_worlds options
         worlds, weights = sb.sample_worlds(info, K, rng, self.rules, method=method, **flags)
+        if self.opts["width"]:
+            weights = sb.width_weights(info, worlds, weights)
         if self.opts["strat"]:
             weights = sb.stratify(info, worlds, weights)
         return worlds, weights
@@ -594,7 +605,8 @@ class SearchAgent(Agent):
     def _risks(self, info, cands: list[int]) -> dict[int, float]:
         """The wait model's deal-in risk of each discard candidate (``agents.wary.deal_in_risk``)."""
         cards = np.array([a for a in cands if 0 <= a <= DISCARD_MAX], np.int64)
-        return dict(zip(cards.tolist(), deal_in_risk(info, cards).tolist(), strict=True)) if cards.size else {}
+        risk = deal_in_risk(info, cards, int(self.opts["ron_scale"]) / 100)
+        return dict(zip(cards.tolist(), risk.tolist(), strict=True)) if cards.size else {}
 
     def _play(self, prep: list, alive: list, idx: np.ndarray, vals, ends, end_vals, rons=None) -> None:
         """Step every alive candidate in worlds ``idx`` of every decision and play on to the end of the hand.

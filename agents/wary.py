@@ -37,14 +37,23 @@ from meld8_env.observation import decode
 from meld8_env.rules import RuleConfig
 from meld8_env.wait_model import wait_probs
 
+#: about the ``scale`` that makes ``deal_in_risk`` match the rate of a Ron offered on the discard in bot games:
+#: per opponent and card the model says 0.0415 where 0.0198 happens (``bench/belief_quality.py --seed 206``,
+#: docs/search_runs/belief_calibration_s27.txt), and the combined risk is 0.078 against 0.036, a ratio of
+#: 0.38-0.55 in every risk bin (docs/search_runs/regret_s27_ronscale.txt)
+RON_SCALE = 0.45
+
 OPTIONS = {"lam": (float, 10.0, "distance steps a certain deal-in costs (>= 0; 0 = greedy)")}
 
 
-def deal_in_risk(info, cards: np.ndarray) -> np.ndarray:
-    """r(c) for each card id in ``cards`` (module docstring), from one seat's information set."""
+def deal_in_risk(info, cards: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """r(c) for each card id in ``cards`` (module docstring), from one seat's information set; ``scale``
+    multiplies each opponent's ``P(ready) * q_j(c)`` (capped at 1) before they are combined: the model's waits
+    ignore the yaku a Ron needs (R29-R30), so on bot games it overstates the chance of a Ron offered on the
+    discard about 2x (``RON_SCALE``)."""
     safe = np.ones(len(cards))
     for j in info.opponents:
-        safe *= 1.0 - ready_prior(info, j) * wait_probs(info, j)[cards]
+        safe *= 1.0 - np.minimum(1.0, scale * ready_prior(info, j) * wait_probs(info, j)[cards])
     return 1.0 - safe
 
 

@@ -12,7 +12,8 @@ p = (hits + 0.02) / (worlds + 1)), and
 ``defensive``'s danger count (live wait shapes on c; AUC only: it is not a probability), and two rows that
 score every card of an opponent alike: the fitted ``P(ready)`` and, as a CHEATING ceiling, the true status
 (what a perfect status model could reach without knowing the hand). Rows: AUC,
-log-loss (base rate's log-loss beside it), 95% bootstrap intervals over the states, the paired AUC differences
+log-loss (base rate's log-loss beside it), the mean predicted probability (calibration: against the base
+rate), 95% bootstrap intervals over the states, the paired AUC differences
 to ``two_level``, and the median time of one ``sample_worlds`` call. ``learned``: the per-card wait model
 (``meld8_env.wait_model``); its direct row ``P(ready) * q(c)`` asks the model itself, without worlds.
 """
@@ -151,12 +152,15 @@ def main() -> None:
           f"{a.worlds} worlds per state, rules {a.rules}")  # fmt: skip
     print(f"two-level worlds whose drawn status no proposal met: {LAST_STATS['status_missed']} of "
           f"{LAST_STATS['worlds']} (per opponent)")  # fmt: skip
-    print(f"\n| estimator | AUC | 95% CI ({BOOT} bootstrap resamples of the states) | log-loss |\n|---|---|---|---|")
-    print(f"| base rate | 0.5 | - | {logloss(np.full(yy.size, base), yy):.4f} |")
+    print(
+        f"\n| estimator | AUC | 95% CI ({BOOT} bootstrap resamples of the states) | log-loss | mean p (calibration: "
+        "the base rate) |\n|---|---|---|---|---|"
+    )
+    print(f"| base rate | 0.5 | - | {logloss(np.full(yy.size, base), yy):.4f} | {base:.4f} |")
     for name, p in scores.items():
         lo, hi = np.percentile(boot[name], [2.5, 97.5])
-        ll = f"{logloss(p, yy):.4f}" if name in probs else "-"
-        print(f"| {name} | {auc(p, yy):.4f} | [{lo:.4f}, {hi:.4f}] | {ll} |")
+        ll, mean = (f"{logloss(p, yy):.4f}", f"{p.mean():.4f}") if name in probs else ("-", "-")
+        print(f"| {name} | {auc(p, yy):.4f} | [{lo:.4f}, {hi:.4f}] | {ll} | {mean} |")
     if "two_level" in scores:
         print("\n| paired AUC difference (same states, same bootstrap resamples) | d | 95% CI |\n|---|---|---|")
         for name in scores:

@@ -152,11 +152,16 @@ def main() -> None:
     ap.add_argument("--eps", type=float, default=0.05, help="chance that the opponent throws another card")
     ap.add_argument("--pen", type=float, default=0.1, help="factor for a Tsumo / Ron the history let pass")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--lineup",
+        default="greedy,defensive,greedy",
+        help="the bots of the games the states come from; greedy,greedy,greedy makes greedy's rule the true model",
+    )
     a = ap.parse_args()
     OPT.eps, OPT.pen = a.eps, a.pen
     n_states, K = a.states, a.worlds
     rules = RuleConfig()
-    states = play_bot_states(rules, max(8, n_states // 25), seed=10_000 + a.seed)
+    states = play_bot_states(rules, max(8, n_states // 25), seed=10_000 + a.seed, lineup=a.lineup.split(","))
     states = states[np.isin(states["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])]
     rng = np.random.default_rng(a.seed)
     states = states[np.sort(rng.permutation(len(states))[:n_states])]

@@ -318,6 +318,7 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
     "spec",
     [
         "search:worlds=8,cands=3,stages=2,strat=1",
+        "search:worlds=8,width=1",
         "search:worlds=8,cands=3,belief=learned",
         "search:worlds=8,me=oracle",
         "search:worlds=6,me=distilled,extend=0",
@@ -349,18 +350,13 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     a2, v2 = decide(load_agent(spec, RULES, seed=4), sb.cat_records(twins))
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
     # and the option is not ignored: without it, some decision's candidate values differ
-    base = ",".join(
-        p
-        for p in spec.split(",")
-        if not p.startswith(
-            ("strat=", "belief=", "me=", "prior=", "keep=", "safe=", "ron=", "lite=", "split=", "extend", "final=")
-        )
-    )
+    tested = ("strat=", "width=", "belief=", "me=", "prior=", "keep=", "safe=", "ron=", "lite=", "split=", "extend")
+    base = ",".join(p for p in spec.split(",") if not p.startswith((*tested, "final=")))
     if "ron=" in spec or "extend" in spec:  # the extension is off with ron=model, and is the option under test
         base += ",extend=0"
     _, v0 = decide(load_agent(base, RULES, seed=4), recs)
     assert v0 != v1, f"{spec} searched exactly like {base}"
-    for bad in ("strat=2", "lite=7", "lite=-1"):
+    for bad in ("strat=2", "lite=7", "lite=-1", "width=2"):
         with pytest.raises(AgentLoadError, match=f"{bad}: must be 0 or 1"):
             load_agent(f"search:{bad}", RULES)
     with pytest.raises(AgentLoadError, match="must be one of worlds, model"):
@@ -480,6 +476,55 @@ def test_ron_model_value_mixes_the_model_risk_with_the_worlds():
     none = {7: np.zeros(6, bool), 9: np.zeros(6, bool)}
     assert _value_with_risk(w, v, none, end_vals, 9, 0.5, 0.3) == pytest.approx(2.0 - 0.5 * 0.3)
     assert _value_with_risk(w, v, none, end_vals, 9, 0.0, 0.3) == pytest.approx(2.0)  # no risk: the plain mean
+
+
+def test_width_weights_favour_worlds_whose_ready_hands_wait_wider():
+    """``width=1`` (``search_backend.width_weights``): a world's weight is multiplied, per opponent, by
+    ``WIDTH_RATIO`` of the number of cards its hand waits on (1 for a hand that waits on none), then renormalised
+    to sum to the number of worlds: among worlds alike in everything else, one whose ready opponent waits on
+    five cards outweighs one whose opponent waits on three by 1.87 / 0.66."""
+    from meld8_env.hands import waits_batch
+
+    recs = bot_states(3, 91, every=4)
+    recs = recs[np.isin(recs["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])][:8]
+    seen = set()
+    for r in recs:
+        info = sb.infoset_of(r, int(r["acting"]), RULES)
+        worlds, w0 = sb.sample_worlds(info, 32, np.random.default_rng(3), RULES)
+        w = sb.width_weights(info, worlds, w0)
+        assert w.shape == (32,) and (w > 0).all() and w.sum() == pytest.approx(32)
+        factor = np.ones(32)
+        for j in info.opponents:
+            n = np.bitwise_count(waits_batch(worlds["hands"][:, j].copy(), worlds["melds"][:, j].copy()))
+            factor *= sb.WIDTH_RATIO[np.minimum(n, 9)]
+            seen |= set(n.tolist())
+        np.testing.assert_allclose(w / w[0], factor / factor[0])
+    assert {0, 3}.issubset(seen) and max(seen) >= 5
+    assert sb.WIDTH_RATIO[5] / sb.WIDTH_RATIO[3] == pytest.approx(1.87 / 0.66)
+
+
+def test_ron_scale_scales_each_opponents_model_risk_before_combining():
+    """``ron_scale`` (percent): each opponent's ``P(ready) * q_j(c)`` is scaled before the opponents are combined,
+    so a scale s < 1 gives a risk between s times and once the unscaled one (the chance that two opponents both
+    wait on c shrinks by s squared); a search with it values the discards otherwise than at 100, and the option
+    is range-checked."""
+    from agents.wary import RON_SCALE, deal_in_risk
+
+    recs = bot_states(3, 91, every=4)
+    recs = recs[np.isin(recs["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])][:6]
+    for r in recs:
+        info = sb.infoset_of(r, int(r["acting"]), RULES)
+        cards = np.array([c for c in range(52) if info.legal >> c & 1], np.int64)
+        full, half = deal_in_risk(info, cards), deal_in_risk(info, cards, RON_SCALE)
+        assert (full > 0).any() and (half < full)[full > 0].all() and (half >= RON_SCALE * full - 1e-12).all()
+        # a risk above 1 after scaling is capped, never a negative chance of safety
+        assert ((deal_in_risk(info, cards, 50.0) >= 0) & (deal_in_risk(info, cards, 50.0) <= 1)).all()
+    _, v100 = decide(load_agent("search:worlds=8,ron=model", RULES, seed=4), recs)
+    _, v45 = decide(load_agent("search:worlds=8,ron=model,ron_scale=45", RULES, seed=4), recs)
+    assert v45 != v100
+    for bad in (0, 201):
+        with pytest.raises(AgentLoadError, match=f"ron_scale={bad}: must be 1..200"):
+            load_agent(f"search:ron=model,ron_scale={bad}", RULES)
 
 
 def test_stage_chunks_split_the_worlds_in_order_equal_or_doubling():
