@@ -88,10 +88,10 @@ def stratify(info, worlds: np.ndarray, weights: np.ndarray, sweeps: int = 3) -> 
     return w * (len(w) / w.sum())
 
 
-#: ``width=1``: P(a ready hand has n waits) in bot games over the same in the two-level worlds, n = 2..8, then
-#: 9 or more (index n; 0 and 1 never occur: a wait's rank has three more cards, R33). Real ready hands wait wider
-#: (mean 4.2 waits against 3.5; five or more in 40 % against 21 %): the bots keep the discard that leaves the
-#: most acceptance, which a uniform draw within a status does not (1 wait is too rare to fit: 1.0). Fitted on 8,000
+#: ``width=1``: P(a hand that waits on some card waits on n) in bot games over the same in the two-level worlds,
+#: index n = 2..8, then 9 or more. Index 0 (no wait) keeps its weight, and n = 1 (0.02 % of the hands) is too rare
+#: to fit: 1.0. Real ready hands wait wider (mean 4.2 waits against 3.5; five or more in 40 % against 21 %): the bots
+#: keep the discard that leaves the most acceptance, which a uniform draw within a status does not. Fitted on 8,000
 #: states of a development seed, docs/search_runs/width_fit_s27.txt.
 WIDTH_RATIO = np.array([1.0, 1.0, 1.27, 0.66, 1.45, 1.87, 1.78, 1.28, 2.09, 4.03])
 
