@@ -254,6 +254,10 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         if full[key] not in allowed:
             also = " or ppo:PATH.zip (a checkpoint)" if key == "prior" else ""
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
+    if "ron_scale" in opts and full["ron"] != "model":
+        raise ValueError("search option ron_scale scales the wait model's risk: use it with ron=model")
+    if int(full["width"]) and full["cheat"] == 1:
+        raise ValueError("search option width weights sampled worlds; cheat=1 samples none (it keeps the true hands)")
     if full["keep"] == "prior" and full["prior"] == "greedy":
         raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
     if screens(full):

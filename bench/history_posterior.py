@@ -18,16 +18,19 @@ but a win needs a yaku at the round's minimum (R29-R30) that a form or a wait al
 factors (which ``bench/history_likelihood.py`` applies) also punish hands that could not have won. Moves: with
 chance ``--gibbs`` one hand card of every chain is redrawn from its exact conditional (every hidden card it
 could be), then a Metropolis step replaces one hand card by a hidden card or swaps the entry turns of two
-cards; the factors are annealed from 0.5 to their targets over the first half of the steps. A call's two hand
-cards are public (its meld), its called card enters no slot; an opponent with two calls is skipped. Opponents
-are sampled one at a time (the other opponent's hand is not excluded: a per-opponent estimate).
+cards; eps is annealed from ``--hot`` (0.5) and pen from 1 to their targets over the first half of the steps. A
+call's two hand cards are public (its meld), its called card enters no slot; an opponent with two calls is
+skipped. Opponents are sampled one at a time (the other opponent's hand is not excluded: a per-opponent
+estimate).
 
 With ``--lineup greedy,greedy,greedy`` the rule is j's true policy (up to the soft factors), so the rows measure
 what exact history inference could buy if the opponents' policy were known; with the default lineup of the
 tournaments, a ``defensive`` seat is modelled wrongly. Rows: status AUC (ready, not furiten) and per-card AUC
 (j waits on c and is not furiten, for each legal discard c of the acting seat), two-level worlds against the
-posterior (every chain's state over the last half of the steps), with 95 % bootstrap intervals over the states;
-the acceptance rate and the share of posterior states that break no hard factor.
+posterior (every chain's state over the last half of the steps), with 95 % bootstrap intervals over the states
+and the paired differences to the two-level worlds;
+the acceptance rate and the share of posterior states that break no factor in force; a third row reads only those
+states (a view with none falls back to its two-level worlds).
 """
 
 from __future__ import annotations
@@ -60,7 +63,8 @@ def history(info, j: int) -> dict | None:
     P = info.num_players
     called_by = {c: p for p in range(P) for c in range(N_CARDS) if info.melds[p] >> c & 1}
     seat, pos = info.dealer, [0] * P
-    vis, pend, furi, meld, pending_call = 0, 0, 0, 0, None
+    vis, pend, furi, pending_call = 0, 0, 0, None
+    melds = [0] * P  # each seat's meld so far
     turns = []
     while pos[seat] < len(info.discards[seat]):
         i = pos[seat]
@@ -68,28 +72,28 @@ def history(info, j: int) -> dict | None:
         pos[seat] += 1
         caller = called_by.get(d) if info.called[seat] >> i & 1 else None
         if seat == j:
-            turns.append(dict(d=d, call=pending_call, vis=vis, meld=meld, ron=pend, furi=furi))
+            turns.append(dict(d=d, call=pending_call, vis=vis, meld=melds[j], ron=pend, furi=furi))
             pend, pending_call = 0, None
             if caller is None:  # a discard another seat called leaves j's history (R33)
                 furi |= 1 << d
         else:
             pend |= 1 << d
         vis |= 1 << d
-        if caller is not None:
-            if caller == j:  # the meld grew by the called card d and two hand cards
-                grown = _meld_after(info, j, meld, d)
-                pending_call = grown & ~(1 << d) & ~meld
-                meld = grown
-            vis |= info.melds[caller]
+        if caller is not None:  # the caller's meld grew by the called card d and two hand cards, now public
+            grown = _meld_after(info, caller, melds[caller], d)
+            if caller == j:
+                pending_call = grown & ~(1 << d) & ~melds[j]
+            melds[caller] = grown
+            vis |= grown
         seat = caller if caller is not None else (seat + 1) % P
     if not turns:
         return None
-    return dict(turns=turns, after=pend, furi=furi, meld=meld)
+    return dict(turns=turns, after=pend, furi=furi, meld=melds[j])
 
 
-def _meld_after(info, j: int, meld: int, called: int) -> int:
-    """j's meld mask once the call on ``called`` joined it: the meld of three cards that holds ``called``."""
-    rest = info.melds[j] & ~meld & ~(1 << called)
+def _meld_after(info, p: int, meld: int, called: int) -> int:
+    """Seat p's meld mask once the call on ``called`` joined it: the meld of three cards that holds ``called``."""
+    rest = info.melds[p] & ~meld & ~(1 << called)
     cards = [c for c in range(N_CARDS) if rest >> c & 1]
     if len(cards) == 2:  # the last call: the rest of the meld is exactly its two hand cards
         return meld | (1 << called) | (1 << cards[0]) | (1 << cards[1])
@@ -234,6 +238,10 @@ class Model:
         br[rows[first]] = nbr[first]
         return cards, br
 
+    def clean(self, br: np.ndarray) -> np.ndarray:
+        """(C,) bool: the chain's history breaks no factor in force (the win factors only when ``pen`` < 1)."""
+        return (br[:, 0] == 0) & ((br[:, 1] == 0) | (self.opts.pen >= 1))
+
     def hands(self, cards: np.ndarray) -> np.ndarray:
         out = np.zeros(len(cards), np.uint64)
         for i in range(self.n_fixed, self.M):
@@ -246,15 +254,48 @@ def _fits(slot: int, exit_turn: int) -> bool:
     return slot == 0 or slot - 1 <= exit_turn
 
 
-def bootstrap_auc(p: np.ndarray, y: np.ndarray, sid: np.ndarray, rng: np.random.Generator, n: int = 200):
+def bootstrap_auc(p: np.ndarray, y: np.ndarray, sid: np.ndarray, rng: np.random.Generator, n: int = 200, base=None):
+    """95 % interval of the AUC of scores ``p`` over bootstrap resamples of the states (``sid``); with ``base``
+    (other scores of the same rows), of the paired difference AUC(p) - AUC(base) on the same resamples."""
     states = np.unique(sid)
     idx = [np.flatnonzero(sid == s) for s in states]
     out = []
     for _ in range(n):
         pick = np.concatenate([idx[i] for i in rng.integers(len(states), size=len(states))])
         if y[pick].any() and not y[pick].all():
-            out.append(auc(p[pick], y[pick]))
+            a = auc(p[pick], y[pick])
+            out.append(a if base is None else a - auc(base[pick], y[pick]))
     return np.percentile(out, [2.5, 97.5])
+
+
+def truth_check(model: Model, true_hand: int, rng: np.random.Generator, steps: int = 200) -> tuple[bool, float]:
+    """CHEATING diagnostic of the model, not of a sampler: 16 chains start from j's TRUE hand and move entry turns
+    only, keeping a move unless it breaks more factors. Returns whether some chain found a history of the true hand
+    that breaks none, and then the share of one-card replacements of the true hand (every hand card, every hidden
+    card) whose history, with the same entry turns, still breaks none (how much one history constrains a hand)."""
+    cards, slots = model.init(np.full(16, true_hand, np.uint64), rng)
+    br = model.breaks(cards, slots)
+    for _ in range(steps):
+        _, ns = model.propose(cards, slots, rng)
+        swap = (ns != slots).any(axis=1)  # a slot move (a replacement proposal is dropped: the hand stays true)
+        nbr = model.breaks(cards, ns)
+        take = swap & (nbr.sum(axis=1) <= br.sum(axis=1))
+        slots[take], br[take] = ns[take], nbr[take]
+    ok = np.flatnonzero(model.clean(br))
+    if not ok.size:
+        return False, float("nan")
+    c0, s0 = cards[ok[0]], slots[ok[0]]
+    free = [c for c in range(N_CARDS) if (model.pool & ~true_hand) >> c & 1]
+    rows = []
+    for i in range(model.n_fixed, model.M):
+        for u in free:
+            x = c0.copy()
+            x[i] = u
+            rows.append(x)
+    if not rows:
+        return True, float("nan")
+    rows = np.array(rows)
+    return True, float(model.clean(model.breaks(rows, np.repeat(s0[None], len(rows), axis=0))).mean())
 
 
 def main() -> None:
@@ -266,6 +307,12 @@ def main() -> None:
     ap.add_argument("--pen", type=float, default=1.0, help="factor for a win form / wait the history let pass")
     ap.add_argument("--lineup", default="greedy,greedy,greedy", help="the bots of the games the states come from")
     ap.add_argument("--gibbs", type=float, default=0.3, help="chance per step of a Gibbs update of one hand card")
+    ap.add_argument(
+        "--truth-check",
+        action="store_true",
+        help="CHEATING model check instead of the rows: does the true hand admit a clean history (truth_check)",
+    )
+    ap.add_argument("--hot", type=float, default=0.5, help="the factors' start of the annealing (= --eps: none)")
     ap.add_argument("--seed", type=int, default=7)
     opts = ap.parse_args()
     rules = RuleConfig()
@@ -273,9 +320,11 @@ def main() -> None:
     states = states[np.isin(states["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])]
     rng = np.random.default_rng(opts.seed)
     states = states[np.sort(rng.permutation(len(states))[: opts.states])]
-    rows = {"two_level": ([], []), "posterior": ([], [])}  # (status scores, card scores)
+    # (status scores, card scores); "clean": the posterior states that break no factor only (the two-level worlds
+    # where a view has none)
+    rows = {"two_level": ([], []), "posterior": ([], []), "posterior, clean states": ([], [])}
     ys, ych, sid_s, sid_c = [], [], [], []
-    acc, clean, skipped = [], [], 0
+    acc, clean, skipped, checks = [], [], 0, []
     t0 = time.perf_counter()
     for n, r in enumerate(states):
         seat = int(r["acting"])
@@ -290,15 +339,21 @@ def main() -> None:
             except ValueError:
                 skipped += 1
                 continue
+            if opts.truth_check:
+                found, share = truth_check(model, int(r["hands"][j]), rng)
+                checks.append((model.K, found, share))
+                continue
             cards, slots = model.init(worlds["hands"][:, j].copy(), rng)
             br = model.breaks(cards, slots)
             kept: list[np.ndarray] = []
+            kept_clean: list[np.ndarray] = []
             n_acc = 0
             burn = opts.steps // 2
             for step in range(opts.steps):
-                # anneal from loose factors (0.5) to the target ones over the burn-in, then sample at the target
+                # anneal from loose factors (eps at --hot, pen at 1: no factor) to the targets over the burn-in, then
+                # sample at the targets
                 f = min(1.0, step / max(1, burn - 1))
-                eps, pen = 0.5 ** (1 - f) * opts.eps**f, 0.5 ** (1 - f) * opts.pen**f
+                eps, pen = opts.hot ** (1 - f) * opts.eps**f, opts.pen**f
                 if rng.random() < opts.gibbs:
                     cards, br = model.gibbs_card(cards, slots, br, eps, pen, rng)
                 nc, ns = model.propose(cards, slots, rng)
@@ -308,7 +363,9 @@ def main() -> None:
                 cards[take], slots[take], br[take] = nc[take], ns[take], nbr[take]
                 if step >= burn:
                     kept.append(model.hands(cards))
-                    clean.append(float((br.sum(axis=1) == 0).mean()))
+                    ok = model.clean(br)
+                    kept_clean.append(model.hands(cards)[ok])
+                    clean.append(float(ok.mean()))
             acc.append(n_acc / (opts.steps * opts.chains))
             meld = np.uint64(int(info.melds[j]))
             furi = np.uint64(h["furi"])
@@ -320,7 +377,12 @@ def main() -> None:
             for c in legal:
                 ych.append(truth and bool(truew >> c & 1))
                 sid_c.append(n)
-            for name, G in (("two_level", worlds["hands"][:, j]), ("posterior", np.concatenate(kept))):
+            good = np.concatenate(kept_clean)
+            for name, G in (
+                ("two_level", worlds["hands"][:, j]),
+                ("posterior", np.concatenate(kept)),
+                ("posterior, clean states", good if len(good) else worlds["hands"][:, j]),
+            ):
                 wt = waits_batch(G.copy(), np.full(len(G), meld, np.uint64))
                 rdy = (wt != 0) & ((wt & furi) == 0)
                 rows[name][0].append(rdy.mean())
@@ -328,6 +390,18 @@ def main() -> None:
                     rows[name][1].append((rdy & ((wt & np.uint64(1 << c)) != 0)).mean())
         if (n + 1) % 50 == 0:
             print(f"  {n + 1} states, {time.perf_counter() - t0:.0f} s", flush=True)
+    if opts.truth_check:
+        found = np.array([f for _, f, _ in checks])
+        shares = np.array([sh for _, f, sh in checks if f and sh == sh])
+        Ks = np.array([k for k, f, sh in checks if f and sh == sh])
+        print(
+            f"CHEATING model check, lineup {opts.lineup}: {len(checks)} opponent views ({skipped} skipped); the true "
+            f"hand admits a history that breaks no factor in {found.mean():.3f}; one-card replacements of the true "
+            f"hand that keep that history clean: {shares.mean():.3f} on average"
+        )
+        for k in sorted(set(Ks.tolist())):
+            print(f"  {k} turns: {int((Ks == k).sum())} views, {shares[Ks == k].mean():.3f} of replacements stay clean")
+        return
     ys, ych, sid_s, sid_c = map(np.array, (ys, ych, sid_s, sid_c))
     brng = np.random.default_rng(opts.seed + 1)
     print(
@@ -346,6 +420,17 @@ def main() -> None:
         print(
             f"| {name} | {auc(ps, ys):.4f} | [{lo_s:.4f}, {hi_s:.4f}] | {auc(pc, ych):.4f} | [{lo_c:.4f}, {hi_c:.4f}] |"
         )
+    print("\n| paired difference to two_level (same resamples) | status AUC | 95% CI | per-card AUC | 95% CI |")
+    print("|---|---:|---|---:|---|")
+    bs, bc = np.array(rows["two_level"][0]), np.array(rows["two_level"][1])
+    for name, (ps, pc) in rows.items():
+        if name == "two_level":
+            continue
+        ps, pc = np.array(ps), np.array(pc)
+        lo_s, hi_s = bootstrap_auc(ps, ys, sid_s, np.random.default_rng(opts.seed + 2), base=bs)
+        lo_c, hi_c = bootstrap_auc(pc, ych, sid_c, np.random.default_rng(opts.seed + 3), base=bc)
+        ds, dc = auc(ps, ys) - auc(bs, ys), auc(pc, ych) - auc(bc, ych)
+        print(f"| {name} | {ds:+.4f} | [{lo_s:+.4f}, {hi_s:+.4f}] | {dc:+.4f} | [{lo_c:+.4f}, {hi_c:+.4f}] |")
 
 
 if __name__ == "__main__":

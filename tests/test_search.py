@@ -509,22 +509,37 @@ def test_ron_scale_scales_each_opponents_model_risk_before_combining():
     wait on c shrinks by s squared); a search with it values the discards otherwise than at 100, and the option
     is range-checked."""
     from agents.wary import RON_SCALE, deal_in_risk
+    from meld8_env.belief import ready_prior
+    from meld8_env.wait_model import wait_probs
 
     recs = bot_states(3, 91, every=4)
     recs = recs[np.isin(recs["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])][:6]
+    both = 0
     for r in recs:
         info = sb.infoset_of(r, int(r["acting"]), RULES)
         cards = np.array([c for c in range(52) if info.legal >> c & 1], np.int64)
         full, half = deal_in_risk(info, cards), deal_in_risk(info, cards, RON_SCALE)
         assert (full > 0).any() and (half < full)[full > 0].all() and (half >= RON_SCALE * full - 1e-12).all()
+        # scaled per opponent, then combined: where two opponents both carry risk, strictly above the scaled
+        # combination (scaling the combined risk instead would give exactly RON_SCALE * full)
+        two = np.ones(len(cards), bool)
+        for j in info.opponents:
+            two &= ready_prior(info, j) * wait_probs(info, j)[cards] > 1e-6
+        assert (half[two] > RON_SCALE * full[two] + 1e-9).all()
+        both += int(two.sum())
         # a risk above 1 after scaling is capped, never a negative chance of safety
         assert ((deal_in_risk(info, cards, 50.0) >= 0) & (deal_in_risk(info, cards, 50.0) <= 1)).all()
+    assert both > 0
     _, v100 = decide(load_agent("search:worlds=8,ron=model", RULES, seed=4), recs)
     _, v45 = decide(load_agent("search:worlds=8,ron=model,ron_scale=45", RULES, seed=4), recs)
     assert v45 != v100
     for bad in (0, 201):
         with pytest.raises(AgentLoadError, match=f"ron_scale={bad}: must be 1..200"):
             load_agent(f"search:ron=model,ron_scale={bad}", RULES)
+    with pytest.raises(AgentLoadError, match="ron_scale scales the wait model's risk: use it with ron=model"):
+        load_agent("search:ron_scale=45", RULES)
+    with pytest.raises(AgentLoadError, match="cheat=1 samples none"):
+        load_agent("search:width=1,cheat=1", RULES)
 
 
 def test_stage_chunks_split_the_worlds_in_order_equal_or_doubling():
