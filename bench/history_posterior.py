@@ -134,10 +134,9 @@ class Model:
         self.d = np.array([t["d"] for t in self.t], np.int64)
         self.ron = np.array([t["ron"] for t in self.t] + [h["after"]], np.uint64)
         self.furi = np.array([t["furi"] for t in self.t] + [h["furi"]], np.uint64)
-        self.meld_at = np.array([t["meld"] for t in self.t] + [h["meld"]], np.uint64)
-        # the meld j had while waiting for each Ron window: before turn k it is the meld of turn k-1's discard
-        self.meld_wait = np.array([0] + [t["meld"] for t in self.t], np.uint64)[: self.K + 1]
-        self.meld_wait[self.K] = np.uint64(h["meld"])
+        # the meld j had while waiting for each Ron window (k = 0..K): before turn k, the meld of turn k-1's discard
+        # (after the last turn that is j's meld now: a call is always followed by a turn)
+        self.meld_wait = np.array([0] + [t["meld"] for t in self.t], np.uint64)
 
     def init(self, hands: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """cards (C, M) and entry slots (C, M) from sampled concealed hands (C,): slots by exit order."""

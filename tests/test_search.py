@@ -533,13 +533,15 @@ def test_ron_scale_scales_each_opponents_model_risk_before_combining():
     _, v100 = decide(load_agent("search:worlds=8,ron=model", RULES, seed=4), recs)
     _, v45 = decide(load_agent("search:worlds=8,ron=model,ron_scale=45", RULES, seed=4), recs)
     assert v45 != v100
-    for bad in (0, 201):
-        with pytest.raises(AgentLoadError, match=f"ron_scale={bad}: must be 1..200"):
-            load_agent(f"search:ron=model,ron_scale={bad}", RULES)
-    with pytest.raises(AgentLoadError, match="ron_scale scales the wait model's risk: use it with ron=model"):
-        load_agent("search:ron_scale=45", RULES)
-    with pytest.raises(AgentLoadError, match="cheat=1 samples none"):
-        load_agent("search:width=1,cheat=1", RULES)
+    refused = {
+        "ron=model,ron_scale=0": "ron_scale=0: must be 1..200",
+        "ron=model,ron_scale=201": "ron_scale=201: must be 1..200",
+        "ron_scale=45": "ron_scale scales the wait model's risk: use it with ron=model",
+        "width=1,cheat=1": "cheat=1 samples none",
+    }
+    for options, message in refused.items():
+        with pytest.raises(AgentLoadError, match=message):
+            load_agent(f"search:{options}", RULES)
 
 
 def test_stage_chunks_split_the_worlds_in_order_equal_or_doubling():
