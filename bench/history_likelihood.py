@@ -158,6 +158,8 @@ def main() -> None:
         help="the bots of the games the states come from; greedy,greedy,greedy makes greedy's rule the true model",
     )
     a = ap.parse_args()
+    if bad := [b for b in a.lineup.split(",") if b not in ("greedy", "defensive", "random")]:
+        ap.error(f"--lineup: bots among greedy, defensive, random (got {', '.join(bad)})")
     OPT.eps, OPT.pen = a.eps, a.pen
     n_states, K = a.states, a.worlds
     rules = RuleConfig()

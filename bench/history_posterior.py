@@ -314,6 +314,20 @@ def main() -> None:
     ap.add_argument("--hot", type=float, default=0.5, help="the factors' start of the annealing (= --eps: none)")
     ap.add_argument("--seed", type=int, default=7)
     opts = ap.parse_args()
+    bad = [b for b in opts.lineup.split(",") if b not in ("greedy", "defensive", "random")]
+    limits = {
+        "--lineup": (not bad, f"bots among greedy, defensive, random (got {', '.join(bad)})"),
+        "--states": (opts.states >= 1, "at least 1"),
+        "--chains": (opts.chains >= 1, "at least 1"),
+        "--steps": (opts.steps >= 2, "at least 2 (the second half is sampled)"),
+        "--eps": (0 < opts.eps < 1, "between 0 and 1, both excluded"),
+        "--pen": (0 < opts.pen <= 1, "in (0, 1]; 1 = no win factors"),
+        "--hot": (opts.eps <= opts.hot < 1, "at least --eps and below 1"),
+        "--gibbs": (0 <= opts.gibbs <= 1, "a chance, 0..1"),
+    }
+    for flag, (ok, want) in limits.items():
+        if not ok:
+            ap.error(f"{flag}: {want}")
     rules = RuleConfig()
     states = play_bot_states(rules, max(8, opts.states // 25), seed=10_000 + opts.seed, lineup=opts.lineup.split(","))
     states = states[np.isin(states["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])]
