@@ -79,7 +79,9 @@ docs/search_log.md "Session 27"), and the diagnostic
 ``cheat`` (0): 1 = CHEATING, worlds keep the opponents' TRUE hands (only the wall order is resampled); 2 = CHEATING
 about the status only: worlds sampled as usual, kept only where every opponent's ready status (R33) is its TRUE
 status (the ceiling of a perfect status model); 3 = the same with the TRUE level (ready / not ready but within two
-cards of winning / further, ``search_backend.level_in_worlds``); all need the caller to pass the true records
+cards of winning / further, ``search_backend.level_in_worlds``); 4 = the TRUE hands blurred: in each world ``noise``
+(0) concealed cards of every opponent are swapped with random undrawn cards (``search_backend.swap_into_wall``),
+how much the ceiling falls as knowledge of the hands gets worse; all need the caller to pass the true records
 (``act_batch(..., records=...)``) and exist only to measure the ceiling that better belief could reach. Default
 budget: at most ``cands + 2`` candidates x (``worlds`` / ``stages``) rollouts in the first stage, then the better
 half (and the bot's choice, which always stays): with five candidates at most 5 x 24 + 4 x 24 = 216 rollouts per
@@ -109,7 +111,7 @@ from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
 from meld8_env.codes import Phase, Result
 from meld8_env.engine.fast import STATE_DTYPE
-from meld8_env.engine.records import put_records, take_records
+from meld8_env.engine.records import put_records, refresh, take_records
 from meld8_env.features import danger, discard_table
 from meld8_env.observation import decode
 from meld8_env.placement import shipped_table
@@ -139,8 +141,10 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "cheat": (
         int,
         0,
-        "CHEATING diagnostics: 1 = worlds keep the true hidden hands, 2 = the true ready statuses, 3 = the true levels",
+        "CHEATING diagnostics: 1 = worlds keep the true hidden hands, 2 = the true ready statuses, 3 = the true levels,"
+        " 4 = the true hands with `noise` cards of each opponent swapped into the wall",
     ),
+    "noise": (int, 0, "with cheat=4: concealed cards of each opponent swapped with random undrawn cards per world"),
     "screen": (int, 0, "worlds screened for an immediate end (a Ron on the discard); 0 = off (see _search)"),
     "strat": (int, 0, "1 = weight the worlds so each opponent's ready share is its fitted prior (see _worlds)"),
     "width": (int, 0, "1 = weight the worlds by how wide real ready hands wait (search_backend.width_weights)"),
@@ -246,8 +250,12 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError(f"search option ron_scale={full['ron_scale']}: must be 1..200 (percent of the model's risk)")
     if not 0 <= int(full["ron_cost"]) <= 300:
         raise ValueError(f"search option ron_cost={full['ron_cost']}: must be 0..300 (hundredths of a placement)")
-    if full["cheat"] not in (0, 1, 2, 3):
-        raise ValueError(f"search option cheat={full['cheat']}: must be 0, 1, 2 or 3")
+    if full["cheat"] not in (0, 1, 2, 3, 4):
+        raise ValueError(f"search option cheat={full['cheat']}: must be 0, 1, 2, 3 or 4")
+    if not 0 <= int(full["noise"]) <= 13:
+        raise ValueError(f"search option noise={full['noise']}: must be 0..13 (cards per opponent)")
+    if "noise" in opts and full["cheat"] != 4:
+        raise ValueError("search option noise blurs the true hands of cheat=4: use it with cheat=4")
     for key, allowed in CHOICES.items():
         if key == "prior" and str(full[key]).startswith("ppo:"):
             continue  # a checkpoint; loading it says what is wrong with the file
@@ -256,8 +264,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
     if "ron_scale" in opts and full["ron"] != "model":
         raise ValueError("search option ron_scale scales the wait model's risk: use it with ron=model")
-    if int(full["width"]) and full["cheat"] == 1:
-        raise ValueError("search option width weights sampled worlds; cheat=1 samples none (it keeps the true hands)")
+    if int(full["width"]) and full["cheat"] in (1, 4):
+        raise ValueError("search option width weights sampled worlds; cheat=1|4 samples none (it keeps the true hands)")
     if full["keep"] == "prior" and full["prior"] == "greedy":
         raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
     if screens(full):
@@ -319,7 +327,7 @@ class SearchAgent(Agent):
         n = len(masks)
         if self.opts["cheat"] and records is None:
             raise ValueError(
-                "search:cheat=1|2|3 needs the true records (act_batch(..., records=...)); it is a diagnostic"
+                "search:cheat=1|2|3|4 needs the true records (act_batch(..., records=...)); it is a diagnostic"
             )
         if infosets is None and records is None:
             self.fallback_decisions += n
@@ -422,8 +430,12 @@ class SearchAgent(Agent):
             out = np.repeat(base, K).copy()
             pos, end = int(base[0]["wall_pos"]), int(base[0]["wall_len"])
             for k in range(K):
-                out[k]["wall"][pos:end] = rng.permutation(base[0]["wall"][pos:end])
+                if self.opts["noise"]:
+                    sb.swap_into_wall(out[k : k + 1], info, int(self.opts["noise"]), rng)
+                out[k]["wall"][pos:end] = rng.permutation(out[k]["wall"][pos:end])
                 out[k]["seed"] = int(rng.integers(0, 2**63))
+            if self.opts["noise"]:
+                refresh(out, self.rules)  # a swapped hand may open or close another seat's claim
             return out, np.ones(K)
         belief = str(self.opts["belief"])
         method = belief if belief in ("uniform", "learned") else "two_level"

@@ -47,6 +47,31 @@ def sample_worlds(
     return belief.sample_worlds(info, n, rng, method=method, rules=rules, **options)
 
 
+def swap_into_wall(records: np.ndarray, info, m: int, rng: np.random.Generator) -> None:
+    """In place, each record (a CHEATING copy of the true one): ``m`` concealed cards of every opponent of
+    ``info.seat`` (all of them when it holds fewer; never the card a current seat just drew) swapped with as
+    many random cards of the undrawn wall, so that the hands are the truth blurred by ``m`` cards each. Cards
+    stay conserved; the caller refreshes the claim windows (``records.refresh``)."""
+    for r in records:
+        pos, end = int(r["wall_pos"]), int(r["wall_len"])
+        for j in info.opponents:
+            hand = int(r["hands"][j])
+            if int(r["current"]) == j and int(r["drawn"]) >= 0:
+                hand &= ~(1 << int(r["drawn"]))
+            cards = [c for c in range(53) if hand >> c & 1]
+            k = min(m, len(cards), end - pos)
+            if k == 0:
+                continue
+            out = rng.choice(cards, k, replace=False)
+            slots = pos + rng.choice(end - pos, k, replace=False)
+            h = int(r["hands"][j])
+            for c, s in zip(out, slots, strict=True):
+                incoming = int(r["wall"][s])
+                h = (h & ~(1 << int(c))) | (1 << incoming)
+                r["wall"][s] = int(c)
+            r["hands"][j] = np.uint64(h)
+
+
 def ready_in_worlds(info, worlds: np.ndarray, j: int) -> np.ndarray:
     """(n,) bool: opponent ``j`` is ready in each world (its waits, R33, non-empty and none in its own
     discards, which are public and so the same in every world)."""

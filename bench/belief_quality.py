@@ -1,7 +1,7 @@
 """How well sampled worlds predict danger: "can opponent j Ron card c now?" on bot-game decision states.
 
 Usage: python bench/belief_quality.py [--states 3000] [--worlds 16] [--seed 7] [--rules default|two_player]
-       [--methods uniform,two_level,...]
+       [--methods uniform,two_level,...] [--blur 1,2,3]
 
 States: discard decisions (draw / call-discard phase) of ``greedy``/``defensive`` games
 (``training.bot_states``, seeds not used to fit the table). Triples: (state, opponent j, each legal discard
@@ -16,6 +16,9 @@ log-loss (base rate's log-loss beside it), the mean predicted probability (calib
 rate), 95% bootstrap intervals over the states, the paired AUC differences
 to ``two_level``, and the median time of one ``sample_worlds`` call. ``learned``: the per-card wait model
 (``meld8_env.wait_model``); its direct row ``P(ready) * q(c)`` asks the model itself, without worlds.
+``--blur m,...``: CHEATING rows, one per m, whose worlds are the true record with m concealed cards of every opponent
+swapped for random undrawn cards (``agents.search_backend.swap_into_wall``, the worlds of ``search:cheat=4,noise=m``):
+they put the search's ``noise`` curve (``bench/search_regret.py``) on this bench's AUC scale.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ import time
 
 import numpy as np
 
+from agents.search_backend import swap_into_wall
 from meld8_env.belief import LAST_STATS, ready_prior, sample_worlds
 from meld8_env.codes import Phase
-from meld8_env.engine.records import step_records
+from meld8_env.engine.records import refresh, step_records
 from meld8_env.features import danger
 from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
@@ -89,7 +93,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rules", choices=["default", "two_player"], default="default")
     ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated rows of METHODS (default: all)")
+    ap.add_argument("--blur", default="", help="CHEATING rows: the true hands with m cards of each opponent swapped")
     a = ap.parse_args()
+    try:
+        blurs = [int(m) for m in a.blur.split(",") if m]
+    except ValueError:
+        raise SystemExit(f"belief_quality: --blur {a.blur!r}: give card counts like 1,2,3") from None
+    if any(not 0 <= m <= 13 for m in blurs):
+        raise SystemExit(f"belief_quality: --blur {a.blur!r}: each count must be 0..13")
     methods = a.methods.split(",")
     if bad := [m for m in methods if m not in METHODS]:
         raise SystemExit(f"belief_quality: unknown --methods {bad}; choose among {', '.join(METHODS)}")
@@ -101,6 +112,7 @@ def main() -> None:
     rng = np.random.default_rng(a.seed)
     states = np.ascontiguousarray(states[np.sort(rng.permutation(len(states))[: a.states])])
     y, est, dang, times = [], {m: [] for m in methods}, [], []
+    blurred = {m: [] for m in blurs}
     prior, oracle = [], []  # the status alone: the fitted P(ready), and the true status (CHEATING ceiling)
     direct, direct_orc = [], []  # the wait model without worlds: P(ready) * q(c), and true status * q(c)
     for r in states:
@@ -115,6 +127,11 @@ def main() -> None:
             times.append((method, time.perf_counter() - t0))
             hits = (ron_after_discards(worlds, cards, rules) * w[:, None, None]).sum(axis=0)
             est[method].append((hits + 0.02) / (w.sum() + 1.0))  # one pseudo-world at ~the base rate
+        for m, rows in blurred.items():
+            worlds = np.repeat(r.reshape(1), a.worlds).copy()
+            swap_into_wall(worlds, info, m, rng)
+            refresh(worlds, rules)
+            rows.append((ron_after_discards(worlds, cards, rules).sum(axis=0) + 0.02) / (a.worlds + 1.0))
         y.append(truth)
         pr, orc = np.zeros((len(cards), P)), np.zeros((len(cards), P))
         dm = np.zeros((len(cards), P))
@@ -146,7 +163,9 @@ def main() -> None:
                flat(prior), "CHEATING: the true status, same for every card": flat(oracle),
                "wait model direct, no worlds: P(ready) * q(c)": flat(direct),
                "CHEATING: the true status * q(c)": flat(direct_orc)}  # fmt: skip
-    probs = set(est) | {"wait model direct, no worlds: P(ready) * q(c)"}  # the rows whose log-loss means something
+    blur_names = {m: f"CHEATING: the true hands, {m} cards of each opponent swapped" for m in blurred}
+    scores |= {blur_names[m]: flat(rows) for m, rows in blurred.items()}
+    probs = set(est) | set(blur_names.values()) | {"wait model direct, no worlds: P(ready) * q(c)"}  # log-loss rows
     boot = bootstrap_aucs(scores, yy, sid, len(states), np.random.default_rng(a.seed + 1))
     print(f"{len(states)} decision states, {yy.size} (state, opponent, card) triples, base rate {base:.4f}, "
           f"{a.worlds} worlds per state, rules {a.rules}")  # fmt: skip
@@ -164,7 +183,7 @@ def main() -> None:
     if "two_level" in scores:
         print("\n| paired AUC difference (same states, same bootstrap resamples) | d | 95% CI |\n|---|---|---|")
         for name in scores:
-            if name != "two_level" and name in est:
+            if name != "two_level" and (name in est or name in blur_names.values()):
                 d = auc(scores[name], yy) - auc(scores["two_level"], yy)
                 lo, hi = np.percentile(boot[name] - boot["two_level"], [2.5, 97.5])
                 print(f"| {name} - two_level | {d:+.4f} | [{lo:+.4f}, {hi:+.4f}] |")

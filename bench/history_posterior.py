@@ -248,6 +248,38 @@ class Model:
         return out
 
 
+def run_chains(model: Model, start: np.ndarray, opts: argparse.Namespace, rng: np.random.Generator) -> tuple:
+    """The chains of one opponent view, started from the concealed hands ``start`` (C,) (two-level worlds):
+    ``opts.steps`` steps, the factors annealed over the first half. Returns the hands of every chain at every step
+    of the second half (a list of (C,) arrays), the same restricted to states that break no factor, the
+    acceptance rate, and per kept step the share of clean chains."""
+    cards, slots = model.init(start, rng)
+    br = model.breaks(cards, slots)
+    kept: list[np.ndarray] = []
+    kept_clean: list[np.ndarray] = []
+    shares: list[float] = []
+    n_acc = 0
+    burn = opts.steps // 2
+    for step in range(opts.steps):
+        # anneal from loose factors (eps at --hot, pen at 1: no factor) to the targets over the burn-in, then
+        # sample at the targets
+        f = min(1.0, step / max(1, burn - 1))
+        eps, pen = opts.hot ** (1 - f) * opts.eps**f, opts.pen**f
+        if rng.random() < opts.gibbs:
+            cards, br = model.gibbs_card(cards, slots, br, eps, pen, rng)
+        nc, ns = model.propose(cards, slots, rng)
+        nbr = model.breaks(nc, ns)
+        take = np.log(rng.random(len(cards))) < model.loglik(nbr, eps, pen) - model.loglik(br, eps, pen)
+        n_acc += int(take.sum())
+        cards[take], slots[take], br[take] = nc[take], ns[take], nbr[take]
+        if step >= burn:
+            kept.append(model.hands(cards))
+            ok = model.clean(br)
+            kept_clean.append(model.hands(cards)[ok])
+            shares.append(float(ok.mean()))
+    return kept, kept_clean, n_acc / (opts.steps * len(start)), shares
+
+
 def _fits(slot: int, exit_turn: int) -> bool:
     """A card leaving at turn ``exit_turn`` may enter at the deal or at a draw of a turn <= exit_turn."""
     return slot == 0 or slot - 1 <= exit_turn
@@ -356,30 +388,9 @@ def main() -> None:
                 found, share = truth_check(model, int(r["hands"][j]), rng)
                 checks.append((model.K, found, share))
                 continue
-            cards, slots = model.init(worlds["hands"][:, j].copy(), rng)
-            br = model.breaks(cards, slots)
-            kept: list[np.ndarray] = []
-            kept_clean: list[np.ndarray] = []
-            n_acc = 0
-            burn = opts.steps // 2
-            for step in range(opts.steps):
-                # anneal from loose factors (eps at --hot, pen at 1: no factor) to the targets over the burn-in, then
-                # sample at the targets
-                f = min(1.0, step / max(1, burn - 1))
-                eps, pen = opts.hot ** (1 - f) * opts.eps**f, opts.pen**f
-                if rng.random() < opts.gibbs:
-                    cards, br = model.gibbs_card(cards, slots, br, eps, pen, rng)
-                nc, ns = model.propose(cards, slots, rng)
-                nbr = model.breaks(nc, ns)
-                take = np.log(rng.random(len(cards))) < model.loglik(nbr, eps, pen) - model.loglik(br, eps, pen)
-                n_acc += int(take.sum())
-                cards[take], slots[take], br[take] = nc[take], ns[take], nbr[take]
-                if step >= burn:
-                    kept.append(model.hands(cards))
-                    ok = model.clean(br)
-                    kept_clean.append(model.hands(cards)[ok])
-                    clean.append(float(ok.mean()))
-            acc.append(n_acc / (opts.steps * opts.chains))
+            kept, kept_clean, rate, shares = run_chains(model, worlds["hands"][:, j].copy(), opts, rng)
+            acc.append(rate)
+            clean += shares
             meld = np.uint64(int(info.melds[j]))
             furi = np.uint64(h["furi"])
             truth = bool(true_ready(r.reshape(1), np.array([j]), 3)[0])

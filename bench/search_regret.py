@@ -55,7 +55,7 @@ from agents import search_backend as sb  # noqa: E402
 from agents.oracle import ron_discards  # noqa: E402
 from agents.registry import load_agent  # noqa: E402
 from meld8_env.actions import PASS  # noqa: E402
-from meld8_env.agent import wants_records  # noqa: E402
+from meld8_env.agent import Agent, wants_records  # noqa: E402
 from meld8_env.engine.records import observe_records  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
 
@@ -84,11 +84,12 @@ def choices(spec: str, rules: RuleConfig, recs: np.ndarray, seed: int = 1) -> tu
 
 
 def choices_and_values(
-    spec: str, rules: RuleConfig, recs: np.ndarray, seed: int = 1
+    spec: str | Agent, rules: RuleConfig, recs: np.ndarray, seed: int = 1
 ) -> tuple[np.ndarray, float, list[dict[int, float]]]:
     """:func:`choices` and, per state, a search's mean leaf value of each candidate it rolled out ({} for a
-    decision it did not search, and for agents without values)."""
-    agent = load_agent(spec, rules, seed=seed)
+    decision it did not search, and for agents without values). ``spec`` may be an agent already built (its own
+    seed; ``seed`` is then unused)."""
+    agent = load_agent(spec, rules, seed=seed) if isinstance(spec, str) else spec
     obs, masks = observe_records(rules, recs)
     infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
     acts, cpu, values = np.empty(len(recs), np.int64), [], []
@@ -127,6 +128,48 @@ def score(acts: np.ndarray, ref: list[dict[int, float]]) -> tuple[np.ndarray, in
     return out, missing
 
 
+def states_and_reference(
+    rules: RuleConfig, n_states: int, seed: int, ref_worlds: int, cache: str | None
+) -> tuple[np.ndarray, list[dict[int, float]]]:
+    """The bench's decision states that the reference really chooses between, and its values there ({action:
+    value} per state), read from ``cache`` when it holds them for these states and worlds, else computed (and
+    stored there)."""
+    recs = decision_states(rules, n_states, seed)
+    # only the decisions the reference really chooses between (forced moves and immediate wins score 0 for all)
+    # the key hashes the named fields only: the record dtype has unnamed gaps, whose bytes are whatever memory held
+    # (a key over recs.tobytes() changed with the specs loaded before, and the cache was recomputed for nothing)
+    clean = np.zeros(len(recs), recs.dtype)
+    for name in recs.dtype.names:
+        clean[name] = recs[name]
+    key = hashlib.sha256(clean.tobytes() + f"{ref_worlds}".encode()).hexdigest()[:16]
+    ref = None
+    if cache and os.path.exists(cache):
+        try:
+            z = dict(np.load(cache, allow_pickle=False))
+            stored = str(z["key"])
+        except (OSError, ValueError, KeyError, EOFError) as e:  # a cache is only a cache: say so, then recompute
+            print(f"--cache {cache}: unreadable ({type(e).__name__}); computing the reference again", file=sys.stderr)
+            stored = None
+        if stored == key:
+            ref = [dict(zip(k.tolist(), v.tolist(), strict=True)) for k, v in zip(z["acts"], z["vals"], strict=True)]
+            ref = [{int(x): float(y) for x, y in d.items() if x >= 0} for d in ref]
+    if ref is None:
+        ref = reference_values(rules, recs, ref_worlds)
+        if cache:
+            width = max(1, max(len(d) for d in ref))
+            acts = np.full((len(ref), width), -1, np.int64)
+            vals = np.zeros((len(ref), width))
+            for i, d in enumerate(ref):
+                acts[i, : len(d)] = list(d)
+                vals[i, : len(d)] = list(d.values())
+            tmp = cache + ".part.npz"
+            np.savez(tmp, key=key, acts=acts, vals=vals)
+            os.replace(tmp, cache)
+    keep = np.array([len(d) > 1 for d in ref])
+    recs, ref = recs[keep], [d for d, k in zip(ref, keep, strict=True) if k]
+    return recs, ref
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("specs", nargs="+", help="agent specs to score (defensive is always scored)")
@@ -151,39 +194,7 @@ def main() -> None:
             load_agent(spec, rules, seed=1)
         except ValueError as e:
             sys.exit(f"search_regret: {e}")
-    recs = decision_states(rules, a.states, a.seed)
-    # only the decisions the reference really chooses between (forced moves and immediate wins score 0 for all)
-    # the key hashes the named fields only: the record dtype has unnamed gaps, whose bytes are whatever memory held
-    # (a key over recs.tobytes() changed with the specs loaded before, and the cache was recomputed for nothing)
-    clean = np.zeros(len(recs), recs.dtype)
-    for name in recs.dtype.names:
-        clean[name] = recs[name]
-    key = hashlib.sha256(clean.tobytes() + f"{a.ref_worlds}".encode()).hexdigest()[:16]
-    ref = None
-    if a.cache and os.path.exists(a.cache):
-        try:
-            z = dict(np.load(a.cache, allow_pickle=False))
-            stored = str(z["key"])
-        except (OSError, ValueError, KeyError, EOFError) as e:  # a cache is only a cache: say so, then recompute
-            print(f"--cache {a.cache}: unreadable ({type(e).__name__}); computing the reference again", file=sys.stderr)
-            stored = None
-        if stored == key:
-            ref = [dict(zip(k.tolist(), v.tolist(), strict=True)) for k, v in zip(z["acts"], z["vals"], strict=True)]
-            ref = [{int(x): float(y) for x, y in d.items() if x >= 0} for d in ref]
-    if ref is None:
-        ref = reference_values(rules, recs, a.ref_worlds)
-        if a.cache:
-            width = max(1, max(len(d) for d in ref))
-            acts = np.full((len(ref), width), -1, np.int64)
-            vals = np.zeros((len(ref), width))
-            for i, d in enumerate(ref):
-                acts[i, : len(d)] = list(d)
-                vals[i, : len(d)] = list(d.values())
-            tmp = a.cache + ".part.npz"
-            np.savez(tmp, key=key, acts=acts, vals=vals)
-            os.replace(tmp, a.cache)
-    keep = np.array([len(d) > 1 for d in ref])
-    recs, ref = recs[keep], [d for d, k in zip(ref, keep, strict=True) if k]
+    recs, ref = states_and_reference(rules, a.states, a.seed, a.ref_worlds, a.cache)
     best = np.array([max(d.values()) for d in ref])
     spread = np.array([max(d.values()) - min(d.values()) for d in ref])
     print(f"{len(recs)} decision states with a choice (seed {a.seed}), reference search:cheat=1 at "

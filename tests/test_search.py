@@ -395,6 +395,43 @@ def test_status_cheat_worlds_carry_the_true_ready_statuses(cheat):
     assert same_hands < 0.1 * total
 
 
+def test_blurred_cheat_worlds_differ_from_the_truth_by_exactly_noise_cards_per_opponent():
+    """``cheat=4,noise=m`` (CHEATING diagnostic): each world is the true record with m concealed cards of every
+    opponent swapped for undrawn wall cards, so each opponent's hand differs from the truth in exactly 2m cards
+    (m out, m in; fewer only for a hand with fewer than m cards), the seat's own hand and every public card stay,
+    the records pass the conservation check, and a current seat's just-drawn card is never swapped out."""
+    from meld8_env.engine.records import check_conservation
+
+    recs = bot_states(3, 93, every=3)[:40]
+    for m in (1, 3):
+        agent = load_agent(f"search:cheat=4,noise={m},worlds=8", RULES, seed=3)
+        assert agent.name == "search-CHEAT"
+        for r in recs:
+            info = sb.infoset_of(r, int(r["acting"]), RULES)
+            worlds, w = agent._worlds(info, r, np.random.default_rng(5), 8)
+            check_conservation(worlds, RULES)
+            assert (w == 1).all() and (worlds["hands"][:, info.seat] == r["hands"][info.seat]).all()
+            assert (worlds["melds"] == r["melds"]).all() and (worlds["discards"] == r["discards"]).all()
+            for j in info.opponents:
+                held = bin(int(r["hands"][j])).count("1")
+                diff = [bin(int(h) ^ int(r["hands"][j])).count("1") for h in worlds["hands"][:, j]]
+                assert diff == [2 * min(m, held - (int(r["current"]) == j and int(r["drawn"]) >= 0))] * 8
+                if int(r["current"]) == j and int(r["drawn"]) >= 0:
+                    assert all(int(h) >> int(r["drawn"]) & 1 for h in worlds["hands"][:, j])
+    again = load_agent("search:cheat=4,noise=3,worlds=8", RULES, seed=3)._worlds(info, r, np.random.default_rng(5), 8)
+    assert all((again[0][f] == worlds[f]).all() for f in STATE_DTYPE.names)  # the same stream, the same worlds
+    refused = {
+        "noise=2": "noise blurs the true hands of cheat=4: use it with cheat=4",
+        "cheat=1,noise=2": "use it with cheat=4",
+        "cheat=4,noise=14": "noise=14: must be 0..13",
+        "cheat=4,width=1": r"cheat=1\|4 samples none",
+        "cheat=5": "cheat=5: must be 0, 1, 2, 3 or 4",
+    }
+    for options, message in refused.items():
+        with pytest.raises(AgentLoadError, match=message):
+            load_agent(f"search:{options}", RULES)
+
+
 def test_decisions_do_not_depend_on_the_rollout_threads(monkeypatch):
     """A batch of decisions and a single decision split their rollouts over threads (a stage of at least
     ``ROLLOUT_SPLIT_MIN`` rollouts) and decide and value exactly as ``threads=1`` does; a stage below it stays on
@@ -537,7 +574,7 @@ def test_ron_scale_scales_each_opponents_model_risk_before_combining():
         "ron=model,ron_scale=0": "ron_scale=0: must be 1..200",
         "ron=model,ron_scale=201": "ron_scale=201: must be 1..200",
         "ron_scale=45": "ron_scale scales the wait model's risk: use it with ron=model",
-        "width=1,cheat=1": "cheat=1 samples none",
+        "width=1,cheat=1": "cheat=1\\|4 samples none",
     }
     for options, message in refused.items():
         with pytest.raises(AgentLoadError, match=message):
