@@ -40,6 +40,8 @@ At each decision (docs/search.md has the whole story):
    is (this candidate's screened worlds, else every candidate's, else V_rest - ``ron_cost``/100). ``ron_scale``
    (percent, 100 by default) scales each opponent's ``P(ready) * q(c)`` first: the model counts waits without
    the yaku a Ron needs and overstates the chance of a Ron about 2x on bot games (``agents.wary.RON_SCALE`` = 0.45).
+   ``ron=truth`` (CHEATING, needs the true records): r is 1 where the true record offers a Ron on the discard,
+   else 0 (``agents.oracle.ron_discards``): what a perfect per-card danger model would be worth in this formula.
 5. Successive halving: the worlds are split into ``stages`` chunks; after each chunk the better half of the
    candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
@@ -105,6 +107,7 @@ import numpy as np
 from agents import search_backend as sb
 from agents.defensive import DefensiveAgent
 from agents.greedy import GreedyAgent
+from agents.oracle import ron_discards
 from agents.wary import deal_in_risk, deal_in_risk_rows
 from meld8_env.actions import DISCARD_MAX, PASS, RON, TSUMO
 from meld8_env.agent import Agent
@@ -159,7 +162,11 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
         "the choice the margin rule keeps: the continuation bot's (bot) or the prior network's (prior)",
     ),
     "safe": (str, "danger", "the safest discard added: by defensive's danger count, or the wait model's risk (model)"),
-    "ron": (str, "worlds", "chance of a Ron on a discard: from the worlds, or the wait model's risk (model)"),
+    "ron": (
+        str,
+        "worlds",
+        "chance of a Ron on a discard: from the worlds, the wait model's risk (model), or CHEATING the truth (truth)",
+    ),
     "ron_scale": (int, 100, "with ron=model: the wait model's per-opponent risk x ron_scale/100 (45 = calibrated)"),
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
@@ -191,7 +198,7 @@ CHOICES = {
     "belief": ("two_level", "uniform", "learned", "no_pass", "last_discard"),
     "prior": ("greedy",) + NETWORKS,
     "safe": ("danger", "model"),
-    "ron": ("worlds", "model"),
+    "ron": ("worlds", "model", "truth"),
     "split": ("equal", "double"),
     "final": ("all", "pair"),
     "extend_set": ("pair", "alive"),
@@ -223,7 +230,7 @@ def parse_options(text: str) -> dict[str, object]:
 def screens(opts: dict[str, object]) -> bool:
     """Whether a search with these (full) options steps each candidate in the screened worlds first: ``screen``
     above ``worlds`` (4b), or ``ron=model``, which needs the worlds where a Ron is offered on the discard told apart."""
-    return int(opts["screen"]) > int(opts["worlds"]) or opts["ron"] == "model"
+    return int(opts["screen"]) > int(opts["worlds"]) or opts["ron"] != "worlds"
 
 
 def check_options(opts: dict[str, object]) -> dict[str, object]:
@@ -291,7 +298,7 @@ class SearchAgent(Agent):
     def __init__(self, rules: RuleConfig | None = None, seed: int = 0, **options: object) -> None:
         super().__init__(rules, seed)
         self.opts = check_options(dict(options))
-        if self.opts["cheat"]:
+        if self.opts["cheat"] or self.opts["ron"] == "truth":
             self.name = "search-CHEAT"
             self.wants_records = True  # meld8_env.agent.Agent.wants_records
         self.fallback_decisions = 0
@@ -325,9 +332,10 @@ class SearchAgent(Agent):
         obs = np.asarray(obs)
         masks = np.asarray(masks).astype(bool)
         n = len(masks)
-        if self.opts["cheat"] and records is None:
+        if (self.opts["cheat"] or self.opts["ron"] == "truth") and records is None:
             raise ValueError(
-                "search:cheat=1|2|3|4 needs the true records (act_batch(..., records=...)); it is a diagnostic"
+                "search:cheat=1|2|3|4 and ron=truth need the true records (act_batch(..., records=...)); they are "
+                "diagnostics"
             )
         if infosets is None and records is None:
             self.fallback_decisions += n
@@ -499,7 +507,7 @@ class SearchAgent(Agent):
         prep = [
             self._prepare(infosets[i], None if records is None else records[i], self._rng(infosets[i]), M) for i in rows
         ]
-        ron_model = self.opts["ron"] == "model"
+        ron_model = self.opts["ron"] != "worlds"
         screened = screens(self.opts)
         alive = [list(cl) for cl in cands]
         vals = [{a: np.full(K, np.nan) for a in cl} for cl in cands]  # per-world leaf value of each candidate
@@ -511,7 +519,14 @@ class SearchAgent(Agent):
         rons = [{a: np.zeros(M, bool) for a in cl} for cl in cands]  # the subset of ``ends``: a Ron offered
         if screened:
             self._play(prep, alive, np.arange(M), vals=None, ends=ends, end_vals=end_vals, rons=rons)
-        risk = [self._risks(infosets[i], cl) for i, cl in zip(rows, cands, strict=True)] if ron_model else None
+        risk = (
+            [
+                self._risks(infosets[i], cl, None if records is None else records[i])
+                for i, cl in zip(rows, cands, strict=True)
+            ]
+            if ron_model
+            else None
+        )
         cost = int(self.opts["ron_cost"]) / 100
 
         def value_of(j: int, a: int) -> float:
@@ -618,9 +633,14 @@ class SearchAgent(Agent):
                     value[j][a] = _mean(v[a], per_world[j][0])
             added += n
 
-    def _risks(self, info, cands: list[int]) -> dict[int, float]:
-        """The wait model's deal-in risk of each discard candidate (``agents.wary.deal_in_risk``)."""
+    def _risks(self, info, cands: list[int], record=None) -> dict[int, float]:
+        """The wait model's deal-in risk of each discard candidate (``agents.wary.deal_in_risk``); ``ron=truth``
+        (CHEATING): 1 where the true record offers another seat Ron on the discard (``agents.oracle.ron_discards``),
+        else 0."""
         cards = np.array([a for a in cands if 0 <= a <= DISCARD_MAX], np.int64)
+        if self.opts["ron"] == "truth":
+            unsafe = int(ron_discards(self.rules, np.asarray(record, STATE_DTYPE).reshape(1))[0])
+            return {int(c): float(unsafe >> int(c) & 1) for c in cards}
         risk = deal_in_risk(info, cards, int(self.opts["ron_scale"]) / 100)
         return dict(zip(cards.tolist(), risk.tolist(), strict=True)) if cards.size else {}
 

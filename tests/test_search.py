@@ -432,6 +432,32 @@ def test_blurred_cheat_worlds_differ_from_the_truth_by_exactly_noise_cards_per_o
             load_agent(f"search:{options}", RULES)
 
 
+def test_ron_truth_risk_is_the_true_ron_offer_of_each_discard():
+    """``ron=truth`` (CHEATING diagnostic): the risk of each discard candidate is 1 exactly where the true record
+    offers another seat Ron on it (the engine's own claim window) and 0 elsewhere; the agent is named as cheating,
+    asks for the true records and refuses to decide without them."""
+    from agents.oracle import ron_discards
+    from meld8_env.engine.records import observe_records
+
+    recs = bot_states(4, 95, every=2)
+    recs = recs[np.isin(recs["phase"], [int(Phase.DRAW), int(Phase.CALL_DISCARD)])]
+    unsafe = ron_discards(RULES, recs)
+    agent = load_agent("search:ron=truth,worlds=8", RULES, seed=1)
+    assert agent.name == "search-CHEAT" and agent.wants_records
+    hits = 0
+    for r, u in zip(recs, unsafe.tolist(), strict=True):
+        cards = [c for c in range(52) if int(r["mask"]) >> c & 1]
+        risk = agent._risks(sb.infoset_of(r, int(r["acting"]), RULES), cards, r)
+        assert risk == {c: float(u >> c & 1) for c in cards}
+        hits += int(any(risk.values()))
+    assert hits >= 3  # states with a Ron-able discard were checked, not only safe ones
+    obs, masks = observe_records(RULES, recs[:4])
+    infos = [sb.infoset_of(r, int(r["acting"]), RULES) for r in recs[:4]]
+    assert len(agent.act_batch(obs, masks, infosets=infos, records=recs[:4])) == 4
+    with pytest.raises(ValueError, match="ron=truth need the true records"):
+        agent.act_batch(obs, masks, infosets=infos)
+
+
 def test_decisions_do_not_depend_on_the_rollout_threads(monkeypatch):
     """A batch of decisions and a single decision split their rollouts over threads (a stage of at least
     ``ROLLOUT_SPLIT_MIN`` rollouts) and decide and value exactly as ``threads=1`` does; a stage below it stays on
