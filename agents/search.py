@@ -42,6 +42,9 @@ At each decision (docs/search.md has the whole story):
    the yaku a Ron needs and overstates the chance of a Ron about 2x on bot games (``agents.wary.RON_SCALE`` = 0.45).
    ``ron=truth`` (CHEATING, needs the true records): r is 1 where the true record offers a Ron on the discard,
    else 0 (``agents.oracle.ron_discards``): what a perfect per-card danger model would be worth in this formula.
+   With ``ron_signal=k`` (tenths) r is instead the calibrated model's risk updated by a noisy signal of the truth,
+   s ~ N(+-d'/2, 1), d' = k/10 (likelihood ratio exp(d' s)): a predictor of any quality between the model and the
+   truth, so that the value of per-card danger can be read against its AUC (``bench/search_regret.py``).
 5. Successive halving: the worlds are split into ``stages`` chunks; after each chunk the better half of the
    candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
@@ -108,7 +111,7 @@ from agents import search_backend as sb
 from agents.defensive import DefensiveAgent
 from agents.greedy import GreedyAgent
 from agents.oracle import ron_discards
-from agents.wary import deal_in_risk, deal_in_risk_rows
+from agents.wary import RON_SCALE, deal_in_risk, deal_in_risk_rows
 from meld8_env.actions import DISCARD_MAX, PASS, RON, TSUMO
 from meld8_env.agent import Agent
 from meld8_env.cardmask import discard_masks
@@ -168,6 +171,12 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
         "chance of a Ron on a discard: from the worlds, the wait model's risk (model), or CHEATING the truth (truth)",
     ),
     "ron_scale": (int, 100, "with ron=model: the wait model's per-opponent risk x ron_scale/100 (45 = calibrated)"),
+    "ron_signal": (
+        int,
+        0,
+        "with ron=truth: instead of the truth, the calibrated model's risk updated by a noisy signal of it of "
+        "strength d' = ron_signal/10 (0 = the truth itself)",
+    ),
     "ron_cost": (int, 30, "with ron=model and no Ron in any world: a deal-in's cost in hundredths of a placement"),
     "lite": (int, 0, "1 = the rollouts' greedy / defensive break ties by pool size (greedy_lite, defensive_lite)"),
     "split": (str, "equal", "worlds per stage: equal chunks, or double (each stage twice the last; see stage_chunks)"),
@@ -269,6 +278,10 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         if full[key] not in allowed:
             also = " or ppo:PATH.zip (a checkpoint)" if key == "prior" else ""
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
+    if not 0 <= int(full["ron_signal"]) <= 100:
+        raise ValueError(f"search option ron_signal={full['ron_signal']}: must be 0..100 (tenths of d')")
+    if "ron_signal" in opts and full["ron"] != "truth":
+        raise ValueError("search option ron_signal blurs the truth of ron=truth: use it with ron=truth")
     if "ron_scale" in opts and full["ron"] != "model":
         raise ValueError("search option ron_scale scales the wait model's risk: use it with ron=model")
     if int(full["width"]) and full["cheat"] in (1, 4):
@@ -304,6 +317,7 @@ class SearchAgent(Agent):
         self.fallback_decisions = 0
         self.rollouts = 0  # (candidate, world) pairs stepped so far: the budget spent, whatever the machine's load
         self.last_values: list[dict[int, tuple[float, float]]] = []
+        self.last_risks: list[dict[int, float]] = []  # ron=model|truth: each decision's deal-in risk per candidate
         self.setup(self.rules)
 
     def setup(self, rules: RuleConfig) -> None:
@@ -346,6 +360,7 @@ class SearchAgent(Agent):
         out, cands = self._candidates(obs, masks, infosets)
         todo = [i for i in range(n) if out[i] < 0]
         self.last_values = [{} for _ in range(n)]
+        self.last_risks = [{} for _ in range(n)]
         if todo:
             if self.opts["keep"] == "prior":  # expert iteration: the network's move, changed only when clearly worse
                 bot = self._net
@@ -527,6 +542,8 @@ class SearchAgent(Agent):
             if ron_model
             else None
         )
+        for i, r in zip(rows, risk or [], strict=False):
+            self.last_risks[i] = r
         cost = int(self.opts["ron_cost"]) / 100
 
         def value_of(j: int, a: int) -> float:
@@ -640,7 +657,17 @@ class SearchAgent(Agent):
         cards = np.array([a for a in cands if 0 <= a <= DISCARD_MAX], np.int64)
         if self.opts["ron"] == "truth":
             unsafe = int(ron_discards(self.rules, np.asarray(record, STATE_DTYPE).reshape(1))[0])
-            return {int(c): float(unsafe >> int(c) & 1) for c in cards}
+            truth = np.array([unsafe >> int(c) & 1 for c in cards], np.float64)
+            if not self.opts["ron_signal"]:
+                return dict(zip(cards.tolist(), truth.tolist(), strict=True))
+            # a signal s ~ N(+-d'/2, 1) of each card's truth (its own stream: the worlds are the default's), and the
+            # calibrated model's risk updated by its likelihood ratio exp(d' s): an honest-looking predictor whose
+            # quality d' sets (d' -> infinity: the truth)
+            d = int(self.opts["ron_signal"]) / 10
+            sig = self._rng(info, 2).normal(d * (truth - 0.5), 1.0)
+            prior = np.clip(deal_in_risk(info, cards, RON_SCALE), 1e-6, 1 - 1e-6)
+            risk = 1 / (1 + np.exp(-(np.log(prior / (1 - prior)) + d * sig)))
+            return dict(zip(cards.tolist(), risk.tolist(), strict=True))
         risk = deal_in_risk(info, cards, int(self.opts["ron_scale"]) / 100)
         return dict(zip(cards.tolist(), risk.tolist(), strict=True)) if cards.size else {}
 

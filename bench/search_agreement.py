@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     for spec in a.specs:
         # a deterministic spec (no worlds) decides the same under every seed: once is enough
         for s in seeds if spec.startswith("search") else seeds[:1]:
-            acts, ms, values = choices_and_values(spec, rules, recs, s)
+            acts, ms, values, _ = choices_and_values(spec, rules, recs, s)
             deciders[f"{spec}@{s}"] = acts
             if any(values):
                 judges[f"{spec}@{s}"] = values

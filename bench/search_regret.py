@@ -58,6 +58,7 @@ from meld8_env.actions import PASS  # noqa: E402
 from meld8_env.agent import Agent, wants_records  # noqa: E402
 from meld8_env.engine.records import observe_records  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
+from training.fit_waits import auc  # noqa: E402
 
 
 def reference_values(rules: RuleConfig, recs: np.ndarray, worlds: int, batch: int = 8) -> list[dict[int, float]]:
@@ -79,20 +80,21 @@ def reference_values(rules: RuleConfig, recs: np.ndarray, worlds: int, batch: in
 
 def choices(spec: str, rules: RuleConfig, recs: np.ndarray, seed: int = 1) -> tuple[np.ndarray, float]:
     """The spec's action in every state (one decision at a time, honest) and its median CPU ms per decision."""
-    acts, ms, _ = choices_and_values(spec, rules, recs, seed)
+    acts, ms, _, _ = choices_and_values(spec, rules, recs, seed)
     return acts, ms
 
 
 def choices_and_values(
     spec: str | Agent, rules: RuleConfig, recs: np.ndarray, seed: int = 1
-) -> tuple[np.ndarray, float, list[dict[int, float]]]:
+) -> tuple[np.ndarray, float, list[dict[int, float]], list[dict[int, float]]]:
     """:func:`choices` and, per state, a search's mean leaf value of each candidate it rolled out ({} for a
-    decision it did not search, and for agents without values). ``spec`` may be an agent already built (its own
-    seed; ``seed`` is then unused)."""
+    decision it did not search, and for agents without values) and, with ``ron=model|truth``, its deal-in risk of
+    each discard candidate ({} elsewhere). ``spec`` may be an agent already built (its own seed; ``seed`` is then
+    unused)."""
     agent = load_agent(spec, rules, seed=seed) if isinstance(spec, str) else spec
     obs, masks = observe_records(rules, recs)
     infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
-    acts, cpu, values = np.empty(len(recs), np.int64), [], []
+    acts, cpu, values, risks = np.empty(len(recs), np.int64), [], [], []
     for i in range(len(recs)):
         c0 = time.process_time()
         kw = {"infosets": infos[i : i + 1]} if getattr(agent, "wants_infoset", False) else {}
@@ -102,7 +104,8 @@ def choices_and_values(
         cpu.append(time.process_time() - c0)
         last = getattr(agent, "last_values", None)
         values.append({int(k): float(v[0]) for k, v in last[0].items()} if last else {})
-    return acts, 1000 * float(np.median(cpu)), values
+        risks.append(dict(agent.last_risks[0]) if getattr(agent, "last_risks", None) else {})
+    return acts, 1000 * float(np.median(cpu)), values, risks
 
 
 def parse_agent_seeds(text: str) -> list[int]:
@@ -205,8 +208,12 @@ def main() -> None:
     print(f"\n{head} | leaves defensive | CPU ms / decision | not in reference |\n|---|---|---|---|---|---|---|")
     first_v = None
     regrets = {"defensive": best - base_v}
+    risk_rows = {}
     for spec in ["defensive", *a.specs]:
-        runs = [(base, 0.0)] if spec == "defensive" else [choices(spec, rules, recs, s) for s in seeds]
+        full = [] if spec == "defensive" else [choices_and_values(spec, rules, recs, s) for s in seeds]
+        runs = [(base, 0.0)] if spec == "defensive" else [(acts, ms) for acts, ms, _, _ in full]
+        if any(r for _, _, _, risks in full for r in risks):
+            risk_rows[spec] = [risks for _, _, _, risks in full]
         scored = [score(acts, ref) for acts, _ in runs]
         v = np.mean([sv for sv, _ in scored], axis=0)  # per state, the mean over the agent seeds
         missing = sum(m for _, m in scored)
@@ -218,8 +225,28 @@ def main() -> None:
         regrets[spec] = best - v
         print(f"| {spec} | {interval(v - base_v)} | {rel} | {(best - v).mean():.4f} | {leaves:.3f} | "
               f"{ms:.1f} | {missing} |", flush=True)  # fmt: skip
+    if risk_rows:
+        print_risk_auc(rules, recs, risk_rows)
     if a.split:
         print_split(rules, recs, regrets)
+
+
+def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, list]) -> None:
+    """Per spec with ``ron=model|truth``: the AUC of its deal-in risk for "this discard would be Ron'd" (TRUE
+    labels, ``agents.oracle.ron_discards``) over every (state, discard candidate) it scored, and the mean risk
+    beside the base rate."""
+    unsafe = ron_discards(rules, recs)
+    print("\n| spec | per-card risk AUC over its scored candidates | pairs | mean risk | base rate |")
+    print("|---|---|---|---|---|")
+    for spec, per_seed in risk_rows.items():
+        p, y = [], []
+        for risks in per_seed:
+            for u, r in zip(unsafe.tolist(), risks, strict=True):
+                for c, v in r.items():
+                    p.append(v)
+                    y.append(bool(u >> c & 1))
+        p, y = np.array(p), np.array(y)
+        print(f"| {spec} | {auc(p, y):.4f} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
 
 
 def decision_kinds(rules: RuleConfig, recs: np.ndarray) -> dict[str, np.ndarray]:

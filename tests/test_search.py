@@ -437,6 +437,7 @@ def test_ron_truth_risk_is_the_true_ron_offer_of_each_discard():
     offers another seat Ron on it (the engine's own claim window) and 0 elsewhere; the agent is named as cheating,
     asks for the true records and refuses to decide without them."""
     from agents.oracle import ron_discards
+    from agents.wary import RON_SCALE, deal_in_risk
     from meld8_env.engine.records import observe_records
 
     recs = bot_states(4, 95, every=2)
@@ -456,6 +457,29 @@ def test_ron_truth_risk_is_the_true_ron_offer_of_each_discard():
     assert len(agent.act_batch(obs, masks, infosets=infos, records=recs[:4])) == 4
     with pytest.raises(ValueError, match="ron=truth need the true records"):
         agent.act_batch(obs, masks, infosets=infos)
+    # ron_signal: the calibrated model's risk moved by a noisy signal of the truth, d' = ron_signal / 10; a strong
+    # one separates the Ron-able discards from the rest, a weak one stays near the model, and both repeat exactly
+    strong = load_agent("search:ron=truth,ron_signal=100,worlds=8", RULES, seed=1)
+    weak = load_agent("search:ron=truth,ron_signal=1,worlds=8", RULES, seed=1)
+    far = near = 0
+    for r, u in zip(recs, unsafe.tolist(), strict=True):
+        info = sb.infoset_of(r, int(r["acting"]), RULES)
+        cards = [c for c in range(52) if int(r["mask"]) >> c & 1]
+        hi, lo = strong._risks(info, cards, r), weak._risks(info, cards, r)
+        assert hi == strong._risks(info, cards, r)
+        prior = deal_in_risk(info, np.array(cards, np.int64), RON_SCALE)
+        for k, c in enumerate(cards):
+            far += (hi[c] > 0.5) == bool(u >> c & 1)
+            near += abs(lo[c] - prior[k]) < 0.25
+    n_cards = sum(bin(int(r["mask"]) & ((1 << 52) - 1)).count("1") for r in recs)
+    assert far >= 0.99 * n_cards and near >= 0.9 * n_cards
+    for options, message in {
+        "ron_signal=20": "use it with ron=truth",
+        "ron=model,ron_signal=20": "use it with ron=truth",
+        "ron=truth,ron_signal=101": "must be 0..100",
+    }.items():
+        with pytest.raises(AgentLoadError, match=message):
+            load_agent(f"search:{options}", RULES)
 
 
 def test_decisions_do_not_depend_on_the_rollout_threads(monkeypatch):
