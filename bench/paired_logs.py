@@ -8,7 +8,8 @@ seed in both; checked board by board) and every seating per board. Boards are th
 present in both logs (finished or not), the agent's mean placement over the board's games in log A minus
 that in log B; the mean of those differences with a 95 % Student-t interval over boards, and each side's
 mean placement on the shared boards. Negative = the agent of log A places better. Either log may be
-gzip-compressed (``.jsonl.gz``).
+gzip-compressed (``.jsonl.gz``), or be the ``--out`` JSON of ``python -m training.search_eval`` (the harness that
+seats the CHEATING diagnostics; its per-board means, boards 0..N-1 of its ``--seed``).
 
 Several pairs pool their boards (each pair played on its own seed, so the boards are independent units):
 
@@ -20,16 +21,24 @@ prints each pair's line, then the pooled difference over every shared board of e
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import sys
 
 import numpy as np
 from scipy import stats
 from tournament_log_summary import read_log  # bench/ is on the path when a bench script runs
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from training.tournament import board_seed  # noqa: E402
+
 
 def board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
-    """{board: (deal seed, the agent's mean placement on it)} from a games.jsonl."""
+    """{board: (deal seed, the agent's mean placement on it)} from a games.jsonl, or from the ``--out`` JSON of
+    ``python -m training.search_eval`` (its ``board_means``: boards 0..N-1 of its seed, every seating)."""
+    if path.endswith(".json"):
+        return eval_board_means(path, agent)
     lines = read_log(path)
     agents = lines[0]["agents"]
     if agent not in agents:
@@ -42,6 +51,18 @@ def board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
         places = [g["placements"][g["seats"].index(a)] for g in entry["games"]]
         out[int(entry["board"])] = (int(entry["seed"]), float(np.mean(places)))
     return out
+
+
+def eval_board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
+    with open(path) as f:
+        summary = json.load(f)
+    rows = {r["agent"]: r for r in summary.get("rows", [])}
+    if agent not in rows:
+        sys.exit(f"{path}: agent {agent!r} is not seated; the summary has {', '.join(rows)}")
+    if "board_means" not in rows[agent]:
+        sys.exit(f"{path}: no board_means (written by training.search_eval since session 28): rerun it with --out")
+    seed = int(summary["seed"])
+    return {b: (board_seed(seed, b), float(m)) for b, m in enumerate(rows[agent]["board_means"])}
 
 
 def shared_boards(

@@ -107,8 +107,11 @@ def main(argv: list[str] | None = None) -> None:
         ms = 1000 * res["seconds"][k] / max(1, res["decisions"][k])
         ci = f"[{mean - half:.3f}, {mean + half:.3f}]"
         print(f"| {spec} | {mean:.3f} | {ci} | {len(pl)} | {res['decisions'][k]} | {ms:.2f} |")
+        # per board (its seatings in order), for pairing with another run on the same boards (bench/paired_logs.py)
+        boards = pl.reshape(args.boards, -1).mean(axis=1).round(6).tolist()
         summary["rows"].append({"agent": spec, "mean": mean, "ci95": [mean - half, mean + half], "games": len(pl),
-                                "decisions": int(res["decisions"][k]), "ms_per_decision": ms})  # fmt: skip
+                                "decisions": int(res["decisions"][k]), "ms_per_decision": ms,
+                                "board_means": boards})  # fmt: skip
     if args.out:
         with open(args.out, "w") as f:
             json.dump(summary, f, indent=1)
