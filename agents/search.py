@@ -298,7 +298,7 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
             if key in opts:
                 raise ValueError(
                     f"search option {key} and the others of extend work with the extension, which is off with "
-                    "screen or ron=model: drop it"
+                    "screen or ron=model|truth: drop it"
                 )
         full["extend"] = 0
     return full
@@ -757,7 +757,8 @@ class SearchAgent(Agent):
 
 
 def _value_with_risk(w: np.ndarray, v: np.ndarray, rons: dict, end_vals: dict, a: int, r: float, cost: float) -> float:
-    """``ron=model``: a discard's value as r * V_ron + (1 - r) * V_rest, r the wait model's deal-in risk.
+    """``ron=model|truth``: a discard's value as r * V_ron + (1 - r) * V_rest, r the deal-in risk (the wait model's,
+    or with ``ron=truth`` the true Ron offer or its noisy signal, ``_risks``).
 
     V_rest is the weighted mean over the rollout worlds where nobody is offered a Ron on the discard (over all
     its rollout worlds when every one of them had a Ron); V_ron the mean over the (M) worlds where someone is:

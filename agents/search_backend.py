@@ -49,15 +49,15 @@ def sample_worlds(
 
 def swap_into_wall(records: np.ndarray, info, m: int, rng: np.random.Generator) -> None:
     """In place, each record (a CHEATING copy of the true one): ``m`` concealed cards of every opponent of
-    ``info.seat`` (all of them when it holds fewer; never the card a current seat just drew) swapped with as
-    many random cards of the undrawn wall, so that the hands are the truth blurred by ``m`` cards each. Cards
+    ``info.seat`` (all of them when it holds fewer, or as many as the undrawn wall has) swapped with as many
+    random cards of the undrawn wall, so that the hands are the truth blurred by ``m`` cards each. The opponents
+    are blurred one after the other, so the second may draw cards the first gave to the wall. No opponent holds a
+    just-drawn card here (the engine clears ``drawn`` at every discard; a seat that drew is the one acting). Cards
     stay conserved; the caller refreshes the claim windows (``records.refresh``)."""
     for r in records:
         pos, end = int(r["wall_pos"]), int(r["wall_len"])
         for j in info.opponents:
             hand = int(r["hands"][j])
-            if int(r["current"]) == j and int(r["drawn"]) >= 0:
-                hand &= ~(1 << int(r["drawn"]))
             cards = [c for c in range(53) if hand >> c & 1]
             k = min(m, len(cards), end - pos)
             if k == 0:

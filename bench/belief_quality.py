@@ -113,6 +113,7 @@ def main() -> None:
     states = np.ascontiguousarray(states[np.sort(rng.permutation(len(states))[: a.states])])
     y, est, dang, times = [], {m: [] for m in methods}, [], []
     blurred = {m: [] for m in blurs}
+    blur_rng = np.random.default_rng(a.seed + 2)  # its own stream: the honest rows are the same with or without it
     prior, oracle = [], []  # the status alone: the fitted P(ready), and the true status (CHEATING ceiling)
     direct, direct_orc = [], []  # the wait model without worlds: P(ready) * q(c), and true status * q(c)
     for r in states:
@@ -129,7 +130,7 @@ def main() -> None:
             est[method].append((hits + 0.02) / (w.sum() + 1.0))  # one pseudo-world at ~the base rate
         for m, rows in blurred.items():
             worlds = np.repeat(r.reshape(1), a.worlds).copy()
-            swap_into_wall(worlds, info, m, rng)
+            swap_into_wall(worlds, info, m, blur_rng)
             refresh(worlds, rules)
             rows.append((ron_after_discards(worlds, cards, rules).sum(axis=0) + 0.02) / (a.worlds + 1.0))
         y.append(truth)
@@ -163,7 +164,7 @@ def main() -> None:
                flat(prior), "CHEATING: the true status, same for every card": flat(oracle),
                "wait model direct, no worlds: P(ready) * q(c)": flat(direct),
                "CHEATING: the true status * q(c)": flat(direct_orc)}  # fmt: skip
-    blur_names = {m: f"CHEATING: the true hands, {m} cards of each opponent swapped" for m in blurred}
+    blur_names = {m: f"CHEATING: the true hands, {m} card(s) of each opponent swapped" for m in blurred}
     scores |= {blur_names[m]: flat(rows) for m, rows in blurred.items()}
     probs = set(est) | set(blur_names.values()) | {"wait model direct, no worlds: P(ready) * q(c)"}  # log-loss rows
     boot = bootstrap_aucs(scores, yy, sid, len(states), np.random.default_rng(a.seed + 1))

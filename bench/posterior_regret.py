@@ -20,7 +20,8 @@ rollout seeds are the same and only the opponents' hands differ):
 - ``posterior + strat``: ``posterior`` with the worlds' weights post-stratified to the fitted ready prior
   (``search_backend.stratify``; the posterior's status is known to be low, docs/search_log.md "Session 27").
 Also printed (CHEATING, a measurement only): the mean share of each opponent's true concealed cards that a
-two-level world's hand and a posterior hand hold, the scale of ``search:cheat=4,noise=m`` ((7 - m) / 7).
+two-level world's hand and a posterior hand hold, the scale of ``search:cheat=4,noise=m`` ((n - m) / n for n
+concealed cards, 7 without a meld).
 
 The worlds are edited by a subclass of ``agents.search.SearchAgent`` that overrides its world sampler: a bench
 experiment, not an agent option (the posterior costs about 2.4 s per decision in Python).
@@ -125,14 +126,19 @@ class PosteriorSearch(SearchAgent):
         super().__init__(rules, seed)
         self.banks, self.kind, self.do_strat = banks, kind, strat
         self.unchanged = self.blended = 0
+        self.calls: dict[bytes, int] = {}  # _worlds calls per decision (its information set's digest)
 
     def _worlds(self, info, record, rng: np.random.Generator, K: int):
         worlds, weights = super()._worlds(info, record, rng, K)
         bank = self.banks.get(sb.info_digest(info), {})
         views = {j: bank[(j, self.kind)] for j in info.opponents if (j, self.kind) in bank}
         if views:
-            # its own stream, so that the rollout seeds drawn from ``rng`` next are the default search's
-            own = np.random.default_rng([*sb.info_digest(info)[:8], K])
+            # its own stream, so that the rollout seeds drawn from ``rng`` next are the default search's; a count of
+            # the calls per decision, so that the extension's rounds get fresh hands, not the first round's again
+            digest = sb.info_digest(info)
+            call = self.calls.get(digest, 0)
+            self.calls[digest] = call + 1
+            own = np.random.default_rng([*digest[:8], K, call])
             self.unchanged += blend(info, worlds, views, own)
             self.blended += len(worlds)
             refresh(worlds, self.rules)

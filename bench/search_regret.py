@@ -233,8 +233,8 @@ def main() -> None:
 
 def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, list]) -> None:
     """Per spec with ``ron=model|truth``: the AUC of its deal-in risk for "this discard would be Ron'd" (TRUE
-    labels, ``agents.oracle.ron_discards``) over every (state, discard candidate) it scored, and the mean risk
-    beside the base rate."""
+    labels, ``agents.oracle.ron_discards``) over every (state, discard candidate) it scored (once per agent seed),
+    and the mean risk beside the base rate."""
     unsafe = ron_discards(rules, recs)
     print("\n| spec | per-card risk AUC over its scored candidates | pairs | mean risk | base rate |")
     print("|---|---|---|---|---|")
@@ -246,7 +246,8 @@ def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, lis
                     p.append(v)
                     y.append(bool(u >> c & 1))
         p, y = np.array(p), np.array(y)
-        print(f"| {spec} | {auc(p, y):.4f} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
+        a = f"{auc(p, y):.4f}" if 0 < y.sum() < len(y) else "- (one class only)"
+        print(f"| {spec} | {a} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
 
 
 def decision_kinds(rules: RuleConfig, recs: np.ndarray) -> dict[str, np.ndarray]:

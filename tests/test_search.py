@@ -398,13 +398,14 @@ def test_status_cheat_worlds_carry_the_true_ready_statuses(cheat):
 def test_blurred_cheat_worlds_differ_from_the_truth_by_exactly_noise_cards_per_opponent():
     """``cheat=4,noise=m`` (CHEATING diagnostic): each world is the true record with m concealed cards of every
     opponent swapped for undrawn wall cards, so each opponent's hand differs from the truth in exactly 2m cards
-    (m out, m in; fewer only for a hand with fewer than m cards), the seat's own hand and every public card stay,
-    the records pass the conservation check, and a current seat's just-drawn card is never swapped out."""
+    (m out, m in; fewer only where the hand or the undrawn wall holds fewer than m), the seat's own hand and every
+    public card stay, the records pass the conservation check, and the same stream gives the same worlds."""
     from meld8_env.engine.records import check_conservation
 
     recs = bot_states(3, 93, every=3)[:40]
     for m in (1, 3):
         agent = load_agent(f"search:cheat=4,noise={m},worlds=8", RULES, seed=3)
+        again = load_agent(f"search:cheat=4,noise={m},worlds=8", RULES, seed=3)
         assert agent.name == "search-CHEAT"
         for r in recs:
             info = sb.infoset_of(r, int(r["acting"]), RULES)
@@ -412,14 +413,13 @@ def test_blurred_cheat_worlds_differ_from_the_truth_by_exactly_noise_cards_per_o
             check_conservation(worlds, RULES)
             assert (w == 1).all() and (worlds["hands"][:, info.seat] == r["hands"][info.seat]).all()
             assert (worlds["melds"] == r["melds"]).all() and (worlds["discards"] == r["discards"]).all()
+            wall = int(r["wall_len"]) - int(r["wall_pos"])
             for j in info.opponents:
                 held = bin(int(r["hands"][j])).count("1")
                 diff = [bin(int(h) ^ int(r["hands"][j])).count("1") for h in worlds["hands"][:, j]]
-                assert diff == [2 * min(m, held - (int(r["current"]) == j and int(r["drawn"]) >= 0))] * 8
-                if int(r["current"]) == j and int(r["drawn"]) >= 0:
-                    assert all(int(h) >> int(r["drawn"]) & 1 for h in worlds["hands"][:, j])
-    again = load_agent("search:cheat=4,noise=3,worlds=8", RULES, seed=3)._worlds(info, r, np.random.default_rng(5), 8)
-    assert all((again[0][f] == worlds[f]).all() for f in STATE_DTYPE.names)  # the same stream, the same worlds
+                assert diff == [2 * min(m, held, wall)] * 8
+            same, _ = again._worlds(info, r, np.random.default_rng(5), 8)
+            assert all((same[f] == worlds[f]).all() for f in STATE_DTYPE.names)
     refused = {
         "noise=2": "noise blurs the true hands of cheat=4: use it with cheat=4",
         "cheat=1,noise=2": "use it with cheat=4",
@@ -452,9 +452,13 @@ def test_ron_truth_risk_is_the_true_ron_offer_of_each_discard():
         assert risk == {c: float(u >> c & 1) for c in cards}
         hits += int(any(risk.values()))
     assert hits >= 3  # states with a Ron-able discard were checked, not only safe ones
-    obs, masks = observe_records(RULES, recs[:4])
-    infos = [sb.infoset_of(r, int(r["acting"]), RULES) for r in recs[:4]]
-    assert len(agent.act_batch(obs, masks, infosets=infos, records=recs[:4])) == 4
+    obs, masks = observe_records(RULES, recs[:12])
+    infos = [sb.infoset_of(r, int(r["acting"]), RULES) for r in recs[:12]]
+    assert len(agent.act_batch(obs, masks, infosets=infos, records=recs[:12])) == 12
+    searched = [k for k in range(12) if agent.last_risks[k]]
+    assert len(searched) >= 6  # each searched decision records the risk of its discard candidates
+    for k in searched:
+        assert agent.last_risks[k] == agent._risks(infos[k], list(agent.last_risks[k]), recs[k])
     with pytest.raises(ValueError, match="ron=truth need the true records"):
         agent.act_batch(obs, masks, infosets=infos)
     # ron_signal: the calibrated model's risk moved by a noisy signal of the truth, d' = ron_signal / 10; a strong
@@ -473,6 +477,13 @@ def test_ron_truth_risk_is_the_true_ron_offer_of_each_discard():
             near += abs(lo[c] - prior[k]) < 0.25
     n_cards = sum(bin(int(r["mask"]) & ((1 << 52) - 1)).count("1") for r in recs)
     assert far >= 0.99 * n_cards and near >= 0.9 * n_cards
+    # the signal has its own stream: the worlds, rollout seeds and policies are ron=model's, only the risk differs
+    model = load_agent("search:ron=model,worlds=8", RULES, seed=1)
+    for r, info in zip(recs[:12], infos, strict=True):
+        a = strong._prepare(info, r, strong._rng(info), 8)
+        b = model._prepare(info, r, model._rng(info), 8)
+        assert all((a[0][f] == b[0][f]).all() for f in STATE_DTYPE.names)
+        assert all(np.array_equal(x, y) for x, y in zip(a[1:], b[1:], strict=True))
     for options, message in {
         "ron_signal=20": "use it with ron=truth",
         "ron=model,ron_signal=20": "use it with ron=truth",
