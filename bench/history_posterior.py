@@ -105,6 +105,7 @@ class Model:
     j's discards (turn order), the calls' hand cards, then the concealed hand (the sampled part)."""
 
     def __init__(self, info, j: int, h: dict, opts: argparse.Namespace) -> None:
+        self.h = h
         self.t = h["turns"]
         self.K = len(self.t)
         self.opts = opts
@@ -248,6 +249,18 @@ class Model:
         return out
 
 
+def model_of(info, j: int, opts: argparse.Namespace) -> Model | None:
+    """The chains' model of opponent j's history, or None where it does not cover j: no turn yet, a hand
+    mid-turn, or two calls (``history`` / ``Model`` refuse those)."""
+    try:
+        h = history(info, j)
+        if h is None or info.hidden[j] + int(info.melds[j]).bit_count() != 7:
+            return None
+        return Model(info, j, h, opts)
+    except ValueError:
+        return None
+
+
 def run_chains(model: Model, start: np.ndarray, opts: argparse.Namespace, rng: np.random.Generator) -> tuple:
     """The chains of one opponent view, started from the concealed hands ``start`` (C,) (two-level worlds):
     ``opts.steps`` steps, the factors annealed over the first half. Returns the hands of every chain at every step
@@ -376,14 +389,11 @@ def main() -> None:
         info = infoset(r, seat, rules)
         worlds, _ = sample_worlds(info, opts.chains, rng, "two_level", rules)
         for j in info.opponents:
-            try:
-                h = history(info, j)
-                if h is None or info.hidden[j] + int(info.melds[j]).bit_count() != 7:
-                    raise ValueError("no turn yet, or a hand mid-turn")
-                model = Model(info, j, h, opts)
-            except ValueError:
+            model = model_of(info, j, opts)
+            if model is None:
                 skipped += 1
                 continue
+            h = model.h
             if opts.truth_check:
                 found, share = truth_check(model, int(r["hands"][j]), rng)
                 checks.append((model.K, found, share))

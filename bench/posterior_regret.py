@@ -41,7 +41,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 
-from history_posterior import Model, history, run_chains  # noqa: E402
+from history_posterior import model_of, run_chains  # noqa: E402
 from search_regret import choices_and_values, interval, print_split, score, states_and_reference  # noqa: E402
 
 from agents import search_backend as sb  # noqa: E402
@@ -64,12 +64,8 @@ def bank_of_state(args: tuple) -> tuple[int, dict, list[tuple[float, float]]]:
     worlds, _ = sample_worlds(info, opts.chains, rng, "two_level", rules)
     out, overlap = {}, []
     for j in info.opponents:
-        try:
-            h = history(info, j)
-            if h is None or info.hidden[j] + int(info.melds[j]).bit_count() != 7:
-                raise ValueError("no turn yet, or a hand mid-turn")
-            model = Model(info, j, h, opts)
-        except ValueError:
+        model = model_of(info, j, opts)
+        if model is None:
             continue
         start = worlds["hands"][:, j].copy()
         kept, kept_clean, _, _ = run_chains(model, start, opts, rng)
