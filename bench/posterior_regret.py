@@ -24,7 +24,7 @@ two-level world's hand and a posterior hand hold, the scale of ``search:cheat=4,
 concealed cards, 7 without a meld).
 
 The worlds are edited by a subclass of ``agents.search.SearchAgent`` that overrides its world sampler: a bench
-experiment, not an agent option (the posterior costs about 2.4 s per decision in Python).
+experiment, not an agent option (the posterior costs about 2 s of CPU per decision in Python).
 """
 
 from __future__ import annotations

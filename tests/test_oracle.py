@@ -135,6 +135,33 @@ def test_search_eval_seats_the_oracle_and_it_places_first_on_average():
     assert res["decisions"][0] > 0
 
 
+def test_search_eval_writes_board_means_that_pair_with_a_tournament_of_the_same_seed(tmp_path, capsys):
+    """``--out`` holds each agent's mean placement per board (its seatings, in board order), the unit that
+    ``bench/paired_logs.py`` pairs; with deterministic bots the same boards in ``meld8 tournament`` give the same
+    board means, so a pairing of the two harnesses reads exactly 0."""
+    import dataclasses
+    import json
+    import sys
+    from pathlib import Path
+
+    from training.search_eval import main
+    from training.tournament import TournamentConfig, run
+
+    main(["--agents", "greedy,defensive,wary", "--boards", "3", "--seed", "5", "--out", str(tmp_path / "e.json")])
+    rows = {r["agent"]: r for r in json.loads((tmp_path / "e.json").read_text())["rows"]}
+    for r in rows.values():
+        assert len(r["board_means"]) == 3 and abs(np.mean(r["board_means"]) - r["mean"]) < 1e-6
+    cfg = TournamentConfig(["greedy", "defensive", "wary"], boards=3, seed=5, out=str(tmp_path / "t"), progress=False)
+    run(dataclasses.replace(cfg, chart=False))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from paired_logs import board_means
+
+    for agent in ("greedy", "defensive", "wary"):
+        a, b = board_means(str(tmp_path / "t" / "games.jsonl"), agent), board_means(str(tmp_path / "e.json"), agent)
+        assert a.keys() == b.keys() and all(a[k][0] == b[k][0] and abs(a[k][1] - b[k][1]) < 1e-6 for k in a)
+    capsys.readouterr()
+
+
 # ---------------------------------------------------------------------------------------------- wary (honest)
 def test_wary_is_greedy_at_lam_zero_and_avoids_risk_above_it():
     """``wary:lam=0`` decides exactly like ``greedy``; with a large ``lam`` its discards carry less of the wait
