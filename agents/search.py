@@ -45,6 +45,8 @@ At each decision (docs/search.md has the whole story):
    With ``ron_signal=k`` (tenths) r is instead the calibrated model's risk updated by a noisy signal of the truth,
    s ~ N(+-d'/2, 1), d' = k/10 (likelihood ratio exp(d' s)): a predictor of any quality between the model and the
    truth, so that the value of per-card danger can be read against its AUC (``bench/search_regret.py``).
+   ``ron=status`` (CHEATING): the calibrated model's risk with each opponent's TRUE ready status for its prior (what
+   a perfect status model would give this formula, the per-card part still the model's).
 5. Successive halving: the worlds are split into ``stages`` chunks; after each chunk the better half of the
    candidates (at least two) goes on to the next chunk; the best weighted mean wins (ties: prior order),
    except that the continuation bot's own choice (always a candidate, never halved away) is kept unless the
@@ -168,7 +170,8 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "ron": (
         str,
         "worlds",
-        "chance of a Ron on a discard: from the worlds, the wait model's risk (model), or CHEATING the truth (truth)",
+        "chance of a Ron on a discard: from the worlds, the wait model's risk (model), or CHEATING the truth (truth) "
+        "or the model's waits with the true ready statuses (status)",
     ),
     "ron_scale": (int, 100, "with ron=model: the wait model's per-opponent risk x ron_scale/100 (45 = calibrated)"),
     "ron_signal": (
@@ -207,7 +210,7 @@ CHOICES = {
     "belief": ("two_level", "uniform", "learned", "no_pass", "last_discard"),
     "prior": ("greedy",) + NETWORKS,
     "safe": ("danger", "model"),
-    "ron": ("worlds", "model", "truth"),
+    "ron": ("worlds", "model", "truth", "status"),
     "split": ("equal", "double"),
     "final": ("all", "pair"),
     "extend_set": ("pair", "alive"),
@@ -311,7 +314,7 @@ class SearchAgent(Agent):
     def __init__(self, rules: RuleConfig | None = None, seed: int = 0, **options: object) -> None:
         super().__init__(rules, seed)
         self.opts = check_options(dict(options))
-        if self.opts["cheat"] or self.opts["ron"] == "truth":
+        if self.opts["cheat"] or self.opts["ron"] in ("truth", "status"):
             self.name = "search-CHEAT"
             self.wants_records = True  # meld8_env.agent.Agent.wants_records
         self.fallback_decisions = 0
@@ -346,10 +349,10 @@ class SearchAgent(Agent):
         obs = np.asarray(obs)
         masks = np.asarray(masks).astype(bool)
         n = len(masks)
-        if (self.opts["cheat"] or self.opts["ron"] == "truth") and records is None:
+        if (self.opts["cheat"] or self.opts["ron"] in ("truth", "status")) and records is None:
             raise ValueError(
-                "search:cheat=1|2|3|4 and ron=truth need the true records (act_batch(..., records=...)); they are "
-                "diagnostics"
+                "search:cheat=1|2|3|4 and ron=truth|status need the true records (act_batch(..., records=...)); "
+                "they are diagnostics"
             )
         if infosets is None and records is None:
             self.fallback_decisions += n
@@ -655,6 +658,11 @@ class SearchAgent(Agent):
         (CHEATING): 1 where the true record offers another seat Ron on the discard (``agents.oracle.ron_discards``),
         else 0."""
         cards = np.array([a for a in cands if 0 <= a <= DISCARD_MAX], np.int64)
+        if self.opts["ron"] == "status":  # CHEATING: the true ready statuses, the model's waits, calibrated
+            rec = np.asarray(record, STATE_DTYPE).reshape(1)
+            ready = {j: float(sb.ready_in_worlds(info, rec, j)[0]) for j in info.opponents}
+            risk = deal_in_risk(info, cards, RON_SCALE, ready=ready)
+            return dict(zip(cards.tolist(), risk.tolist(), strict=True))
         if self.opts["ron"] == "truth":
             unsafe = int(ron_discards(self.rules, np.asarray(record, STATE_DTYPE).reshape(1))[0])
             truth = np.array([unsafe >> int(c) & 1 for c in cards], np.float64)

@@ -46,14 +46,16 @@ RON_SCALE = 0.45
 OPTIONS = {"lam": (float, 10.0, "distance steps a certain deal-in costs (>= 0; 0 = greedy)")}
 
 
-def deal_in_risk(info, cards: np.ndarray, scale: float = 1.0) -> np.ndarray:
+def deal_in_risk(info, cards: np.ndarray, scale: float = 1.0, ready: dict[int, float] | None = None) -> np.ndarray:
     """r(c) for each card id in ``cards`` (module docstring), from one seat's information set; ``scale``
     multiplies each opponent's ``P(ready) * q_j(c)`` (capped at 1) before they are combined: the model's waits
     ignore the yaku a Ron needs (R29-R30), so on bot games it overstates the chance of a Ron offered on the
-    discard about 2x (``RON_SCALE``)."""
+    discard about 2x (``RON_SCALE``). ``ready`` ({opponent: P(ready)}) replaces the fitted prior (the search's
+    CHEATING ``ron=status`` passes the true statuses)."""
     safe = np.ones(len(cards))
     for j in info.opponents:
-        safe *= 1.0 - np.minimum(1.0, scale * ready_prior(info, j) * wait_probs(info, j)[cards])
+        p = ready_prior(info, j) if ready is None else ready[j]
+        safe *= 1.0 - np.minimum(1.0, scale * p * wait_probs(info, j)[cards])
     return 1.0 - safe
 
 

@@ -459,7 +459,7 @@ def test_ron_truth_risk_is_the_true_ron_offer_of_each_discard():
     assert len(searched) >= 6  # each searched decision records the risk of its discard candidates
     for k in searched:
         assert agent.last_risks[k] == agent._risks(infos[k], list(agent.last_risks[k]), recs[k])
-    with pytest.raises(ValueError, match="ron=truth need the true records"):
+    with pytest.raises(ValueError, match=r"ron=truth\|status need the true records"):
         agent.act_batch(obs, masks, infosets=infos)
     # ron_signal: the calibrated model's risk moved by a noisy signal of the truth, d' = ron_signal / 10; a strong
     # one separates the Ron-able discards from the rest, a weak one stays near the model, and both repeat exactly
@@ -484,6 +484,17 @@ def test_ron_truth_risk_is_the_true_ron_offer_of_each_discard():
         b = model._prepare(info, r, model._rng(info), 8)
         assert all((a[0][f] == b[0][f]).all() for f in STATE_DTYPE.names)
         assert all(np.array_equal(x, y) for x, y in zip(a[1:], b[1:], strict=True))
+    # ron=status: the model's risk with the true ready statuses for the prior: 0 wherever no opponent is ready
+    status = load_agent("search:ron=status,worlds=8", RULES, seed=1)
+    assert status.name == "search-CHEAT" and status.wants_records
+    for r, info in zip(recs[:12], infos, strict=True):
+        cards = [c for c in range(52) if int(r["mask"]) >> c & 1]
+        risk = status._risks(info, cards, r)
+        ready = {j: float(sb.ready_in_worlds(info, r.reshape(1), j)[0]) for j in info.opponents}
+        expect = deal_in_risk(info, np.array(cards, np.int64), RON_SCALE, ready=ready)
+        assert np.allclose([risk[c] for c in cards], expect)
+        if not any(ready.values()):
+            assert not any(risk.values())
     for options, message in {
         "ron_signal=20": "use it with ron=truth",
         "ron=model,ron_signal=20": "use it with ron=truth",
