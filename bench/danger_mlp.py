@@ -13,7 +13,8 @@ per-card facts (``meld8_env.wait_model.wait_features``), j's status key and fitt
 seeds): the wait model's ``P(ready) * q(c)``, and a two-layer network (torch, trained on the training games with
 the cross-entropy of the label). AUCs per (state, opponent, card) and per (state, card) for "some opponent is
 offered Ron" (the search's question; scores combined as 1 - prod(1 - p)), with 95 % bootstrap intervals over the
-test states and the paired difference.
+test states and the paired difference, and the AUC within one state (over pairs of one state's rows only: what a
+choice among its discards can use).
 """
 
 from __future__ import annotations
@@ -65,6 +66,21 @@ def rows(rules: RuleConfig, games: int, seed: int) -> tuple[np.ndarray, ...]:
             cid.append(at + np.arange(len(cards)))
         at += len(cards)
     return tuple(np.concatenate(v) for v in (xs, ys, base, sid, cid))
+
+
+def within_state_auc(p: np.ndarray, y: np.ndarray, sid: np.ndarray) -> float:
+    """The AUC over the (positive, negative) pairs of one state only (ties count 1/2): what a decision among that
+    state's discards can use; a score that only tells states apart ranks no pair."""
+    conc, pairs = 0.0, 0
+    order = np.argsort(sid, kind="stable")
+    bounds = np.flatnonzero(np.diff(sid[order])) + 1
+    for g in np.split(order, bounds):
+        t = y[g]
+        if t.any() and not t.all():
+            d = p[g][t][:, None] - p[g][~t][None, :]
+            conc += float((d > 0).sum() + 0.5 * (d == 0).sum())
+            pairs += d.size
+    return conc / pairs if pairs else float("nan")
 
 
 def fit(X: np.ndarray, y: np.ndarray, epochs: int, seed: int) -> tuple[torch.nn.Module, np.ndarray, np.ndarray]:
@@ -119,7 +135,7 @@ def main() -> None:
     rng = np.random.default_rng(a.seed)
     print(f"{a.train_games} training games, {a.test_games} test games (other seeds), {len(yte)} test rows, "
           f"Ron rate {yte.mean():.4f}")  # fmt: skip
-    print("\n| rows | score | AUC | 95% CI | mean p |\n|---|---|---:|---|---:|")
+    print("\n| rows | score | AUC | 95% CI | AUC within one state | mean p |\n|---|---|---:|---|---:|---:|")
     tables = {}
     for level in ("(state, opponent, card)", "(state, card): some opponent"):
         if level.startswith("(state, opponent"):
@@ -138,7 +154,8 @@ def main() -> None:
         boot = bootstrap_aucs(scores, y, s_id, n_states, rng)
         for name, p in scores.items():
             lo, hi = np.percentile(boot[name], [2.5, 97.5])
-            print(f"| {level} | {name} | {auc(p, y):.4f} | [{lo:.4f}, {hi:.4f}] | {p.mean():.4f} |")
+            print(f"| {level} | {name} | {auc(p, y):.4f} | [{lo:.4f}, {hi:.4f}] | {within_state_auc(p, y, s_id):.4f} "
+                  f"| {p.mean():.4f} |")  # fmt: skip
         d = boot["network"] - boot["wait model P(ready) * q(c)"]
         tables[level] = (auc(scores["network"], y) - auc(scores["wait model P(ready) * q(c)"], y), d)
     print("\n| rows | network - wait model (AUC) | 95% CI |\n|---|---:|---|")

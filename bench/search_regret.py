@@ -232,22 +232,29 @@ def main() -> None:
 
 
 def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, list]) -> None:
-    """Per spec with ``ron=model|truth``: the AUC of its deal-in risk for "this discard would be Ron'd" (TRUE
+    """Per spec with ``ron=model|truth|status``: the AUC of its deal-in risk for "this discard would be Ron'd" (TRUE
     labels, ``agents.oracle.ron_discards``) over every (state, discard candidate) it scored (once per agent seed),
-    and the mean risk beside the base rate."""
+    the same over the pairs of candidates of one state only (what a decision can use: a risk that only tells states
+    apart, e.g. by who is ready, ranks no discard above another), and the mean risk beside the base rate."""
     unsafe = ron_discards(rules, recs)
-    print("\n| spec | per-card risk AUC over its scored candidates | pairs | mean risk | base rate |")
-    print("|---|---|---|---|---|")
+    print("\n| spec | risk AUC over its scored candidates | within one state | pairs | mean risk | base rate |")
+    print("|---|---|---|---|---|---|")
     for spec, per_seed in risk_rows.items():
-        p, y = [], []
+        p, y, conc, pairs = [], [], 0.0, 0
         for risks in per_seed:
             for u, r in zip(unsafe.tolist(), risks, strict=True):
-                for c, v in r.items():
-                    p.append(v)
-                    y.append(bool(u >> c & 1))
+                v = np.array(list(r.values()), np.float64)
+                t = np.array([bool(u >> c & 1) for c in r], bool)
+                p += v.tolist()
+                y += t.tolist()
+                if t.any() and not t.all():  # every (Ron'd, safe) pair of this state: 1 if ranked right, 1/2 if tied
+                    d = v[t][:, None] - v[~t][None, :]
+                    conc += float((d > 0).sum() + 0.5 * (d == 0).sum())
+                    pairs += d.size
         p, y = np.array(p), np.array(y)
         a = f"{auc(p, y):.4f}" if 0 < y.sum() < len(y) else "- (one class only)"
-        print(f"| {spec} | {a} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
+        w = f"{conc / pairs:.4f}" if pairs else "-"
+        print(f"| {spec} | {a} | {w} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
 
 
 def decision_kinds(rules: RuleConfig, recs: np.ndarray) -> dict[str, np.ndarray]:
