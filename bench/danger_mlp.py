@@ -38,7 +38,7 @@ from meld8_env.infoset import infoset  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
 from meld8_env.wait_model import wait_features, wait_probs  # noqa: E402
 from training.bot_states import play_bot_states  # noqa: E402
-from training.fit_waits import auc  # noqa: E402
+from training.fit_waits import auc, within_group_auc  # noqa: E402
 
 
 def rows(rules: RuleConfig, games: int, seed: int) -> tuple[np.ndarray, ...]:
@@ -66,21 +66,6 @@ def rows(rules: RuleConfig, games: int, seed: int) -> tuple[np.ndarray, ...]:
             cid.append(at + np.arange(len(cards)))
         at += len(cards)
     return tuple(np.concatenate(v) for v in (xs, ys, base, sid, cid))
-
-
-def within_state_auc(p: np.ndarray, y: np.ndarray, sid: np.ndarray) -> float:
-    """The AUC over the (positive, negative) pairs of one state only (ties count 1/2): what a decision among that
-    state's discards can use; a score that only tells states apart ranks no pair."""
-    conc, pairs = 0.0, 0
-    order = np.argsort(sid, kind="stable")
-    bounds = np.flatnonzero(np.diff(sid[order])) + 1
-    for g in np.split(order, bounds):
-        t = y[g]
-        if t.any() and not t.all():
-            d = p[g][t][:, None] - p[g][~t][None, :]
-            conc += float((d > 0).sum() + 0.5 * (d == 0).sum())
-            pairs += d.size
-    return conc / pairs if pairs else float("nan")
 
 
 def fit(X: np.ndarray, y: np.ndarray, epochs: int, seed: int) -> tuple[torch.nn.Module, np.ndarray, np.ndarray]:
@@ -154,7 +139,7 @@ def main() -> None:
         boot = bootstrap_aucs(scores, y, s_id, n_states, rng)
         for name, p in scores.items():
             lo, hi = np.percentile(boot[name], [2.5, 97.5])
-            print(f"| {level} | {name} | {auc(p, y):.4f} | [{lo:.4f}, {hi:.4f}] | {within_state_auc(p, y, s_id):.4f} "
+            print(f"| {level} | {name} | {auc(p, y):.4f} | [{lo:.4f}, {hi:.4f}] | {within_group_auc(p, y, s_id):.4f} "
                   f"| {p.mean():.4f} |")  # fmt: skip
         d = boot["network"] - boot["wait model P(ready) * q(c)"]
         tables[level] = (auc(scores["network"], y) - auc(scores["wait model P(ready) * q(c)"], y), d)

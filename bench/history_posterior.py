@@ -49,7 +49,7 @@ from meld8_env.infoset import infoset
 from meld8_env.rules import RuleConfig
 from training.bot_states import play_bot_states
 from training.fit_belief import true_ready
-from training.fit_waits import auc
+from training.fit_waits import auc, within_group_auc
 
 U1 = np.uint64(1)
 BIG = 10_000  # the exit turn of a card still held
@@ -381,7 +381,7 @@ def main() -> None:
     # (status scores, card scores); "clean": the posterior states that break no factor only (the two-level worlds
     # where a view has none)
     rows = {"two_level": ([], []), "posterior": ([], []), "posterior, clean states": ([], [])}
-    ys, ych, sid_s, sid_c = [], [], [], []
+    ys, ych, sid_s, sid_c, vid_c = [], [], [], [], []  # vid_c: the opponent view of each card row
     acc, clean, skipped, checks = [], [], 0, []
     t0 = time.perf_counter()
     for n, r in enumerate(states):
@@ -411,6 +411,7 @@ def main() -> None:
             for c in legal:
                 ych.append(truth and bool(truew >> c & 1))
                 sid_c.append(n)
+                vid_c.append(len(ys) - 1)
             good = np.concatenate(kept_clean)
             for name, G in (
                 ("two_level", worlds["hands"][:, j]),
@@ -436,7 +437,7 @@ def main() -> None:
         for k in sorted(set(Ks.tolist())):
             print(f"  {k} turns: {int((Ks == k).sum())} views, {shares[Ks == k].mean():.3f} of replacements stay clean")
         return
-    ys, ych, sid_s, sid_c = map(np.array, (ys, ych, sid_s, sid_c))
+    ys, ych, sid_s, sid_c, vid_c = map(np.array, (ys, ych, sid_s, sid_c, vid_c))
     brng = np.random.default_rng(opts.seed + 1)
     print(
         f"lineup {opts.lineup}: {len(states)} states, {len(ys)} opponent views ({skipped} skipped), ready rate "
@@ -454,6 +455,10 @@ def main() -> None:
         print(
             f"| {name} | {auc(ps, ys):.4f} | [{lo_s:.4f}, {hi_s:.4f}] | {auc(pc, ych):.4f} | [{lo_c:.4f}, {hi_c:.4f}] |"
         )
+    # what a choice among the seat's discards can use: the ranking of one opponent view's cards (session 28)
+    print("\n| worlds | per-card AUC within one opponent view |\n|---|---:|")
+    for name, (_, pc) in rows.items():
+        print(f"| {name} | {within_group_auc(np.array(pc), ych, vid_c):.4f} |")
     print("\n| paired difference to two_level (same resamples) | status AUC | 95% CI | per-card AUC | 95% CI |")
     print("|---|---:|---|---:|---|")
     bs, bc = np.array(rows["two_level"][0]), np.array(rows["two_level"][1])

@@ -58,7 +58,7 @@ from meld8_env.actions import PASS  # noqa: E402
 from meld8_env.agent import Agent, wants_records  # noqa: E402
 from meld8_env.engine.records import observe_records  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
-from training.fit_waits import auc  # noqa: E402
+from training.fit_waits import auc, within_group_auc  # noqa: E402
 
 
 def reference_values(rules: RuleConfig, recs: np.ndarray, worlds: int, batch: int = 8) -> list[dict[int, float]]:
@@ -240,20 +240,16 @@ def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, lis
     print("\n| spec | risk AUC over its scored candidates | within one state | pairs | mean risk | base rate |")
     print("|---|---|---|---|---|---|")
     for spec, per_seed in risk_rows.items():
-        p, y, conc, pairs = [], [], 0.0, 0
-        for risks in per_seed:
-            for u, r in zip(unsafe.tolist(), risks, strict=True):
-                v = np.array(list(r.values()), np.float64)
-                t = np.array([bool(u >> c & 1) for c in r], bool)
-                p += v.tolist()
-                y += t.tolist()
-                if t.any() and not t.all():  # every (Ron'd, safe) pair of this state: 1 if ranked right, 1/2 if tied
-                    d = v[t][:, None] - v[~t][None, :]
-                    conc += float((d > 0).sum() + 0.5 * (d == 0).sum())
-                    pairs += d.size
-        p, y = np.array(p), np.array(y)
+        p, y, g = [], [], []
+        for k, risks in enumerate(per_seed):  # a group: one state as one agent seed scored it
+            for i, (u, r) in enumerate(zip(unsafe.tolist(), risks, strict=True)):
+                p += list(r.values())
+                y += [bool(u >> c & 1) for c in r]
+                g += [k * len(recs) + i] * len(r)
+        p, y, g = np.array(p, np.float64), np.array(y, bool), np.array(g, np.int64)
         a = f"{auc(p, y):.4f}" if 0 < y.sum() < len(y) else "- (one class only)"
-        w = f"{conc / pairs:.4f}" if pairs else "-"
+        within = within_group_auc(p, y, g)
+        w = f"{within:.4f}" if within == within else "-"
         print(f"| {spec} | {a} | {w} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
 
 

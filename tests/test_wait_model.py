@@ -164,3 +164,29 @@ def test_fit_script_writes_a_file_that_loads(tmp_path):
     assert stats["rows"] > 1000 and stats["val_auc"] > 0.6, stats
     data = {"features": list(FEATURES), "model": {"2p": model}, "sha256": model_checksum({"2p": model})}
     assert set(load_model(json.dumps(data))) == {"2p"}
+
+
+def test_within_group_auc_ranks_only_pairs_of_one_group():
+    """``within_group_auc`` counts (positive, negative) pairs inside a group only: a score that tells the groups
+    apart but not the cards of one group reads 0.5 however high its plain AUC; one that orders each group reads 1
+    (ties 1/2); groups with one label only are left out, and none at all gives NaN. Checked against a brute-force
+    count on random data."""
+    from training.fit_waits import auc, within_group_auc
+
+    group = np.array([0, 0, 0, 1, 1, 1])
+    y = np.array([True, False, False, True, False, False])
+    between = np.array([0.9, 0.9, 0.9, 0.1, 0.1, 0.1])  # group 0 riskier: plain AUC above 0.5, no order inside
+    assert auc(between, y) == 0.5 and within_group_auc(between, y, group) == 0.5
+    assert within_group_auc(np.array([0.3, 0.2, 0.1, 0.3, 0.2, 0.1]), y, group) == 1.0
+    assert within_group_auc(np.array([0.1, 0.2, 0.3, 0.3, 0.2, 0.1]), y, group) == 0.5  # 0 in group 0, 1 in group 1
+    assert np.isnan(within_group_auc(np.array([0.5, 0.5]), np.array([True, True]), np.array([0, 0])))
+    rng = np.random.default_rng(3)
+    g, yy = rng.integers(0, 20, 400), rng.random(400) < 0.3
+    s = rng.integers(0, 5, 400).astype(float)
+    conc = pairs = 0.0
+    for a in range(400):
+        for b in range(400):
+            if g[a] == g[b] and yy[a] and not yy[b]:
+                conc += 1.0 if s[a] > s[b] else 0.5 if s[a] == s[b] else 0.0
+                pairs += 1
+    assert abs(within_group_auc(s, yy, g) - conc / pairs) < 1e-12

@@ -73,6 +73,21 @@ def auc(score: np.ndarray, y: np.ndarray) -> float:
     return float((r[y].sum() - pos * (pos + 1) / 2) / (pos * (len(y) - pos)))
 
 
+def within_group_auc(score: np.ndarray, y: np.ndarray, group: np.ndarray) -> float:
+    """The AUC over the (positive, negative) pairs of one group only (ties count 1/2), e.g. one decision state's
+    discards: what a choice among them can use; a score that only tells groups apart ranks no pair. NaN when no
+    group holds both labels."""
+    conc, pairs = 0.0, 0
+    order = np.argsort(group, kind="stable")
+    for g in np.split(order, np.flatnonzero(np.diff(group[order])) + 1):
+        t = y[g]
+        if t.any() and not t.all():
+            d = score[g][t][:, None] - score[g][~t][None, :]
+            conc += float((d > 0).sum() + 0.5 * (d == 0).sum())
+            pairs += d.size
+    return conc / pairs if pairs else float("nan")
+
+
 def logloss(p: np.ndarray, y: np.ndarray, eps: float = 1e-6) -> float:
     """Mean log-loss of the probabilities ``p`` (clipped to [eps, 1 - eps]) for the bool labels ``y``."""
     p = np.clip(p, eps, 1 - eps)
