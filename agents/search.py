@@ -314,13 +314,15 @@ class SearchAgent(Agent):
     def __init__(self, rules: RuleConfig | None = None, seed: int = 0, **options: object) -> None:
         super().__init__(rules, seed)
         self.opts = check_options(dict(options))
-        if self.opts["cheat"] or self.opts["ron"] in ("truth", "status"):
+        # the CHEATING diagnostics read the true records (cheat=1..4, ron=truth|status); named apart in results
+        self.cheating = bool(self.opts["cheat"]) or self.opts["ron"] in ("truth", "status")
+        if self.cheating:
             self.name = "search-CHEAT"
             self.wants_records = True  # meld8_env.agent.Agent.wants_records
         self.fallback_decisions = 0
         self.rollouts = 0  # (candidate, world) pairs stepped so far: the budget spent, whatever the machine's load
         self.last_values: list[dict[int, tuple[float, float]]] = []
-        self.last_risks: list[dict[int, float]] = []  # ron=model|truth: each decision's deal-in risk per candidate
+        self.last_risks: list[dict[int, float]] = []  # ron other than worlds: each decision's risk per candidate
         self.setup(self.rules)
 
     def setup(self, rules: RuleConfig) -> None:
@@ -349,7 +351,7 @@ class SearchAgent(Agent):
         obs = np.asarray(obs)
         masks = np.asarray(masks).astype(bool)
         n = len(masks)
-        if (self.opts["cheat"] or self.opts["ron"] in ("truth", "status")) and records is None:
+        if self.cheating and records is None:
             raise ValueError(
                 "search:cheat=1|2|3|4 and ron=truth|status need the true records (act_batch(..., records=...)); "
                 "they are diagnostics"
@@ -525,7 +527,7 @@ class SearchAgent(Agent):
         prep = [
             self._prepare(infosets[i], None if records is None else records[i], self._rng(infosets[i]), M) for i in rows
         ]
-        ron_model = self.opts["ron"] != "worlds"
+        ron_formula = self.opts["ron"] != "worlds"  # 4c: the candidates' risk, not the worlds, for the immediate Ron
         screened = screens(self.opts)
         alive = [list(cl) for cl in cands]
         vals = [{a: np.full(K, np.nan) for a in cl} for cl in cands]  # per-world leaf value of each candidate
@@ -542,7 +544,7 @@ class SearchAgent(Agent):
                 self._risks(infosets[i], cl, None if records is None else records[i])
                 for i, cl in zip(rows, cands, strict=True)
             ]
-            if ron_model
+            if ron_formula
             else None
         )
         for i, r in zip(rows, risk or [], strict=False):
@@ -654,9 +656,11 @@ class SearchAgent(Agent):
             added += n
 
     def _risks(self, info, cands: list[int], record=None) -> dict[int, float]:
-        """The wait model's deal-in risk of each discard candidate (``agents.wary.deal_in_risk``); ``ron=truth``
-        (CHEATING): 1 where the true record offers another seat Ron on the discard (``agents.oracle.ron_discards``),
-        else 0."""
+        """The deal-in risk of each discard candidate (4c): ``ron=model`` the wait model's
+        (``agents.wary.deal_in_risk``); CHEATING, from the true ``record``: ``ron=status`` the calibrated model's with
+        the true ready statuses,
+        ``ron=truth`` 1 where the true record offers another seat Ron on the discard (``agents.oracle.ron_discards``)
+        else 0, or with ``ron_signal`` the calibrated model moved by a noisy signal of that."""
         cards = np.array([a for a in cands if 0 <= a <= DISCARD_MAX], np.int64)
         if self.opts["ron"] == "status":  # CHEATING: the true ready statuses, the model's waits, calibrated
             rec = np.asarray(record, STATE_DTYPE).reshape(1)

@@ -57,14 +57,13 @@ def swap_into_wall(records: np.ndarray, info, m: int, rng: np.random.Generator) 
     for r in records:
         pos, end = int(r["wall_pos"]), int(r["wall_len"])
         for j in info.opponents:
-            hand = int(r["hands"][j])
-            cards = [c for c in range(53) if hand >> c & 1]
+            h = int(r["hands"][j])
+            cards = [c for c in range(53) if h >> c & 1]
             k = min(m, len(cards), end - pos)
             if k == 0:
                 continue
             out = rng.choice(cards, k, replace=False)
             slots = pos + rng.choice(end - pos, k, replace=False)
-            h = int(r["hands"][j])
             for c, s in zip(out, slots, strict=True):
                 incoming = int(r["wall"][s])
                 h = (h & ~(1 << int(c))) | (1 << incoming)

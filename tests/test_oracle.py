@@ -139,7 +139,6 @@ def test_search_eval_writes_board_means_that_pair_with_a_tournament_of_the_same_
     """``--out`` holds each agent's mean placement per board (its seatings, in board order), the unit that
     ``bench/paired_logs.py`` pairs; with deterministic bots the same boards in ``meld8 tournament`` give the same
     board means, so a pairing of the two harnesses reads exactly 0."""
-    import dataclasses
     import json
     import sys
     from pathlib import Path
@@ -151,8 +150,11 @@ def test_search_eval_writes_board_means_that_pair_with_a_tournament_of_the_same_
     rows = {r["agent"]: r for r in json.loads((tmp_path / "e.json").read_text())["rows"]}
     for r in rows.values():
         assert len(r["board_means"]) == 3 and abs(np.mean(r["board_means"]) - r["mean"]) < 1e-6
-    cfg = TournamentConfig(["greedy", "defensive", "wary"], boards=3, seed=5, out=str(tmp_path / "t"), progress=False)
-    run(dataclasses.replace(cfg, chart=False))
+    run(
+        TournamentConfig(
+            ["greedy", "defensive", "wary"], boards=3, seed=5, out=str(tmp_path / "t"), progress=False, chart=False
+        )
+    )
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from paired_logs import board_means
 
