@@ -214,16 +214,16 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="only N states, spread evenly (a smoke run)")
     opts = ap.parse_args()
     limits = {
-        "--states": opts.states >= 1,
-        "--workers": 1 <= opts.workers <= 64,
-        "--chains": opts.chains >= 1,
-        "--steps": opts.steps >= 2,
-        "--gibbs": 0 <= opts.gibbs <= 1,
-        "--limit": opts.limit >= 0,
+        "--states": (opts.states >= 1, "at least 1"),
+        "--workers": (1 <= opts.workers <= 64, "1..64"),
+        "--chains": (opts.chains >= 1, "at least 1"),
+        "--steps": (opts.steps >= 2, "at least 2 (the second half is sampled)"),
+        "--gibbs": (0 <= opts.gibbs <= 1, "a chance, 0..1"),
+        "--limit": (opts.limit >= 0, "0 (all states) or more"),
     }
-    for flag, ok in limits.items():
+    for flag, (ok, want) in limits.items():
         if not ok:
-            ap.error(f"{flag}: out of range (see --help)")
+            ap.error(f"{flag}: must be {want}")
     opts.eps, opts.pen, opts.hot = 1e-4, 1.0, 0.5  # history_posterior's defaults (its session-27 rows)
     rules = RuleConfig()
     recs, ref = states_and_reference(rules, opts.states, opts.seed, opts.ref_worlds, opts.cache)
