@@ -54,14 +54,17 @@ def board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
 
 
 def eval_board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
-    with open(path) as f:
-        summary = json.load(f)
-    rows = {r["agent"]: r for r in summary.get("rows", [])}
+    try:
+        with open(path, encoding="utf-8") as f:
+            summary = json.load(f)
+        rows = {r["agent"]: r for r in summary.get("rows", [])}
+        seed = int(summary["seed"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:  # ValueError: JSON decoding
+        sys.exit(f"{path}: not a readable training.search_eval --out summary ({type(e).__name__}: {e})")
     if agent not in rows:
         sys.exit(f"{path}: agent {agent!r} is not seated; the summary has {', '.join(rows)}")
     if "board_means" not in rows[agent]:
         sys.exit(f"{path}: no board_means (written by training.search_eval since session 28): rerun it with --out")
-    seed = int(summary["seed"])
     return {b: (board_seed(seed, b), float(m)) for b, m in enumerate(rows[agent]["board_means"])}
 
 
