@@ -1,15 +1,16 @@
 """What the history posterior is worth in decisions: the search with opponents' hands drawn from it (regret bench).
 
 Usage: python bench/posterior_regret.py --cache REF.npz [--states 1600] [--seed 12] [--ref-worlds 256]
-       [--bank BANK.npz] [--workers 2] [--chains 64] [--steps 300] [--gibbs 0] [--limit N]
+       [--bank BANK.npz] [--workers 2] [--chains 64] [--steps 300] [--gibbs 0] [--limit N] [--risk N [--only-risk]]
 
 ``bench/history_posterior.py`` samples each opponent's hidden history (its hand now and when each card entered it)
 by Metropolis-Hastings with ``greedy``'s discard rule as the likelihood, and scores only AUCs. This bench asks
 what that is worth to the search's choices. For each decision state of ``bench/search_regret.py`` (the same
 states, reference and cache: a CHEATING search's per-candidate values) and each opponent with a history the
 model covers, the chains' hands over their second half are the *bank* of that (state, opponent) (built once,
-``--workers`` processes, about 1.2 s per opponent view; stored in ``--bank`` and reused when its key matches).
-Honest throughout: the chains start from two-level worlds and read only the information set.
+``--workers`` processes, about 1.2 s per opponent view; stored in ``--bank`` and reused when its key matches; a bank
+file of other states or chain settings is refused, never overwritten). Honest throughout: the chains start from
+two-level worlds and read only the information set.
 
 Rows (paired with the default ``search`` on the same states, agent seed 1 for all, so the two-level worlds and the
 rollout seeds are the same and only the opponents' hands differ):
@@ -19,6 +20,16 @@ rollout seeds are the same and only the opponents' hands differ):
 - ``posterior, clean``: the same from the chain states that break no factor only (where a view has some);
 - ``posterior + strat``: ``posterior`` with the worlds' weights post-stratified to the fitted ready prior
   (``search_backend.stratify``; the posterior's status is known to be low, docs/search_log.md "Session 27").
+With ``--risk N``, three more rows put a danger estimate into the ``search:ron=model`` formula (agents/search.py 4c:
+a discard's value r * V_ron + (1 - r) * V_rest) and print its AUC for "this discard would be Ron'd" (TRUE labels),
+over all candidates and within one state, as ``bench/search_regret.py`` does for the ``ron`` options:
+- ``ron=model``: the wait model's risk (the search's own option, for the scale);
+- ``risk from two-level worlds``: r = the weighted share of N two-level worlds (the decision's own stream 3) in
+  which the discard is offered a Ron (``agents.oracle.ron_discards`` on each world);
+- ``risk from posterior worlds``: the same N worlds with the opponents' hands drawn from their banks (``blend``).
+The rollout worlds stay the default's in all three: only the source of r differs. Session 28 measured (CHEATING
+``ron=truth,ron_signal``) that this formula gains nothing from a risk ranking one state's candidates at AUC 0.85
+and 0.065 placement at 0.97: these rows say where the history posterior's danger stands on that scale.
 Also printed (CHEATING, a measurement only): the mean share of each opponent's true concealed cards that a
 two-level world's hand and a posterior hand hold, the scale of ``search:cheat=4,noise=m`` ((n - m) / n for n
 concealed cards, 7 without a meld).
@@ -42,10 +53,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(__file__))
 
 from history_posterior import model_of, run_chains  # noqa: E402
-from search_regret import choices_and_values, interval, print_split, score, states_and_reference  # noqa: E402
+from search_regret import (  # noqa: E402
+    choices_and_values,
+    interval,
+    print_risk_auc,
+    print_split,
+    score,
+    states_and_reference,
+)
 
 from agents import search_backend as sb  # noqa: E402
+from agents.oracle import ron_discards  # noqa: E402
 from agents.search import SearchAgent  # noqa: E402
+from meld8_env.actions import DISCARD_MAX  # noqa: E402
 from meld8_env.belief import sample_worlds  # noqa: E402
 from meld8_env.engine.records import refresh  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
@@ -143,6 +163,31 @@ class PosteriorSearch(SearchAgent):
         return worlds, weights
 
 
+class WorldRiskSearch(SearchAgent):
+    """``search:ron=model`` whose risk of each discard candidate is the weighted share of ``n`` worlds (two-level, or
+    with the opponents' hands from the banks when ``banks`` is given) in which the discard is offered a Ron."""
+
+    def __init__(self, rules: RuleConfig, n: int, banks: dict | None = None, kind: str = "all", seed: int = 1) -> None:
+        super().__init__(rules, seed, ron="model")
+        self.n, self.banks, self.kind = n, banks, kind
+
+    def _risks(self, info, cands: list[int], record=None) -> dict[int, float]:
+        cards = [a for a in cands if 0 <= a <= DISCARD_MAX]
+        if not cards:
+            return {}
+        rng = self._rng(info, 3)  # its own stream: the rollout worlds stay the default search's
+        worlds, weights = sb.sample_worlds(info, self.n, rng, self.rules, method="two_level")
+        if self.banks is not None:
+            bank = self.banks.get(sb.info_digest(info), {})
+            views = {j: bank[(j, self.kind)] for j in info.opponents if (j, self.kind) in bank}
+            if views:
+                blend(info, worlds, views, rng)
+                refresh(worlds, self.rules)
+        unsafe = ron_discards(self.rules, worlds).astype(np.int64)  # bits 0..51 only: int64 holds them
+        w = np.asarray(weights, np.float64)
+        return {c: float(w[(unsafe >> c & 1) == 1].sum() / w.sum()) for c in cards}
+
+
 def bank_key(recs: np.ndarray, opts: argparse.Namespace) -> str:
     clean = np.zeros(len(recs), recs.dtype)
     for name in recs.dtype.names:
@@ -184,14 +229,18 @@ def save_banks(path: str, key: str, banks: dict, overlaps: list) -> None:
     os.replace(tmp, path)
 
 
-def load_banks(path: str, key: str) -> tuple[dict, list] | None:
+def load_banks(path: str, key: str) -> tuple[dict, list]:
+    """The banks stored in ``path`` for ``key``; ValueError in one line when the file is unreadable or holds the
+    banks of other states or chain settings (it is never overwritten: they took minutes to build)."""
     try:
         z = dict(np.load(path, allow_pickle=False))
     except (OSError, ValueError, EOFError) as e:
-        print(f"--bank {path}: unreadable ({type(e).__name__}); building it again", file=sys.stderr)
-        return None
+        raise ValueError(f"--bank {path}: unreadable ({type(e).__name__}); give a new path or remove it") from None
     if str(z.get("key")) != key:
-        return None
+        raise ValueError(
+            f"--bank {path}: holds the banks of other states or chain settings (key {z.get('key')}, these need {key});"
+            " give another path, or the flags it was built with"
+        )
     banks: dict = {}
     at = 0
     for i, j, kind, n in z["rows"].tolist():
@@ -206,12 +255,16 @@ def main() -> None:
     ap.add_argument("--states", type=int, default=1600)
     ap.add_argument("--seed", type=int, default=12, help="the regret bench's state seed (and the chains' seed)")
     ap.add_argument("--ref-worlds", type=int, default=256)
-    ap.add_argument("--bank", default=None, help="npz for the posterior banks (reused when its key matches)")
+    ap.add_argument(
+        "--bank", default=None, help="npz of the posterior banks (reused when its key matches; another key: refused)"
+    )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--chains", type=int, default=64)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--gibbs", type=float, default=0.0, help="history_posterior --gibbs (its session-27 rows: 0)")
     ap.add_argument("--limit", type=int, default=0, help="only N states, spread evenly (a smoke run)")
+    ap.add_argument("--risk", type=int, default=0, help="N > 0: the ron-formula rows with risk from N worlds (doc)")
+    ap.add_argument("--only-risk", action="store_true", help="skip the posterior-worlds rows (with --risk)")
     opts = ap.parse_args()
     limits = {
         "--states": (opts.states >= 1, "at least 1"),
@@ -220,6 +273,8 @@ def main() -> None:
         "--steps": (opts.steps >= 2, "at least 2 (the second half is sampled)"),
         "--gibbs": (0 <= opts.gibbs <= 1, "a chance, 0..1"),
         "--limit": (opts.limit >= 0, "0 (all states) or more"),
+        "--risk": (0 <= opts.risk <= 4096, "0 (off) or a number of worlds up to 4096"),
+        "--only-risk": (opts.risk > 0 or not opts.only_risk, "given with --risk N"),
     }
     for flag, (ok, want) in limits.items():
         if not ok:
@@ -231,7 +286,10 @@ def main() -> None:
         pick = np.linspace(0, len(recs) - 1, opts.limit).astype(int)
         recs, ref = recs[pick], [ref[i] for i in pick]
     key = bank_key(recs, opts)
-    loaded = load_banks(opts.bank, key) if opts.bank and os.path.exists(opts.bank) else None
+    try:
+        loaded = load_banks(opts.bank, key) if opts.bank and os.path.exists(opts.bank) else None
+    except ValueError as e:
+        sys.exit(f"posterior_regret: {e}")
     banks, overlaps = loaded if loaded else build_banks(recs, opts)
     if opts.bank and not loaded:
         save_banks(opts.bank, key, banks, overlaps)
@@ -253,8 +311,9 @@ def main() -> None:
           "CPU ms / decision | worlds left two-level |\n|---|---|---|---|---|---|")  # fmt: skip
     print(f"| search (two-level) | +0.0000 | {(best - base_v).mean():.4f} | 0.000 | {base_ms:.1f} | - |")
     regrets = {"search": best - base_v}
-    for name, kind, strat in (("posterior", "all", False), ("posterior, clean", "clean", False),
-                              ("posterior + strat", "all", True)):  # fmt: skip
+    rows = () if opts.only_risk else (("posterior", "all", False), ("posterior, clean", "clean", False),
+                                      ("posterior + strat", "all", True))  # fmt: skip
+    for name, kind, strat in rows:
         agent = PosteriorSearch(rules, by_digest, kind, strat)
         acts, ms, _, _ = choices_and_values(agent, rules, recs)
         v, _ = score(acts, ref)
@@ -262,6 +321,20 @@ def main() -> None:
         left = f"{agent.unchanged}/{agent.blended}"
         print(f"| {name} | {interval(v - base_v)} | {(best - v).mean():.4f} | {(acts != base_acts).mean():.3f} | "
               f"{ms:.1f} | {left} |", flush=True)  # fmt: skip
+    if opts.risk:
+        risk_rows = {}
+        for name, agent in (
+            ("ron=model", SearchAgent(rules, 1, ron="model")),
+            ("risk from two-level worlds", WorldRiskSearch(rules, opts.risk)),
+            ("risk from posterior worlds", WorldRiskSearch(rules, opts.risk, by_digest)),
+        ):
+            acts, ms, _, risks = choices_and_values(agent, rules, recs)
+            v, _ = score(acts, ref)
+            regrets[name] = best - v
+            risk_rows[name] = [risks]
+            print(f"| {name} | {interval(v - base_v)} | {(best - v).mean():.4f} | {(acts != base_acts).mean():.3f} | "
+                  f"{ms:.1f} | - |", flush=True)  # fmt: skip
+        print_risk_auc(rules, recs, risk_rows)
     print_split(rules, recs, regrets)
 
 
