@@ -58,7 +58,7 @@ from meld8_env.actions import PASS  # noqa: E402
 from meld8_env.agent import Agent, wants_records  # noqa: E402
 from meld8_env.engine.records import observe_records  # noqa: E402
 from meld8_env.rules import RuleConfig  # noqa: E402
-from training.fit_waits import auc, within_group_auc  # noqa: E402
+from training.fit_waits import auc, within_group_counts  # noqa: E402
 
 
 def reference_values(rules: RuleConfig, recs: np.ndarray, worlds: int, batch: int = 8) -> list[dict[int, float]]:
@@ -231,14 +231,21 @@ def main() -> None:
         print_split(rules, recs, regrets)
 
 
+#: bootstrap resamples of the states behind print_risk_auc's intervals
+BOOTSTRAP = 2000
+
+
 def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, list]) -> None:
     """Per spec with ``ron=model|truth|status``: the AUC of its deal-in risk for "this discard would be Ron'd" (TRUE
     labels, ``agents.oracle.ron_discards``) over every (state, discard candidate) it scored (once per agent seed),
     the same over the pairs of candidates of one state only (what a decision can use: a risk that only tells states
-    apart, e.g. by who is ready, ranks no discard above another), and the mean risk beside the base rate."""
+    apart, e.g. by who is ready, ranks no discard above another) with a 95 % bootstrap interval over the states, its
+    difference to the first row's on the same states (paired bootstrap), and the mean risk beside the base rate."""
     unsafe = ron_discards(rules, recs)
-    print("\n| spec | risk AUC over its scored candidates | within one state | pairs | mean risk | base rate |")
-    print("|---|---|---|---|---|---|")
+    print("\n| spec | risk AUC over its scored candidates | within one state (95 %) | within - first row's | pairs "
+          "| mean risk | base rate |\n|---|---|---|---|---|---|---|")  # fmt: skip
+    boots: dict[int, np.ndarray] = {}  # per number of groups, the resampled group indices (shared: paired)
+    first = None
     for spec, per_seed in risk_rows.items():
         p, y, g = [], [], []
         for k, risks in enumerate(per_seed):  # a group: one state as one agent seed scored it
@@ -248,9 +255,24 @@ def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, lis
                 g += [k * len(recs) + i] * len(r)
         p, y, g = np.array(p, np.float64), np.array(y, bool), np.array(g, np.int64)
         a = f"{auc(p, y):.4f}" if 0 < y.sum() < len(y) else "- (one class only)"
-        within = within_group_auc(p, y, g)
-        w = f"{within:.4f}" if within == within else "-"
-        print(f"| {spec} | {a} | {w} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
+        n_groups = len(per_seed) * len(recs)
+        ids, conc, pairs = within_group_counts(p, y, g)
+        c_all, p_all = np.zeros(n_groups), np.zeros(n_groups)
+        c_all[ids], p_all[ids] = conc, pairs
+        if n_groups not in boots:
+            boots[n_groups] = np.random.default_rng(0).integers(0, n_groups, (BOOTSTRAP, n_groups))
+        boot = boots[n_groups]
+        within, w, rel = float("nan"), "-", "-"
+        if p_all.sum():
+            within = c_all.sum() / p_all.sum()
+            draws = c_all[boot].sum(axis=1) / np.maximum(p_all[boot].sum(axis=1), 1)
+            w = f"{within:.4f} [{np.quantile(draws, 0.025):.4f}, {np.quantile(draws, 0.975):.4f}]"
+            if first is None:
+                first = (draws, within, n_groups)
+            elif first[2] == n_groups:  # the same states and seeds: resampled together
+                d = draws - first[0]
+                rel = f"{within - first[1]:+.4f} [{np.quantile(d, 0.025):+.4f}, {np.quantile(d, 0.975):+.4f}]"
+        print(f"| {spec} | {a} | {w} | {rel} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
 
 
 def decision_kinds(rules: RuleConfig, recs: np.ndarray) -> dict[str, np.ndarray]:

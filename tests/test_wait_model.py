@@ -171,7 +171,7 @@ def test_within_group_auc_ranks_only_pairs_of_one_group():
     apart but not the cards of one group reads 0.5 however high its plain AUC; one that orders each group reads 1
     (ties 1/2); groups with one label only are left out, and none at all gives NaN. Checked against a brute-force
     count on random data."""
-    from training.fit_waits import auc, within_group_auc
+    from training.fit_waits import auc, within_group_auc, within_group_counts
 
     group = np.array([0, 0, 0, 1, 1, 1])
     y = np.array([True, False, False, True, False, False])
@@ -190,3 +190,8 @@ def test_within_group_auc_ranks_only_pairs_of_one_group():
                 conc += 1.0 if s[a] > s[b] else 0.5 if s[a] == s[b] else 0.0
                 pairs += 1
     assert abs(within_group_auc(s, yy, g) - conc / pairs) < 1e-12
+    # its parts, per group (what a bootstrap over groups resamples): only groups with both labels, summing to the same
+    ids, parts, n = within_group_counts(s, yy, g)
+    both = [k for k in range(20) if yy[g == k].any() and not yy[g == k].all()]
+    assert ids.tolist() == both and n.tolist() == [int(yy[g == k].sum() * (~yy[g == k]).sum()) for k in both]
+    assert parts.sum() == conc and n.sum() == pairs

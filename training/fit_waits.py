@@ -73,19 +73,29 @@ def auc(score: np.ndarray, y: np.ndarray) -> float:
     return float((r[y].sum() - pos * (pos + 1) / 2) / (pos * (len(y) - pos)))
 
 
+def within_group_counts(
+    score: np.ndarray, y: np.ndarray, group: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group that holds both labels: (group id, concordant (positive, negative) pairs with ties 1/2, pairs), the
+    parts of :func:`within_group_auc` (sum(concordant) / sum(pairs)), so that an interval can resample the groups."""
+    ids, conc, pairs = [], [], []
+    order = np.argsort(group, kind="stable")
+    for g in np.split(order, np.flatnonzero(np.diff(group[order])) + 1):
+        t = y[g]
+        if g.size and t.any() and not t.all():
+            d = score[g][t][:, None] - score[g][~t][None, :]
+            ids.append(int(group[g[0]]))
+            conc.append(float((d > 0).sum() + 0.5 * (d == 0).sum()))
+            pairs.append(d.size)
+    return np.array(ids, np.int64), np.array(conc, np.float64), np.array(pairs, np.int64)
+
+
 def within_group_auc(score: np.ndarray, y: np.ndarray, group: np.ndarray) -> float:
     """The AUC over the (positive, negative) pairs of one group only (ties count 1/2), e.g. one decision state's
     discards: what a choice among them can use; a score that only tells groups apart ranks no pair. NaN when no
     group holds both labels."""
-    conc, pairs = 0.0, 0
-    order = np.argsort(group, kind="stable")
-    for g in np.split(order, np.flatnonzero(np.diff(group[order])) + 1):
-        t = y[g]
-        if t.any() and not t.all():
-            d = score[g][t][:, None] - score[g][~t][None, :]
-            conc += float((d > 0).sum() + 0.5 * (d == 0).sum())
-            pairs += d.size
-    return conc / pairs if pairs else float("nan")
+    _, conc, pairs = within_group_counts(score, y, group)
+    return float(conc.sum() / pairs.sum()) if pairs.sum() else float("nan")
 
 
 def logloss(p: np.ndarray, y: np.ndarray, eps: float = 1e-6) -> float:
