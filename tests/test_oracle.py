@@ -138,7 +138,7 @@ def test_search_eval_seats_the_oracle_and_it_places_first_on_average():
 def test_search_eval_writes_board_means_that_pair_with_a_tournament_of_the_same_seed(tmp_path, capsys):
     """``--out`` holds each agent's mean placement per board (its seatings, in board order), the unit that
     ``bench/paired_logs.py`` pairs; with deterministic bots the same boards in ``meld8 tournament`` give the same
-    board means, so a pairing of the two harnesses reads exactly 0."""
+    board means, so a pairing of the two harnesses reads exactly 0. It shows a progress bar of the games on stderr."""
     import json
     import sys
     from pathlib import Path
@@ -161,7 +161,7 @@ def test_search_eval_writes_board_means_that_pair_with_a_tournament_of_the_same_
     for agent in ("greedy", "defensive", "wary"):
         a, b = board_means(str(tmp_path / "t" / "games.jsonl"), agent), board_means(str(tmp_path / "e.json"), agent)
         assert a.keys() == b.keys() and all(a[k][0] == b[k][0] and abs(a[k][1] - b[k][1]) < 1e-6 for k in a)
-    capsys.readouterr()
+    assert "18/18" in capsys.readouterr().err  # its progress bar counted every game (3 boards x 6 seatings) over
 
 
 # ---------------------------------------------------------------------------------------------- wary (honest)

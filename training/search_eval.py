@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+from tqdm import tqdm
 
 from agents import search_backend as sb
 from agents.registry import load_agent
@@ -31,10 +32,16 @@ from training.tournament import board_seed, seatings
 
 
 def play_duplicate(
-    specs: Sequence[str], boards: int, seed: int, rules: RuleConfig | None = None, board_offset: int = 0
+    specs: Sequence[str],
+    boards: int,
+    seed: int,
+    rules: RuleConfig | None = None,
+    board_offset: int = 0,
+    progress: bool = False,
 ) -> dict:
     """Play ``boards`` boards (every seating) and return placements (games, P) per seat, seatings (games, P)
-    as agent indices, decisions and seconds per agent."""
+    as agent indices, decisions and seconds per agent. ``progress``: a bar of the games over on stderr (the games
+    advance in lockstep, so it moves mostly near the end)."""
     rules = rules or RuleConfig()
     P = rules.num_players
     agents = [load_agent(s, rules, seed + i) for i, s in enumerate(specs)]
@@ -46,6 +53,7 @@ def play_duplicate(
     fb.reset(seeds)
     decisions = np.zeros(len(agents), np.int64)
     seconds = np.zeros(len(agents))
+    bar = tqdm(total=n, unit="game", disable=not progress, dynamic_ncols=True)
     while not fb.over.all():
         obs, masks = fb.observe()
         acting = fb.acting.astype(np.int64)
@@ -71,6 +79,8 @@ def play_duplicate(
         if bad.any():
             g = int(np.flatnonzero(bad)[0])
             raise RuntimeError(f"game {g}: {fb.illegal_message(g, int(acts[g]))}")
+        bar.update(int(fb.over.sum()) - bar.n)
+    bar.close()
     placements = fb.state["placements"][:, :P].astype(np.int64)
     return {"placements": placements, "seats": seats, "decisions": decisions, "seconds": seconds, "agents": list(specs)}
 
@@ -89,13 +99,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=9)
     ap.add_argument("--rules", default=None)
     ap.add_argument("--out", default=None, help="write the summary as JSON here")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     args = ap.parse_args(argv)
     rules = RuleConfig.load(args.rules)
     specs = args.agents.split(",")
     if len(specs) != rules.num_players:
         ap.error(f"give one agent per seat: {rules.num_players}, got {len(specs)}")
     t0 = time.time()
-    res = play_duplicate(specs, args.boards, args.seed, rules)
+    res = play_duplicate(specs, args.boards, args.seed, rules, progress=not args.no_progress)
     summary = {"agents": specs, "boards": args.boards, "seed": args.seed, "games": len(res["seats"]),
                "wall_s": time.time() - t0, "rows": []}  # fmt: skip
     print("| agent | mean placement | 95% CI | games | decisions | ms/decision |")
