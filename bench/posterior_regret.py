@@ -26,7 +26,9 @@ over all candidates and within one state, as ``bench/search_regret.py`` does for
 - ``ron=model``: the wait model's risk (the search's own option, for the scale);
 - ``risk from two-level worlds``: r = the weighted share of N two-level worlds (the decision's own stream 3) in
   which the discard is offered a Ron (``agents.oracle.ron_discards`` on each world);
-- ``risk from posterior worlds``: the same N worlds with the opponents' hands drawn from their banks (``blend``).
+- ``risk from posterior worlds``: the same N worlds with the opponents' hands drawn from their banks (``blend``);
+  its last column counts the opponent hands of those worlds left two-level (an opponent without a bank, or no
+  disjoint draw) out of all.
 The rollout worlds stay the default's in all three: only the source of r differs. Session 28 measured (CHEATING
 ``ron=truth,ron_signal``) that this formula gains nothing from a risk ranking one state's candidates at AUC 0.85
 and 0.065 placement at 0.97: these rows say where the history posterior's danger stands on that scale.
@@ -45,6 +47,7 @@ import hashlib
 import os
 import sys
 import time
+import zipfile
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -170,6 +173,8 @@ class WorldRiskSearch(SearchAgent):
     def __init__(self, rules: RuleConfig, n: int, banks: dict | None = None, kind: str = "all", seed: int = 1) -> None:
         super().__init__(rules, seed, ron="model")
         self.n, self.banks, self.kind = n, banks, kind
+        # opponent hands of the risk worlds left two-level (no bank for that opponent, or no disjoint draw) / all
+        self.unchanged = self.blended = 0
 
     def _risks(self, info, cands: list[int], record=None) -> dict[int, float]:
         cards = [a for a in cands if 0 <= a <= DISCARD_MAX]
@@ -180,8 +185,11 @@ class WorldRiskSearch(SearchAgent):
         if self.banks is not None:
             bank = self.banks.get(sb.info_digest(info), {})
             views = {j: bank[(j, self.kind)] for j in info.opponents if (j, self.kind) in bank}
+            opponents = len(info.opponents)
+            self.blended += opponents * len(worlds)
+            self.unchanged += (opponents - len(views)) * len(worlds)
             if views:
-                blend(info, worlds, views, rng)
+                self.unchanged += len(views) * blend(info, worlds, views, rng)
                 refresh(worlds, self.rules)
         unsafe = ron_discards(self.rules, worlds).astype(np.int64)  # bits 0..51 only: int64 holds them
         w = np.asarray(weights, np.float64)
@@ -234,7 +242,7 @@ def load_banks(path: str, key: str) -> tuple[dict, list]:
     banks of other states or chain settings (it is never overwritten: they took minutes to build)."""
     try:
         z = dict(np.load(path, allow_pickle=False))
-    except (OSError, ValueError, EOFError) as e:
+    except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as e:
         raise ValueError(f"--bank {path}: unreadable ({type(e).__name__}); give a new path or remove it") from None
     if str(z.get("key")) != key:
         raise ValueError(
@@ -281,7 +289,10 @@ def main() -> None:
             ap.error(f"{flag}: must be {want}")
     opts.eps, opts.pen, opts.hot = 1e-4, 1.0, 0.5  # history_posterior's defaults (its session-27 rows)
     rules = RuleConfig()
-    recs, ref = states_and_reference(rules, opts.states, opts.seed, opts.ref_worlds, opts.cache)
+    try:
+        recs, ref = states_and_reference(rules, opts.states, opts.seed, opts.ref_worlds, opts.cache)
+    except ValueError as e:
+        sys.exit(f"posterior_regret: {e}")
     if opts.limit and opts.limit < len(recs):  # spread over the bench's states, which run from deal to late hand
         pick = np.linspace(0, len(recs) - 1, opts.limit).astype(int)
         recs, ref = recs[pick], [ref[i] for i in pick]
@@ -332,8 +343,9 @@ def main() -> None:
             v, _ = score(acts, ref)
             regrets[name] = best - v
             risk_rows[name] = [risks]
+            left = f"{agent.unchanged}/{agent.blended}" if getattr(agent, "banks", None) is not None else "-"
             print(f"| {name} | {interval(v - base_v)} | {(best - v).mean():.4f} | {(acts != base_acts).mean():.3f} | "
-                  f"{ms:.1f} | - |", flush=True)  # fmt: skip
+                  f"{ms:.1f} | {left} |", flush=True)  # fmt: skip
         print_risk_auc(rules, recs, risk_rows)
     print_split(rules, recs, regrets)
 

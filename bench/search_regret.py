@@ -33,7 +33,8 @@ them, per state. One seed's rows move between seeds by about twice their paired 
 best of many single-seed rows is partly the luckiest, so compare candidates over several seeds.
 
 The reference values are cached in ``--cache`` (keyed by states, seed and reference worlds) so that
-several runs compare specs on the same reference.
+several runs compare specs on the same reference; a cache file of other states or worlds (or one that is not a cache)
+is refused in one line, never overwritten.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import hashlib
 import os
 import sys
 import time
+import zipfile
 
 import numpy as np
 
@@ -147,15 +149,25 @@ def states_and_reference(
     key = hashlib.sha256(clean.tobytes() + f"{ref_worlds}".encode()).hexdigest()[:16]
     ref = None
     if cache and os.path.exists(cache):
+        # another run's cache (other states or worlds) or a file that is no cache took minutes to make or is not ours:
+        # refused, never overwritten
         try:
             z = dict(np.load(cache, allow_pickle=False))
             stored = str(z["key"])
-        except (OSError, ValueError, KeyError, EOFError) as e:  # a cache is only a cache: say so, then recompute
-            print(f"--cache {cache}: unreadable ({type(e).__name__}); computing the reference again", file=sys.stderr)
-            stored = None
-        if stored == key:
+        except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as e:
+            what = type(e).__name__
+            raise ValueError(f"--cache {cache}: unreadable ({what}); give another path or remove it") from None
+        if stored != key:
+            raise ValueError(
+                f"--cache {cache}: holds the reference of other states or worlds (key {stored}, these need {key}); give"
+                " another path, or the --states/--seed/--ref-worlds it was built with"
+            )
+        try:
             ref = [dict(zip(k.tolist(), v.tolist(), strict=True)) for k, v in zip(z["acts"], z["vals"], strict=True)]
-            ref = [{int(x): float(y) for x, y in d.items() if x >= 0} for d in ref]
+        except (KeyError, ValueError, TypeError) as e:
+            what = type(e).__name__
+            raise ValueError(f"--cache {cache}: malformed ({what}); give another path or remove it") from None
+        ref = [{int(x): float(y) for x, y in d.items() if x >= 0} for d in ref]
     if ref is None:
         ref = reference_values(rules, recs, ref_worlds)
         if cache:
@@ -197,7 +209,10 @@ def main() -> None:
             load_agent(spec, rules, seed=1)
         except ValueError as e:
             sys.exit(f"search_regret: {e}")
-    recs, ref = states_and_reference(rules, a.states, a.seed, a.ref_worlds, a.cache)
+    try:
+        recs, ref = states_and_reference(rules, a.states, a.seed, a.ref_worlds, a.cache)
+    except ValueError as e:
+        sys.exit(f"search_regret: {e}")
     best = np.array([max(d.values()) for d in ref])
     spread = np.array([max(d.values()) - min(d.values()) for d in ref])
     print(f"{len(recs)} decision states with a choice (seed {a.seed}), reference search:cheat=1 at "
@@ -239,12 +254,15 @@ def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, lis
     """Per spec with ``ron=model|truth|status``: the AUC of its deal-in risk for "this discard would be Ron'd" (TRUE
     labels, ``agents.oracle.ron_discards``) over every (state, discard candidate) it scored (once per agent seed),
     the same over the pairs of candidates of one state only (what a decision can use: a risk that only tells states
-    apart, e.g. by who is ready, ranks no discard above another) with a 95 % bootstrap interval over the states, its
-    difference to the first row's on the same states (paired bootstrap), and the mean risk beside the base rate."""
+    apart, e.g. by who is ready, ranks no discard above another) with a 95 % bootstrap interval over the states (each
+    state with all its agent seeds' scores), its difference to the first row's on the same resampled states (paired),
+    and the mean risk beside the base rate."""
     unsafe = ron_discards(rules, recs)
     print("\n| spec | risk AUC over its scored candidates | within one state (95 %) | within - first row's | pairs "
           "| mean risk | base rate |\n|---|---|---|---|---|---|---|")  # fmt: skip
-    boots: dict[int, np.ndarray] = {}  # per number of groups, the resampled group indices (shared: paired)
+    n = len(recs)
+    # the states resampled (every agent seed's copy of a state goes with it), the same draws for every row: paired
+    boot = np.random.default_rng(0).integers(0, n, (BOOTSTRAP, n))
     first = None
     for spec, per_seed in risk_rows.items():
         p, y, g = [], [], []
@@ -252,27 +270,31 @@ def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, lis
             for i, (u, r) in enumerate(zip(unsafe.tolist(), risks, strict=True)):
                 p += list(r.values())
                 y += [bool(u >> c & 1) for c in r]
-                g += [k * len(recs) + i] * len(r)
+                g += [k * n + i] * len(r)
         p, y, g = np.array(p, np.float64), np.array(y, bool), np.array(g, np.int64)
         a = f"{auc(p, y):.4f}" if 0 < y.sum() < len(y) else "- (one class only)"
-        n_groups = len(per_seed) * len(recs)
         ids, conc, pairs = within_group_counts(p, y, g)
-        c_all, p_all = np.zeros(n_groups), np.zeros(n_groups)
-        c_all[ids], p_all[ids] = conc, pairs
-        if n_groups not in boots:
-            boots[n_groups] = np.random.default_rng(0).integers(0, n_groups, (BOOTSTRAP, n_groups))
-        boot = boots[n_groups]
-        within, w, rel = float("nan"), "-", "-"
-        if p_all.sum():
-            within = c_all.sum() / p_all.sum()
-            draws = c_all[boot].sum(axis=1) / np.maximum(p_all[boot].sum(axis=1), 1)
-            w = f"{within:.4f} [{np.quantile(draws, 0.025):.4f}, {np.quantile(draws, 0.975):.4f}]"
-            if first is None:
-                first = (draws, within, n_groups)
-            elif first[2] == n_groups:  # the same states and seeds: resampled together
-                d = draws - first[0]
-                rel = f"{within - first[1]:+.4f} [{np.quantile(d, 0.025):+.4f}, {np.quantile(d, 0.975):+.4f}]"
+        c_state, p_state = np.zeros(n), np.zeros(n)  # per state, summed over the agent seeds
+        np.add.at(c_state, ids % n, conc)
+        np.add.at(p_state, ids % n, pairs)
+        n_pairs = p_state[boot].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a resample without pairs has no AUC: NaN, left out
+            draws = np.where(n_pairs > 0, c_state[boot].sum(axis=1) / n_pairs, np.nan)
+        within = c_state.sum() / p_state.sum() if p_state.sum() else float("nan")
+        w = "-" if within != within else f"{within:.4f} [{_q(draws, 0.025):.4f}, {_q(draws, 0.975):.4f}]"
+        rel = "-"
+        if first is None:
+            first = (draws, within)
+        elif within == within and first[1] == first[1]:
+            d = draws - first[0]
+            rel = f"{within - first[1]:+.4f} [{_q(d, 0.025):+.4f}, {_q(d, 0.975):+.4f}]"
         print(f"| {spec} | {a} | {w} | {rel} | {len(p)} | {p.mean():.4f} | {y.mean():.4f} |")
+
+
+def _q(x: np.ndarray, q: float) -> float:
+    """Quantile of the finite values (NaN when none)."""
+    x = x[np.isfinite(x)]
+    return float(np.quantile(x, q)) if x.size else float("nan")
 
 
 def decision_kinds(rules: RuleConfig, recs: np.ndarray) -> dict[str, np.ndarray]:
