@@ -36,7 +36,7 @@ from training.tournament import board_seed  # noqa: E402
 
 def board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
     """{board: (deal seed, the agent's mean placement on it)} from a games.jsonl, or from the ``--out`` JSON of
-    ``python -m training.search_eval`` (its ``board_means``: boards 0..N-1 of its seed, every seating)."""
+    ``python -m training.search_eval`` (its ``board_means``: boards offset..offset+N-1 of its seed, every seating)."""
     if path.endswith(".json"):
         return eval_board_means(path, agent)
     lines = read_log(path)
@@ -58,14 +58,14 @@ def eval_board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
         with open(path, encoding="utf-8") as f:
             summary = json.load(f)
         rows = {r["agent"]: r for r in summary.get("rows", [])}
-        seed = int(summary["seed"])
+        seed, offset = int(summary["seed"]), int(summary.get("board_offset", 0))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:  # ValueError: JSON decoding
         sys.exit(f"{path}: not a readable training.search_eval --out summary ({type(e).__name__}: {e})")
     if agent not in rows:
         sys.exit(f"{path}: agent {agent!r} is not seated; the summary has {', '.join(rows)}")
     if "board_means" not in rows[agent]:
         sys.exit(f"{path}: no board_means (written by training.search_eval since session 28): rerun it with --out")
-    return {b: (board_seed(seed, b), float(m)) for b, m in enumerate(rows[agent]["board_means"])}
+    return {b: (board_seed(seed, b), float(m)) for b, m in enumerate(rows[agent]["board_means"], start=offset)}
 
 
 def shared_boards(

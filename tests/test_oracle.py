@@ -162,6 +162,16 @@ def test_search_eval_writes_board_means_that_pair_with_a_tournament_of_the_same_
         a, b = board_means(str(tmp_path / "t" / "games.jsonl"), agent), board_means(str(tmp_path / "e.json"), agent)
         assert a.keys() == b.keys() and all(a[k][0] == b[k][0] and abs(a[k][1] - b[k][1]) < 1e-6 for k in a)
     assert "18/18" in capsys.readouterr().err  # its progress bar counted every game (3 boards x 6 seatings) over
+    # --board-offset 2 plays only the third board: it pairs with the tournament's board 2 and nothing else
+    main(["--agents", "greedy,defensive,wary", "--boards", "1", "--board-offset", "2", "--seed", "5", "--no-progress",
+          "--out", str(tmp_path / "o.json")])  # fmt: skip
+    assert capsys.readouterr().err == ""
+    t = board_means(str(tmp_path / "t" / "games.jsonl"), "wary")
+    o = board_means(str(tmp_path / "o.json"), "wary")
+    assert list(o) == [2] and o[2][0] == t[2][0] and abs(o[2][1] - t[2][1]) < 1e-6
+    with pytest.raises(SystemExit):
+        main(["--agents", "greedy,defensive,wary", "--board-offset", "-1"])
+    assert "--board-offset >= 0" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------- wary (honest)

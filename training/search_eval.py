@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--agents", required=True, help="comma-separated specs, one per seat")
     ap.add_argument("--boards", type=int, default=20)
     ap.add_argument("--seed", type=int, default=9)
+    ap.add_argument(
+        "--board-offset", type=int, default=0, help="play boards offset..offset+boards-1 of the seed (0: the first)"
+    )
     ap.add_argument("--rules", default=None)
     ap.add_argument("--out", default=None, help="write the summary as JSON here")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -105,10 +108,12 @@ def main(argv: list[str] | None = None) -> None:
     specs = args.agents.split(",")
     if len(specs) != rules.num_players:
         ap.error(f"give one agent per seat: {rules.num_players}, got {len(specs)}")
+    if args.boards < 1 or args.board_offset < 0:
+        ap.error(f"--boards must be >= 1 and --board-offset >= 0, got {args.boards} and {args.board_offset}")
     t0 = time.time()
-    res = play_duplicate(specs, args.boards, args.seed, rules, progress=not args.no_progress)
-    summary = {"agents": specs, "boards": args.boards, "seed": args.seed, "games": len(res["seats"]),
-               "wall_s": time.time() - t0, "rows": []}  # fmt: skip
+    res = play_duplicate(specs, args.boards, args.seed, rules, args.board_offset, progress=not args.no_progress)
+    summary = {"agents": specs, "boards": args.boards, "board_offset": args.board_offset, "seed": args.seed,
+               "games": len(res["seats"]), "wall_s": time.time() - t0, "rows": []}  # fmt: skip
     print("| agent | mean placement | 95% CI | games | decisions | ms/decision |")
     print("|---|---|---|---|---|---|")
     for k, spec in enumerate(dict.fromkeys(specs)):
@@ -118,7 +123,8 @@ def main(argv: list[str] | None = None) -> None:
         ms = 1000 * res["seconds"][k] / max(1, res["decisions"][k])
         ci = f"[{mean - half:.3f}, {mean + half:.3f}]"
         print(f"| {spec} | {mean:.3f} | {ci} | {len(pl)} | {res['decisions'][k]} | {ms:.2f} |")
-        # per board (its seatings in order), for pairing with another run on the same boards (bench/paired_logs.py)
+        # per board (its seatings in order; boards board_offset.. of the seed), for pairing with another run on the same
+        # boards (bench/paired_logs.py)
         boards = pl.reshape(args.boards, -1).mean(axis=1).round(6).tolist()
         summary["rows"].append({"agent": spec, "mean": mean, "ci95": [mean - half, mean + half], "games": len(pl),
                                 "decisions": int(res["decisions"][k]), "ms_per_decision": ms,
