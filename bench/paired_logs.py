@@ -9,9 +9,11 @@ present in both logs (finished or not), the agent's mean placement over the boar
 that in log B; the mean of those differences with a 95 % Student-t interval over boards, and each side's
 mean placement on the shared boards. Negative = the agent of log A places better. Either log may be
 gzip-compressed (``.jsonl.gz``), or be the ``--out`` JSON of ``python -m training.search_eval`` (the harness that
-seats the CHEATING diagnostics; its per-board means, boards 0..N-1 of its ``--seed``).
+seats the CHEATING diagnostics; its per-board means, boards offset..offset+N-1 of its ``--seed``, offset its
+``--board-offset``).
 
-Several pairs pool their boards (each pair played on its own seed, so the boards are independent units):
+Several pairs pool their boards (each pair played on its own seed, or on its own boards of one seed: no deal seed may
+appear in two pairs, so the boards are independent units):
 
     python bench/paired_logs.py A1 a B1 b A2 a B2 b
 
