@@ -112,7 +112,7 @@ def main() -> None:
         x, y, na, nb, seeds = shared_boards(log_a, agent_a, log_b, agent_b)
         dup = sorted(seeds & seen.keys())
         if dup:
-            sys.exit(f"{log_a} and {seen[dup[0]]} share deal seed {dup[0]}: pool pairs played on different seeds")
+            sys.exit(f"{log_a} and {seen[dup[0]]} share deal seed {dup[0]}: pool pairs of different seeds or boards")
         seen.update(dict.fromkeys(seeds, log_a))
         if len(quads) > 1:
             print(f"{log_a} vs {log_b}:")

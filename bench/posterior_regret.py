@@ -57,6 +57,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from history_posterior import model_of, run_chains  # noqa: E402
 from search_regret import (  # noqa: E402
+    CacheError,
     choices_and_values,
     interval,
     print_risk_auc,
@@ -291,7 +292,7 @@ def main() -> None:
     rules = RuleConfig()
     try:
         recs, ref = states_and_reference(rules, opts.states, opts.seed, opts.ref_worlds, opts.cache)
-    except ValueError as e:
+    except CacheError as e:
         sys.exit(f"posterior_regret: {e}")
     if opts.limit and opts.limit < len(recs):  # spread over the bench's states, which run from deal to late hand
         pick = np.linspace(0, len(recs) - 1, opts.limit).astype(int)

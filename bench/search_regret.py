@@ -133,12 +133,17 @@ def score(acts: np.ndarray, ref: list[dict[int, float]]) -> tuple[np.ndarray, in
     return out, missing
 
 
+class CacheError(ValueError):
+    """A ``--cache`` file that :func:`states_and_reference` refuses (other states or worlds, unreadable, malformed)."""
+
+
 def states_and_reference(
     rules: RuleConfig, n_states: int, seed: int, ref_worlds: int, cache: str | None
 ) -> tuple[np.ndarray, list[dict[int, float]]]:
     """The bench's decision states that the reference really chooses between, and its values there ({action:
-    value} per state), read from ``cache`` when it holds them for these states and worlds, else computed (and
-    stored there)."""
+    value} per state), read from ``cache`` when it holds them for these states and worlds, computed and stored there
+    when the file does not exist yet; :class:`CacheError` (one line) when it exists but holds other states or worlds,
+    or is no such cache (it is never overwritten)."""
     recs = decision_states(rules, n_states, seed)
     # only the decisions the reference really chooses between (forced moves and immediate wins score 0 for all)
     # the key hashes the named fields only: the record dtype has unnamed gaps, whose bytes are whatever memory held
@@ -156,9 +161,9 @@ def states_and_reference(
             stored = str(z["key"])
         except (OSError, ValueError, KeyError, EOFError, TypeError, zipfile.BadZipFile) as e:
             what = type(e).__name__
-            raise ValueError(f"--cache {cache}: unreadable ({what}); give another path or remove it") from None
+            raise CacheError(f"--cache {cache}: unreadable ({what}); give another path or remove it") from None
         if stored != key:
-            raise ValueError(
+            raise CacheError(
                 f"--cache {cache}: holds the reference of other states or worlds (key {stored}, these need {key}); give"
                 " another path, or the --states/--seed/--ref-worlds it was built with"
             )
@@ -166,7 +171,9 @@ def states_and_reference(
             ref = [dict(zip(k.tolist(), v.tolist(), strict=True)) for k, v in zip(z["acts"], z["vals"], strict=True)]
         except (KeyError, ValueError, TypeError) as e:
             what = type(e).__name__
-            raise ValueError(f"--cache {cache}: malformed ({what}); give another path or remove it") from None
+            raise CacheError(f"--cache {cache}: malformed ({what}); give another path or remove it") from None
+        if len(ref) != len(recs):
+            raise CacheError(f"--cache {cache}: malformed ({len(ref)} rows for {len(recs)} states); give another path")
         ref = [{int(x): float(y) for x, y in d.items() if x >= 0} for d in ref]
     if ref is None:
         ref = reference_values(rules, recs, ref_worlds)
@@ -191,7 +198,9 @@ def main() -> None:
     ap.add_argument("--states", type=int, default=400)
     ap.add_argument("--ref-worlds", type=int, default=256)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--cache", default=None, help="npz file for the reference values (reused when it matches)")
+    ap.add_argument(
+        "--cache", default=None, help="npz of the reference values (made if absent; reused if it matches; else refused)"
+    )
     ap.add_argument(
         "--agent-seeds",
         default="1",
@@ -211,7 +220,7 @@ def main() -> None:
             sys.exit(f"search_regret: {e}")
     try:
         recs, ref = states_and_reference(rules, a.states, a.seed, a.ref_worlds, a.cache)
-    except ValueError as e:
+    except CacheError as e:
         sys.exit(f"search_regret: {e}")
     best = np.array([max(d.values()) for d in ref])
     spread = np.array([max(d.values()) - min(d.values()) for d in ref])

@@ -141,6 +141,11 @@ def test_a_reference_cache_or_bank_of_other_states_is_refused_by_the_scripts(tmp
     assert len(res.stderr.strip().splitlines()) == 1 and other.read_bytes() == before
     cache = tmp_path / "ref.npz"  # a real cache of these states, then a bank file of other ones
     sr.states_and_reference(RULES, 12, 11, 4, str(cache))
+    z = dict(np.load(cache))  # the right key but a row short: refused as malformed, not an IndexError deep inside
+    short = tmp_path / "short.npz"
+    np.savez(short, key=z["key"], acts=z["acts"][:-1], vals=z["vals"][:-1])
+    with pytest.raises(sr.CacheError, match="malformed"):
+        sr.states_and_reference(RULES, 12, 11, 4, str(short))
     bank = tmp_path / "bank.npz"
     pr.save_banks(str(bank), "not-these", {}, [])
     before = bank.read_bytes()

@@ -40,8 +40,9 @@ def play_duplicate(
     progress: bool = False,
 ) -> dict:
     """Play ``boards`` boards (every seating) and return placements (games, P) per seat, seatings (games, P)
-    as agent indices, decisions and seconds per agent. ``progress``: a bar of the games over on stderr (the games
-    advance in lockstep, so it moves mostly near the end)."""
+    as agent indices, decisions and seconds per agent. ``board_offset``: play boards board_offset.. of the seed (the
+    same deals as ``meld8 tournament``'s boards of those indices). ``progress``: a bar of the games over on stderr
+    (the games advance in lockstep, so it moves mostly near the end)."""
     rules = rules or RuleConfig()
     P = rules.num_players
     agents = [load_agent(s, rules, seed + i) for i, s in enumerate(specs)]
