@@ -267,8 +267,8 @@ def print_risk_auc(rules: RuleConfig, recs: np.ndarray, risk_rows: dict[str, lis
     state with all its agent seeds' scores), its difference to the first row's on the same resampled states (paired),
     and the mean risk beside the base rate."""
     unsafe = ron_discards(rules, recs)
-    print("\n| spec | risk AUC over its scored candidates | within one state (95 %) | within - first row's | pairs "
-          "| mean risk | base rate |\n|---|---|---|---|---|---|---|")  # fmt: skip
+    print("\n| spec | risk AUC over its scored candidates | within one state (95 %) | within - first row's "
+          "| candidates scored | mean risk | base rate |\n|---|---|---|---|---|---|---|")  # fmt: skip
     n = len(recs)
     # the states resampled (every agent seed's copy of a state goes with it), the same draws for every row: paired
     boot = np.random.default_rng(0).integers(0, n, (BOOTSTRAP, n))
