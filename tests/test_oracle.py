@@ -172,6 +172,9 @@ def test_search_eval_writes_board_means_that_pair_with_a_tournament_of_the_same_
     with pytest.raises(SystemExit):
         main(["--agents", "greedy,defensive,wary", "--board-offset", "-1"])
     assert "--board-offset >= 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # a folder that does not exist: refused before any game, nothing written
+        main(["--agents", "greedy,defensive,wary", "--out", str(tmp_path / "no" / "x.json")])
+    assert "give a file path in an existing folder" in capsys.readouterr().err and not (tmp_path / "no").exists()
 
 
 # ---------------------------------------------------------------------------------------------- wary (honest)

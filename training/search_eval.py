@@ -18,9 +18,9 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from agents import search_backend as sb
 from agents.registry import load_agent
@@ -28,7 +28,9 @@ from meld8_env.agent import wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import FastBatch
 from meld8_env.rules import RuleConfig
+from training.run_folder import write_atomic
 from training.tournament import board_seed, seatings
+from training.tournament_report import progress as progress_bar
 
 
 def play_duplicate(
@@ -54,7 +56,7 @@ def play_duplicate(
     fb.reset(seeds)
     decisions = np.zeros(len(agents), np.int64)
     seconds = np.zeros(len(agents))
-    bar = tqdm(total=n, unit="game", disable=not progress, dynamic_ncols=True)
+    bar, done = progress_bar(n, progress, unit="game"), 0
     while not fb.over.all():
         obs, masks = fb.observe()
         acting = fb.acting.astype(np.int64)
@@ -80,7 +82,9 @@ def play_duplicate(
         if bad.any():
             g = int(np.flatnonzero(bad)[0])
             raise RuntimeError(f"game {g}: {fb.illegal_message(g, int(acts[g]))}")
-        bar.update(int(fb.over.sum()) - bar.n)
+        over = int(fb.over.sum())
+        bar.update(over - done)
+        done = over
     bar.close()
     placements = fb.state["placements"][:, :P].astype(np.int64)
     return {"placements": placements, "seats": seats, "decisions": decisions, "seconds": seconds, "agents": list(specs)}
@@ -111,6 +115,9 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"give one agent per seat: {rules.num_players}, got {len(specs)}")
     if args.boards < 1 or args.board_offset < 0:
         ap.error(f"--boards must be >= 1 and --board-offset >= 0, got {args.boards} and {args.board_offset}")
+    out = Path(args.out) if args.out else None
+    if out is not None and (out.is_dir() or not out.parent.is_dir()):  # checked before minutes of games, not after
+        ap.error(f"--out {args.out}: give a file path in an existing folder")
     t0 = time.time()
     res = play_duplicate(specs, args.boards, args.seed, rules, args.board_offset, progress=not args.no_progress)
     summary = {"agents": specs, "boards": args.boards, "board_offset": args.board_offset, "seed": args.seed,
@@ -130,9 +137,8 @@ def main(argv: list[str] | None = None) -> None:
         summary["rows"].append({"agent": spec, "mean": mean, "ci95": [mean - half, mean + half], "games": len(pl),
                                 "decisions": int(res["decisions"][k]), "ms_per_decision": ms,
                                 "board_means": boards})  # fmt: skip
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(summary, f, indent=1)
+    if out is not None:
+        write_atomic(out, json.dumps(summary, indent=1))  # a kill leaves the old file or the whole new one
 
 
 if __name__ == "__main__":

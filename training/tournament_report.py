@@ -15,11 +15,11 @@ from training.stats import format_p
 SHAKY_BELOW = 30  # board seeds below which a claim rests on too few paired samples
 
 
-def progress(total: int, enabled: bool):
+def progress(total: int, enabled: bool, unit: str = "board"):
     try:
         from tqdm import tqdm
 
-        return tqdm(total=total, unit="board", disable=not enabled, dynamic_ncols=True)
+        return tqdm(total=total, unit=unit, disable=not enabled, dynamic_ncols=True)
     except ImportError:  # pragma: no cover
 
         class _Null:
