@@ -662,26 +662,24 @@ class SearchAgent(Agent):
         ``ron=truth`` 1 where the true record offers another seat Ron on the discard (``agents.oracle.ron_discards``)
         else 0, or with ``ron_signal`` the calibrated model moved by a noisy signal of that."""
         cards = np.array([a for a in cands if 0 <= a <= DISCARD_MAX], np.int64)
+        rec = None if record is None else np.asarray(record, STATE_DTYPE).reshape(1)
         if self.opts["ron"] == "status":  # CHEATING: the true ready statuses, the model's waits, calibrated
-            rec = np.asarray(record, STATE_DTYPE).reshape(1)
             ready = {j: float(sb.ready_in_worlds(info, rec, j)[0]) for j in info.opponents}
             risk = deal_in_risk(info, cards, RON_SCALE, ready=ready)
-            return dict(zip(cards.tolist(), risk.tolist(), strict=True))
-        if self.opts["ron"] == "truth":
-            unsafe = int(ron_discards(self.rules, np.asarray(record, STATE_DTYPE).reshape(1))[0])
-            truth = np.array([unsafe >> int(c) & 1 for c in cards], np.float64)
-            if not self.opts["ron_signal"]:
-                return dict(zip(cards.tolist(), truth.tolist(), strict=True))
-            # a signal s ~ N(+-d'/2, 1) of each card's truth (its own stream: the worlds are the default's), and the
-            # calibrated model's risk updated by its likelihood ratio exp(d' s): an honest-looking predictor whose
-            # quality d' sets (d' -> infinity: the truth)
-            d = int(self.opts["ron_signal"]) / 10
-            sig = self._rng(info, 2).normal(d * (truth - 0.5), 1.0)
-            prior = np.clip(deal_in_risk(info, cards, RON_SCALE), 1e-6, 1 - 1e-6)
-            risk = 1 / (1 + np.exp(-(np.log(prior / (1 - prior)) + d * sig)))
-            return dict(zip(cards.tolist(), risk.tolist(), strict=True))
-        risk = deal_in_risk(info, cards, int(self.opts["ron_scale"]) / 100)
-        return dict(zip(cards.tolist(), risk.tolist(), strict=True)) if cards.size else {}
+        elif self.opts["ron"] == "truth":
+            unsafe = int(ron_discards(self.rules, rec)[0])
+            risk = np.array([unsafe >> int(c) & 1 for c in cards], np.float64)
+            if self.opts["ron_signal"]:
+                # a signal s ~ N(+-d'/2, 1) of each card's truth (its own stream: the worlds are the default's), and
+                # the calibrated model's risk updated by its likelihood ratio exp(d' s): an honest-looking predictor
+                # whose quality d' sets (d' -> infinity: the truth)
+                d = int(self.opts["ron_signal"]) / 10
+                sig = self._rng(info, 2).normal(d * (risk - 0.5), 1.0)
+                prior = np.clip(deal_in_risk(info, cards, RON_SCALE), 1e-6, 1 - 1e-6)
+                risk = 1 / (1 + np.exp(-(np.log(prior / (1 - prior)) + d * sig)))
+        else:
+            risk = deal_in_risk(info, cards, int(self.opts["ron_scale"]) / 100)
+        return dict(zip(cards.tolist(), risk.tolist(), strict=True))
 
     def _play(self, prep: list, alive: list, idx: np.ndarray, vals, ends, end_vals, rons=None) -> None:
         """Step every alive candidate in worlds ``idx`` of every decision and play on to the end of the hand.

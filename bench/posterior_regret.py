@@ -226,7 +226,7 @@ def save_banks(path: str, key: str, banks: dict, overlaps: list) -> None:
             rows.append((i, j, KINDS.index(kind), len(u)))
             hands.append(u)
             probs.append(p)
-    tmp = path + ".part.npz"
+    tmp = f"{path}.{os.getpid()}.part.npz"  # per process: two runs at once never write one temporary
     np.savez(
         tmp,
         key=key,

@@ -184,7 +184,7 @@ def states_and_reference(
             for i, d in enumerate(ref):
                 acts[i, : len(d)] = list(d)
                 vals[i, : len(d)] = list(d.values())
-            tmp = cache + ".part.npz"
+            tmp = f"{cache}.{os.getpid()}.part.npz"  # per process: two runs at once never write one temporary
             np.savez(tmp, key=key, acts=acts, vals=vals)
             os.replace(tmp, cache)
     keep = np.array([len(d) > 1 for d in ref])
