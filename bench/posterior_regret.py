@@ -139,6 +139,12 @@ def blend(info, worlds: np.ndarray, views: dict, rng: np.random.Generator) -> in
     return kept
 
 
+def views_of(banks: dict, info, kind: str) -> dict:
+    """{opponent: (hands, probabilities)} of the decision's banks of that kind (the opponents the model covers)."""
+    bank = banks.get(sb.info_digest(info), {})
+    return {j: bank[(j, kind)] for j in info.opponents if (j, kind) in bank}
+
+
 class PosteriorSearch(SearchAgent):
     """The default search whose worlds take the opponents' hands from the bank (module doc)."""
 
@@ -150,8 +156,7 @@ class PosteriorSearch(SearchAgent):
 
     def _worlds(self, info, record, rng: np.random.Generator, K: int):
         worlds, weights = super()._worlds(info, record, rng, K)
-        bank = self.banks.get(sb.info_digest(info), {})
-        views = {j: bank[(j, self.kind)] for j in info.opponents if (j, self.kind) in bank}
+        views = views_of(self.banks, info, self.kind)
         if views:
             # its own stream, so that the rollout seeds drawn from ``rng`` next are the default search's; a count of
             # the calls per decision, so that the extension's rounds get fresh hands, not the first round's again
@@ -184,8 +189,7 @@ class WorldRiskSearch(SearchAgent):
         rng = self._rng(info, 3)  # its own stream: the rollout worlds stay the default search's
         worlds, weights = sb.sample_worlds(info, self.n, rng, self.rules, method="two_level")
         if self.banks is not None:
-            bank = self.banks.get(sb.info_digest(info), {})
-            views = {j: bank[(j, self.kind)] for j in info.opponents if (j, self.kind) in bank}
+            views = views_of(self.banks, info, self.kind)
             opponents = len(info.opponents)
             self.blended += opponents * len(worlds)
             self.unchanged += (opponents - len(views)) * len(worlds)
