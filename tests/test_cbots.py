@@ -455,13 +455,71 @@ def discard_cases(n_states: int, seed: int):
     return np.concatenate(hands), np.concatenate(melds), np.concatenate(unseen), np.concatenate(allowed)
 
 
-def check_discard_table(n_states: int, seed: int) -> int:
+def near_win_cases(n: int, seed: int):
+    """8-card hands one to three cards from a winning hand, where the one-pass table and the C bots collect every
+    best completion at once (eval_discard_anchored's collect path): a standard winning hand (two melds and a pair,
+    or one meld and a pair beside an exposed meld) or four pairs (a special form), with one to three of its concealed
+    cards swapped for other cards (the Joker among them), and up to 20 other cards seen (dead)."""
+    from meld8_env.cardmask import JK
+
+    rng = np.random.default_rng(seed)
+    full = (1 << 53) - 1
+    hands, melds, unseen = np.zeros(n, np.uint64), np.zeros(n, np.uint64), np.zeros(n, np.uint64)
+
+    def meld_of(used: int) -> int:
+        while True:
+            if rng.random() < 0.5:  # a triplet: three suits of one rank
+                r = int(rng.integers(13))
+                g = sum(1 << (13 * int(x) + r) for x in rng.choice(4, 3, replace=False))
+            else:  # a run of three in one suit
+                g = 7 << (13 * int(rng.integers(4)) + int(rng.integers(11)))
+            if not g & used:
+                return g
+
+    def pair_of(used: int) -> int:
+        while True:
+            r = int(rng.integers(13))
+            g = sum(1 << (13 * int(x) + r) for x in rng.choice(4, 2, replace=False))
+            if not g & used:
+                return g
+
+    for i in range(n):
+        kind = rng.random()
+        meld = meld_of(0) if kind < 0.2 else 0
+        used = meld
+        if kind >= 0.8:  # four pairs
+            parts = 4
+            groups = []
+            for _ in range(parts):
+                groups.append(pair_of(used))
+                used |= groups[-1]
+        else:
+            groups = []
+            for _ in range(1 if meld else 2):
+                groups.append(meld_of(used))
+                used |= groups[-1]
+            groups.append(pair_of(used))
+            used |= groups[-1]
+        hand = sum(groups)
+        cards = [c for c in range(53) if hand >> c & 1]
+        for c in rng.choice(cards, int(rng.integers(1, 4)), replace=False):
+            others = [x for x in range(53) if not (hand | meld) >> x & 1]
+            joker = rng.random() < 0.15 and not (hand | meld) >> 52 & 1
+            take = 52 if joker else int(rng.choice(others))
+            hand = hand & ~(1 << int(c)) | (1 << take)
+        rest = [x for x in range(53) if not (hand | meld) >> x & 1]
+        dead = sum(1 << int(x) for x in rng.choice(rest, int(rng.integers(0, 21)), replace=False))
+        hands[i], melds[i], unseen[i] = hand, meld, full & ~hand & ~meld & ~dead
+    return hands, melds, unseen, hands & ~JK
+
+
+def check_discard_table(n_states: int, seed: int, cases=None) -> int:
     """eval_discard_table (one pass) = distance and acceptance one discard at a time, every allowed discard."""
     from meld8_env.cardmask import BITS, JK, bits_of
     from meld8_env.features import neighbours
     from meld8_env.hands import _native
 
-    h, m, u, allowed = discard_cases(n_states, seed)
+    h, m, u, allowed = discard_cases(n_states, seed) if cases is None else cases
     rows, cards = bits_of(allowed)
     after = h[rows] & ~BITS[cards]
     want_d = np.zeros(len(rows), np.int8)
@@ -503,6 +561,23 @@ def test_distance_after_every_discard_in_one_pass_1m():
     assert check_discard_table(70_000, seed=42) >= 1_000_000
 
 
+def test_one_pass_table_near_winning_equals_per_discard():
+    """Hands one to three from winning (standard and four pairs, the Joker held, unseen or dead, beside a meld):
+    the table's collecting search over every best W gives each discard's distance and count as one search per
+    discard does. Breaking the collect path's special-form leaves or its per-discard sets on purpose fails it."""
+    from meld8_env.hands import distance_batch
+
+    h, m, u, allowed = cases = near_win_cases(4000, seed=43)
+    d = distance_batch(h, m, u)
+    assert {1, 2, 3} <= set(np.unique(d)), "the cases reach every distance the collect path serves"
+    assert check_discard_table(0, 0, cases) >= 25_000
+
+
+@pytest.mark.slow
+def test_one_pass_table_near_winning_equals_per_discard_200k():
+    assert check_discard_table(0, 0, near_win_cases(200_000, seed=44)) >= 1_000_000
+
+
 def test_discard_table_refuses_bad_input_in_one_line():
     from meld8_env.hands import _native
 
@@ -513,6 +588,8 @@ def test_discard_table_refuses_bad_input_in_one_line():
         _native.discard_table_batch(h, z, ~h & np.uint64((1 << 53) - 1), h, 3, out, out.copy())
     with pytest.raises(ValueError, match="row 0: 7 cards counting the meld"):
         _native.discard_table_batch(h >> np.uint64(1), z, z, h, 1, out, out.copy())
+    with pytest.raises(ValueError, match="unseen: row 0 holds a card of the hand or meld"):
+        _native.discard_table_batch(h, z, np.uint64((1 << 53) - 1) + z, h, 1, out, out.copy())
 
 
 def test_special_form_bound_equals_the_unbounded_searches():

@@ -76,11 +76,23 @@ typedef struct {
     /* discard_best's yes/no searches: the best W of hand that showed each discard leaves T->best (tie_break
      * reads their drawn cards as accepted; see there) */
     eval_witness_t wit;
+    /* collected: discard_best visited every best W of hand at once (T->best at most its collect_max), and acc_set[c]
+     * holds the drawn cards of those that leave card c out (tie_break counts from them without a search) */
+    int collected;
+    u64 acc_set[64];
 } table_t;
+
+/* The distance up to which discard_best visits every best W of the hand in one collecting search (eval_discard_anchored's
+ * collect path) instead of asking one question per discard, and the tie-break's counts come with it. Measured on
+ * bench/rollout_instructions.py's 1,000 rollouts (session 30, docs/speed_log.md): collecting up to distance 2 / 3 /
+ * 4, 243k / 236k / 246k instructions per rollout; further away a hand has many best W, and the questions and the
+ * counts one at a time (which the tie-break stops early) cost less. */
+#define COLLECT_MAX 3
 
 /* Every allowed discard: distance after it (acceptance counts 0 until table_acceptance). */
 static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
     allowed &= REAL;
+    T->collected = 0;
     T->n = 0;
     T->best = 127;
     for (u64 t = allowed; t; t &= t - 1) {
@@ -98,12 +110,14 @@ static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table
 
 /* The smallest distance after an allowed discard and the discards that leave it (T->dist: best there, DIST_ABOVE
  * elsewhere), as discard_distances finds them: eval_discard_anchored's questions (T->wit: the best W of hand they
- * found, tie_break reads their drawn cards as accepted). When no allowed discard leaves the hand's own distance d
- * (each best W holds every allowed card), every distance is computed. */
-static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T) {
+ * found, tie_break reads their drawn cards as accepted), or up to distance collect_max its collecting search over
+ * every best W (T->collected, T->acc_set). When no allowed discard leaves the hand's own distance d (each best W holds
+ * every allowed card), every distance is computed. */
+static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T, int collect_max) {
     allowed &= REAL;
     u64 leaves;
-    int d = eval_discard_anchored(hand, meld, unseen, allowed, &T->sp, &T->wit, &leaves);
+    int d = eval_discard_anchored(hand, meld, unseen, allowed, &T->sp, &T->wit, &leaves, collect_max, T->acc_set);
+    T->collected = d <= collect_max && leaves;
     T->n = T->tied = 0;
     T->best = 127;
     if (!leaves) {
@@ -141,7 +155,8 @@ static inline int wins_ties(const table_t *T, int i, int b, const int *totals) {
 }
 
 /* The tie-break among the discards idx[0..k) of T (k >= 2, all of one distance): the most acceptance, then
- * wins_ties; the counts are stored in T->acc (exact for the winner, possibly lower elsewhere). Each count is only
+ * wins_ties; the counts are stored in T->acc (exact for the winner, possibly lower elsewhere). A collected table
+ * (discard_best's collecting search) counts each from its acc_set (eval_collected_acceptance). Otherwise each count is only
  * asked whether it beats the best so far (eval_acceptance_beat), so the candidates are tried in the order of their
  * pool's size, largest first (an upper bound of the count: a high best early lets the others stop sooner); the
  * winner is the same in any order.
@@ -159,6 +174,16 @@ static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx,
         order[p] = j;
     }
     int bj = -1;
+    if (!cheap && T->collected) { /* every count from discard_best's collecting search */
+        for (int j = 0; j < k; j++) {
+            int i = idx[j];
+            T->acc[i] = eval_collected_acceptance(hand, meld, unseen, 1ULL << T->card[i], T->dist[i],
+                                                  T->acc_set[T->card[i]], pool[j], T->sp);
+            if (bj < 0 || T->acc[i] > T->acc[idx[bj]] || (T->acc[i] == T->acc[idx[bj]] && wins_ties(T, i, idx[bj], totals)))
+                bj = j;
+        }
+        return idx[bj];
+    }
     if (cheap) {
         for (int j = 0; j < k; j++) {
             T->acc[idx[j]] = size[j];
@@ -187,7 +212,7 @@ static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx,
  * (counted only when at least two discards tie for the smallest distance, as in Python), then the lowest id. */
 int bot_best_discard(u64 hand, u64 meld, u64 unseen, u64 allowed, int *dist_out, int lite) {
     table_t T;
-    discard_best(hand, meld, unseen, allowed, &T);
+    discard_best(hand, meld, unseen, allowed, &T, lite ? 1 : COLLECT_MAX);
     int idx[N_CARDS], k = 0;
     for (int i = 0; i < T.n; i++)
         if (T.dist[i] == T.best) idx[k++] = i;
@@ -273,12 +298,13 @@ static int danger(int c, u64 unseen, u64 theirs) {
 
 static int defensive_discard(const bot_view_t *v, int lite) {
     table_t T;
-    discard_best(v->hand, v->meld, v->unseen, v->mask & REAL, &T);
     int P = v->P, threat[MAXP] = {0}, any = 0;
     for (int k = 1; k < P; k++) {
         threat[k] = v->calls_used[k] || v->wall_left <= LATE_WALL;
         any |= threat[k];
     }
+    /* folding (FOLD_DISTANCE and up, under a threat) ranks by danger first: the counts there are seldom read */
+    discard_best(v->hand, v->meld, v->unseen, v->mask & REAL, &T, lite ? 1 : any ? FOLD_DISTANCE - 1 : COLLECT_MAX);
     int fold = any && T.best >= FOLD_DISTANCE;
     int keys[N_CARDS], totals[N_CARDS];
     for (int i = 0; i < T.n; i++) {

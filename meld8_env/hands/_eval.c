@@ -332,7 +332,7 @@ typedef struct {
     int jk_held, jk_unseen, best;
     u64 wm;      /* real cards of W so far */
     u64 blocked; /* stand-in of a Joker in a sequence: not in W */
-    int dem[13]; /* drawn cards per rank for pairs / triplets */
+    int8_t dem[16]; /* drawn cards per rank for pairs / triplets (16: read eight at a time by dem_ranks) */
     int jk_rank; /* rank of the triplet holding the Joker, or -1 */
     int jk_used;
     int ncomp;
@@ -349,6 +349,9 @@ typedef struct {
     /* yes/no search: a held card every W asked for must hold (0: none), placed first and never dropped. Exact where
      * no W of the other held cards reaches the goal (acceptance_per_card: x on a hand of exact distance) */
     u64 force;
+    /* collecting over the discards of a hand (collect_discards): xacc[x] |= the drawn cards of every best W that
+     * leaves out x, for each x of xset (xacc NULL: not kept) */
+    u64 *xacc, xset, xavoid; /* xavoid: the cards of xset some best W left out */
     /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
     int nanch;
     /* not cleared by dist_init_core (written before they are read) */
@@ -368,18 +371,35 @@ static int jk_rank_ok(const dist_t *d) {
     return d->jk_rank < 0 || pc64((d->wm | d->E) & RANKM[d->jk_rank]) + d->dem[d->jk_rank] <= 3;
 }
 
+/* The ranks with demanded draws (bit r: dem[r] != 0), from the 16 bytes of dem eight at a time: a leaf checks only
+ * those instead of all 13 (the collecting search's leaves, where this was about 7 % of a rollout's instructions). */
+static inline u64 nonzero_bytes(u64 x) {
+    const u64 low7 = 0x7F7F7F7F7F7F7F7FULL;
+    u64 t = (((x & low7) + low7) | x) & ~low7; /* the top bit of each nonzero byte */
+    return ((t >> 7) * 0x0102040810204080ULL) >> 56;
+}
+
+static inline u64 dem_ranks(const dist_t *d) {
+    u64 lo, hi;
+    memcpy(&lo, d->dem, 8);
+    memcpy(&hi, d->dem + 8, 8);
+    return nonzero_bytes(lo) | nonzero_bytes(hi) << 8;
+}
+
+/* every card of the ranks of the 13-bit mask r */
+static inline u64 rank_cards(u64 r) { return r | r << 13 | r << 26 | r << 39; }
+
 static int leaf_ok(const dist_t *d) {
     if (d->jk_held && !d->jk_used) return 0;
-    for (int r = 0; r < 13; r++)
-        if (!rank_ok(d, r)) return 0;
+    for (u64 t = dem_ranks(d); t; t &= t - 1)
+        if (!rank_ok(d, ctz64(t))) return 0;
     return jk_rank_ok(d);
 }
 
 /* Fill open slots with groups of drawn cards only (exact, tiny search). */
 static u64 drawn_cards(const dist_t *d) {
     u64 m = d->wm & ~d->H;
-    for (int r = 0; r < 13; r++)
-        if (d->dem[r]) m |= d->av & RANKM[r] & ~d->wm & ~d->blocked; /* any spare card of the rank may be drawn */
+    m |= d->av & rank_cards(dem_ranks(d)) & ~d->wm & ~d->blocked; /* any spare card of a demanded rank may be drawn */
     if (d->jk_used && !d->jk_held) m |= JK_BIT;
     return m;
 }
@@ -388,14 +408,13 @@ static u64 drawn_cards(const dist_t *d) {
  * and drawn cards as the recursive fill below, with each completion's checks reduced to the ranks it
  * touches (a completion only adds cards to W, so ranks it does not touch keep their state). */
 static int fill_last_collect(dist_t *d, int melds) {
-    for (int r = 0; r < 13; r++)
-        if (!rank_ok(d, r)) return 0; /* completions only lower supply: a short rank stays short */
+    u64 demr = dem_ranks(d);
+    for (u64 t = demr; t; t &= t - 1)
+        if (!rank_ok(d, ctz64(t))) return 0; /* completions only lower supply: a short rank stays short */
     if (!jk_rank_ok(d)) return 0;
     int pending = d->jk_held && !d->jk_used;
     int jkok = !d->jk_used && (d->jk_held || d->jk_unseen);
-    u64 F = d->av & ~d->wm & ~d->blocked, dr = 0;
-    for (int r = 0; r < 13; r++)
-        if (d->dem[r]) dr |= RANKM[r];
+    u64 F = d->av & ~d->wm & ~d->blocked, dr = rank_cards(demr);
     u64 jbit = (d->jk_used && !d->jk_held) ? JK_BIT : 0;
     u64 base = (d->wm & ~d->H) | (F & dr) | jbit; /* drawn cards of every rank completion */
     u64 acc = 0;
@@ -789,6 +808,10 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
                 if (d->wl && d->wl->n < EVAL_MAX_WITNESS) {
                     d->wl->held[d->wl->n] = d->wm & d->H;
                     d->wl->drawn[d->wl->n++] = d->leafacc;
+                }
+                if (d->xacc) {
+                    d->xavoid |= d->xset & ~d->wm;
+                    for (u64 t = d->xset & ~d->wm; t; t &= t - 1) d->xacc[ctz64(t)] |= d->leafacc;
                 }
             }
         }
@@ -1258,6 +1281,35 @@ int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int
     return eval_acceptance_known(hand, meld, unseen, pool, dist, beat, 0, NULL, SP_UNKNOWN);
 }
 
+/* Every best W of hand in one collecting search (hand at its exact distance dist, overlap m = size - dist): for each x
+ * of xset, acc[x] |= the drawn cards of every best W that leaves x out; returns the cards of xset some best standard W
+ * leaves out, or ~0 when a W of hand beats m (dist was not the hand's distance; acc is then meaningless). */
+static u64 collect_discards(u64 hand, u64 meld, u64 unseen, u64 xset, int dist, u64 acc[64]) {
+    int m = (meld ? 5 : 8) - dist;
+    dist_t d;
+    dist_init(&d, hand, meld, unseen, m, 99);
+    d.collect = 1;
+    d.xacc = acc;
+    d.xset = xset;
+    dfs(&d, d.H, meld ? 1 : 2, 1, d.jk_held);
+    return d.best == m ? d.xavoid : ~0ULL;
+}
+
+int eval_collected_acceptance(u64 hand, u64 meld, u64 unseen, u64 x, int dist, u64 accx, u64 pool, int sp_max) {
+    int m = (meld ? 5 : 8) - dist;
+    u64 after = hand & ~x, held = after | meld;
+    pool &= ~held;
+    u64 odd = pool & ~(unseen & ~held); /* as in acceptance_fast_known */
+    int n = odd ? eval_acceptance(after, meld, unseen, odd, dist) : 0;
+    pool &= ~odd;
+    if ((pool & ~accx) && !meld && sp_max >= m) { /* only the cards no standard W draws */
+        dist_t e; /* special_acceptance reads no components */
+        dist_init_core(&e, after, meld, unseen, m, 99);
+        accx |= special_acceptance(&e, pool & ~accx);
+    }
+    return n + pc64(accx & pool);
+}
+
 /* ---------------------------------------------------------------- distance after every discard (issue 20) */
 /* One hand before its discard, every allowed discard x: the distance of hand - x and its acceptance count, as
  * eval_distance and eval_acceptance_fast would give them one discard at a time (the twin the tests hold it to).
@@ -1270,13 +1322,29 @@ int eval_acceptance_beat(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, int
  * as known (they are best W of hand - x). Session 25 replaced a collecting search over every best W of hand
  * (that visited far more W than the questions need): distances 3.8x, with the bots' tie-break counts 1.5x
  * faster on the same hands (bench/bots_throughput.py). */
-int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, eval_witness_t *wl, u64 *leaves) {
+int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, eval_witness_t *wl, u64 *leaves,
+                          int collect_max, u64 *acc) {
     eval_witness_t w; /* the last answer's W */
     int d = eval_distance_sp(hand, meld, unseen, &w, sp);
     u64 avoided = 0; /* discards some best W found so far avoids */
     *leaves = 0;
     wl->n = 0;
     if (d >= UNREACHABLE) return d; /* hand - x reaches no W that hand does not */
+    if (acc && d <= collect_max) {
+        /* every best W at once (d is exact): the standard ones leave out what they leave out, and a special W leaves
+         * out x exactly when hand - x keeps a special form of the hand's best overlap (closed form, per discard) */
+        int m = (meld ? 5 : 8) - d;
+        allowed &= hand & REAL;
+        memset(acc, 0, 64 * sizeof *acc);
+        *leaves = collect_discards(hand, meld, unseen, allowed, d, acc) & allowed;
+        if (!meld && *sp >= m)
+            for (u64 t = allowed & ~*leaves; t; t &= t - 1) {
+                dist_t e;
+                dist_init_core(&e, hand & ~(t & -t), meld, unseen, m - 1, m);
+                if (special_overlap_above(&e, 3, m - 1) >= m) *leaves |= t & -t;
+            }
+        return d;
+    }
     for (u64 t = allowed & REAL;; t &= t - 1) {
         if (w.n) {
             avoided |= hand & REAL & ~w.held[0];
@@ -1300,8 +1368,14 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
     if (!n) return 0;
     eval_witness_t wl; /* every best W of hand found */
     int sp = SP_UNKNOWN, best = 127, tied = 0;
-    u64 leaves;
-    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves);
+    u64 leaves, acc_set[64];
+    /* with counts to give, every best W at once up to distance 3, as the C bots' discard_best (callgrind on the
+     * 2,492 draw-phase hands of bench/bots_throughput.py's states, session 30: acc_mode 1 156.8M instructions with the
+     * questions, 122.6M collecting up to distance 2, 77.3M up to 3); distances alone are cheaper by the questions
+     * (32.4M against 40.9M / 59.4M) */
+    int collect_max = acc_mode ? 3 : 0;
+    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves, collect_max, acc_set);
+    int collected = d <= collect_max;
     for (int i = 0; i < n; i++) {
         u64 after = hand & ~(1ULL << card[i]);
         if (d >= UNREACHABLE) dist[i] = UNREACHABLE;
@@ -1319,6 +1393,10 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
         if (!(acc_mode == 2 || (acc_mode == 1 && tied >= 2 && dist[i] == best))) continue;
         u64 x = 1ULL << card[i], after = hand & ~x, known = 0;
         u64 pool = (neighbours(after) | JK_BIT) & unseen & ~(after | meld);
+        if (collected && dist[i] == d) {
+            acc[i] = eval_collected_acceptance(hand, meld, unseen, x, d, acc_set[card[i]], pool, sp);
+            continue;
+        }
         if (dist[i] == d)
             for (int k = 0; k < wl.n; k++)
                 if (!(wl.held[k] & x)) known |= wl.drawn[k];

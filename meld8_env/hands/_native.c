@@ -65,6 +65,17 @@ static int check_sets(const char *what, const u64 *s, Py_ssize_t n) {
     return 1;
 }
 
+/* unseen cards are the ones the seat cannot see: none of its hand or meld (the tables read a discard as seen) */
+static int check_unseen_apart(const u64 *h, const u64 *m, const u64 *u, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (u[i] & (h[i] | (m ? m[i] : 0))) {
+            PyErr_Format(PyExc_ValueError, "unseen: row %zd holds a card of the hand or meld; unseen cards are the ones "
+                         "the seat cannot see", i);
+            return 0;
+        }
+    return 1;
+}
+
 static PyObject *py_is_win_form(PyObject *self, PyObject *args) {
     PyObject *ho, *mo;
     u64 h, m;
@@ -314,7 +325,8 @@ static PyObject *table_impl(PyObject *args, int with_mode, const char *name, con
         goto fail;
     }
     if (!check_rows(rows, bh.view.buf, bm.held ? bm.view.buf : NULL, n, 8, 8) ||
-        !check_sets("unseen", bu.view.buf, n) || !check_sets(set_name, bs.view.buf, n))
+        !check_sets("unseen", bu.view.buf, n) || !check_sets(set_name, bs.view.buf, n) ||
+        !check_unseen_apart(bh.view.buf, bm.held ? bm.view.buf : NULL, bu.view.buf, n))
         goto fail;
     {
         const u64 *h = bh.view.buf, *m = bm.held ? bm.view.buf : NULL, *u = bu.view.buf, *st = bs.view.buf;
