@@ -85,8 +85,9 @@ typedef struct {
 /* The distance up to which discard_best visits every best W of the hand in one collecting search (eval_discard_anchored's
  * collect path) instead of asking one question per discard, and the tie-break's counts come with it. Measured on
  * bench/rollout_instructions.py's 1,000 rollouts (session 30, docs/speed_log.md): collecting up to distance 2 / 3 /
- * 4, 243k / 236k / 246k instructions per rollout; further away a hand has many best W, and the questions and the
- * counts one at a time (which the tie-break stops early) cost less. */
+ * 4, 243k / 236k / 246k instructions per rollout (215.6k at 3 once the collecting became the levels of the hand's
+ * own search); further away a hand has many best W, and the questions and the counts one at a time (which the
+ * tie-break stops early) cost less. */
 #define COLLECT_MAX 3
 
 /* Every allowed discard: distance after it (acceptance counts 0 until table_acceptance). */

@@ -352,6 +352,9 @@ typedef struct {
     /* collecting over the discards of a hand (collect_discards): xacc[x] |= the drawn cards of every best W that
      * leaves out x, for each x of xset (xacc NULL: not kept) */
     u64 *xacc, xset, xavoid; /* xavoid: the cards of xset some best W left out */
+    /* search_levels: collect every W of each level from collect_from up (0: never) instead of asking yes / no; found:
+     * a collecting search reached its level */
+    int collect_from, found;
     /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
     int nanch;
     /* not cleared by dist_init_core (written before they are read) */
@@ -805,6 +808,7 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
             if (fill_anchors(d, 0, melds, pair)) {
                 d->acc = ov > d->best ? d->leafacc : d->acc | d->leafacc;
                 d->best = ov;
+                d->found = 1;
                 if (d->wl && d->wl->n < EVAL_MAX_WITNESS) {
                     d->wl->held[d->wl->n] = d->wm & d->H;
                     d->wl->drawn[d->wl->n++] = d->leafacc;
@@ -975,6 +979,16 @@ static int search_levels(dist_t *d, int melds, int have_components) {
     /* one yes/no question per overlap level, highest first: with the floor just below the level asked,
      * the bounds cut every subtree that cannot reach it, and most hands reach the root bound */
     for (int level = d->goal; level > known; level--) {
+        if (d->collect_from && level >= d->collect_from) { /* every W of the level (none above it) */
+            d->best = level;
+            d->goal = 99;
+            d->collect = 1;
+            d->found = 0;
+            dfs(d, d->H, melds, 1, d->jk_held);
+            d->collect = 0;
+            if (d->found) return level;
+            continue;
+        }
         d->best = level - 1;
         d->goal = level;
         dfs(d, d->H, melds, 1, d->jk_held);
@@ -1322,21 +1336,62 @@ int eval_collected_acceptance(u64 hand, u64 meld, u64 unseen, u64 x, int dist, u
  * as known (they are best W of hand - x). Session 25 replaced a collecting search over every best W of hand
  * (that visited far more W than the questions need): distances 3.8x, with the bots' tie-break counts 1.5x
  * faster on the same hands (bench/bots_throughput.py). */
+/* eval_distance_sp's search of the hand, whose levels from size - collect_max up collect every W (acc, *avoid: as
+ * collect_discards) instead of asking yes / no: *collected when the distance is at most collect_max (the best
+ * standard W collected on the way down, or, where a special form reaches the best overlap and no standard W passes
+ * it, collected at that level afterwards); else wit holds the standard W that answered, as eval_distance_sp's. */
+static int distance_collecting(u64 hand, u64 meld, u64 unseen, u64 xset, int collect_max, int *sp, eval_witness_t *wit,
+                               u64 acc[64], u64 *avoid, int *collected) {
+    int size = meld ? 5 : 8;
+    dist_t d;
+    dist_init_core(&d, hand, meld, unseen, -1, 99);
+    int s = -1;
+    if (!meld) {
+        s = special_overlap_above(&d, 3, -1);
+        if (s > d.best) d.best = s;
+    }
+    *sp = s;
+    memset(acc, 0, 64 * sizeof *acc);
+    d.xacc = acc;
+    d.xset = xset;
+    d.collect_from = size - collect_max;
+    int known = d.best, best = search_levels(&d, meld ? 1 : 2, 0);
+    wit->n = 0;
+    *collected = 0;
+    *avoid = 0;
+    if (best > known && best >= d.collect_from) {
+        *collected = 1;
+        *avoid = d.xavoid;
+    } else if (best > known) {
+        wit->n = 1;
+        wit->held[0] = d.leafheld;
+        wit->drawn[0] = d.leafacc;
+    } else if (known >= 0 && known >= d.collect_from) {
+        *collected = 1;
+        *avoid = collect_discards(hand, meld, unseen, xset, size - known, acc);
+    }
+    return best < 0 ? UNREACHABLE : size - best;
+}
+
 int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, eval_witness_t *wl, u64 *leaves,
                           int collect_max, u64 *acc) {
     eval_witness_t w; /* the last answer's W */
-    int d = eval_distance_sp(hand, meld, unseen, &w, sp);
+    int collected = 0, d;
+    u64 avoid = 0;
+    allowed &= hand & REAL;
+    if (acc && collect_max >= 0)
+        d = distance_collecting(hand, meld, unseen, allowed, collect_max, sp, &w, acc, &avoid, &collected);
+    else
+        d = eval_distance_sp(hand, meld, unseen, &w, sp);
     u64 avoided = 0; /* discards some best W found so far avoids */
     *leaves = 0;
     wl->n = 0;
     if (d >= UNREACHABLE) return d; /* hand - x reaches no W that hand does not */
-    if (acc && d <= collect_max) {
+    if (collected) {
         /* every best W at once (d is exact): the standard ones leave out what they leave out, and a special W leaves
          * out x exactly when hand - x keeps a special form of the hand's best overlap (closed form, per discard) */
         int m = (meld ? 5 : 8) - d;
-        allowed &= hand & REAL;
-        memset(acc, 0, 64 * sizeof *acc);
-        *leaves = collect_discards(hand, meld, unseen, allowed, d, acc) & allowed;
+        *leaves = avoid & allowed;
         if (!meld && *sp >= m)
             for (u64 t = allowed & ~*leaves; t; t &= t - 1) {
                 dist_t e;
@@ -1371,10 +1426,10 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
     u64 leaves, acc_set[64];
     /* with counts to give, every best W at once up to distance 3, as the C bots' discard_best (callgrind on the
      * 2,492 draw-phase hands of bench/bots_throughput.py's states, session 30: acc_mode 1 156.8M instructions with the
-     * questions, 122.6M collecting up to distance 2, 77.3M up to 3); distances alone are cheaper by the questions
-     * (32.4M against 40.9M / 59.4M) */
-    int collect_max = acc_mode ? 3 : 0;
-    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves, collect_max, acc_set);
+     * questions, 122.6M collecting up to distance 2, 77.3M up to 3, 74.8M collecting in the hand's own search);
+     * distances alone are cheaper by the questions (32.4M against 40.9M / 59.4M) */
+    int collect_max = acc_mode ? 3 : -1;
+    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves, collect_max, acc_mode ? acc_set : NULL);
     int collected = d <= collect_max;
     for (int i = 0; i < n; i++) {
         u64 after = hand & ~(1ULL << card[i]);

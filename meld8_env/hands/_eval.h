@@ -86,10 +86,10 @@ int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, in
  * far avoids is asked one yes/no question (is hand - x within d?), whose yes brings another best W. leaves: the
  * allowed cards that leave d (some best W of hand avoids them; hand - x reaches no W that hand does not, so the
  * others leave more); wl: the best W found (held and drawn cards, the witnesses' order), each a best W of every
- * hand - x it avoids. acc (NULL: never) where d is at most collect_max: no questions but one collecting search over
- * every best W of hand, which gives the leaves and, per allowed card x, acc[x] (64 entries, by card): the drawn
- * cards of the best W that leave x out, hand - x's acceptance set before special forms (eval_collected_acceptance
- * counts it); wl stays empty. */
+ * hand - x it avoids. acc (NULL or collect_max < 0: never) where d is at most collect_max: no questions, the levels
+ * of the hand's own search from that distance down collect every W instead, which gives the leaves and, per allowed
+ * card x, acc[x] (64 entries, by card): the drawn cards of the best W that leave x out, hand - x's acceptance set
+ * before special forms (eval_collected_acceptance counts it); wl stays empty. */
 int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, eval_witness_t *wl, u64 *leaves,
                           int collect_max, u64 *acc);
 /* The acceptance count of hand - x in pool (x a card of hand leaving its exact distance dist) from accx, the drawn
