@@ -456,21 +456,24 @@ def discard_cases(n_states: int, seed: int):
 
 
 def near_win_cases(n: int, seed: int):
-    """8-card hands one to three cards from a winning hand, where the one-pass table and the C bots collect every
-    best completion at once (eval_discard_anchored's collect path): a standard winning hand (two melds and a pair,
-    or one meld and a pair beside an exposed meld) or four pairs (a special form), with one to three of its concealed
-    cards swapped for other cards (the Joker among them), and up to 20 other cards seen (dead)."""
+    """8-card hands near a winning hand (most one to three cards from it), where the one-pass table and the C bots
+    collect every best completion at once (eval_discard_anchored's collect path). The winning hand is standard (two
+    melds and a pair, or one meld and a pair beside an exposed meld) or special (R26-R27: four pairs, two quads, two
+    quads with the Joker in a gap, four crown pairs, a pure or the royal straight); one to four of its concealed
+    cards are swapped for other cards (the Joker among them), and up to 20 other cards are seen (dead)."""
     from meld8_env.cardmask import JK
 
     rng = np.random.default_rng(seed)
     full = (1 << 53) - 1
     hands, melds, unseen = np.zeros(n, np.uint64), np.zeros(n, np.uint64), np.zeros(n, np.uint64)
 
+    def of_rank(r: int, k: int) -> int:
+        return sum(1 << (13 * int(x) + r) for x in rng.choice(4, k, replace=False))
+
     def meld_of(used: int) -> int:
         while True:
             if rng.random() < 0.5:  # a triplet: three suits of one rank
-                r = int(rng.integers(13))
-                g = sum(1 << (13 * int(x) + r) for x in rng.choice(4, 3, replace=False))
+                g = of_rank(int(rng.integers(13)), 3)
             else:  # a run of three in one suit
                 g = 7 << (13 * int(rng.integers(4)) + int(rng.integers(11)))
             if not g & used:
@@ -478,35 +481,41 @@ def near_win_cases(n: int, seed: int):
 
     def pair_of(used: int) -> int:
         while True:
-            r = int(rng.integers(13))
-            g = sum(1 << (13 * int(x) + r) for x in rng.choice(4, 2, replace=False))
+            g = of_rank(int(rng.integers(13)), 2)
             if not g & used:
                 return g
 
+    def special() -> int:
+        kind, suit = rng.integers(6), int(rng.integers(4))
+        ranks = [int(r) for r in rng.choice(13, 4, replace=False)]
+        if kind == 0:  # four pairs
+            return sum(of_rank(r, 2) for r in ranks)
+        if kind == 1:  # two quads
+            return sum(of_rank(r, 4) for r in ranks[:2])
+        if kind == 2:  # two quads, the Joker filling a gap of the second
+            return of_rank(ranks[0], 4) | of_rank(ranks[1], 3) | int(JK)
+        if kind == 3:  # crown pairs: a red (hearts, diamonds) or black (spades, clubs) pair of each of A J Q K
+            return sum(((1 << 13 | 1 << 26) if rng.random() < 0.5 else (1 | 1 << 39)) << r for r in (0, 10, 11, 12))
+        if kind == 4:  # a pure straight: eight in a row of one suit
+            return 0xFF << (13 * suit + int(rng.integers(6)))
+        return 0x1FC1 << (13 * suit)  # a royal straight: A and 7 to K of one suit
+
     for i in range(n):
         kind = rng.random()
-        meld = meld_of(0) if kind < 0.2 else 0
-        used = meld
-        if kind >= 0.8:  # four pairs
-            parts = 4
-            groups = []
-            for _ in range(parts):
-                groups.append(pair_of(used))
-                used |= groups[-1]
-        else:
-            groups = []
+        meld = meld_of(0) if kind < 0.15 else 0
+        if meld or kind < 0.6:
+            used, hand = meld, 0
             for _ in range(1 if meld else 2):
-                groups.append(meld_of(used))
-                used |= groups[-1]
-            groups.append(pair_of(used))
-            used |= groups[-1]
-        hand = sum(groups)
-        cards = [c for c in range(53) if hand >> c & 1]
-        for c in rng.choice(cards, int(rng.integers(1, 4)), replace=False):
+                g = meld_of(used)
+                used, hand = used | g, hand | g
+            hand |= pair_of(used)
+        else:
+            hand = special()
+        for _ in range(int(rng.choice([1, 2, 3, 4], p=[0.2, 0.25, 0.4, 0.15]))):
+            cards = [c for c in range(53) if hand >> c & 1]
             others = [x for x in range(53) if not (hand | meld) >> x & 1]
             joker = rng.random() < 0.15 and not (hand | meld) >> 52 & 1
-            take = 52 if joker else int(rng.choice(others))
-            hand = hand & ~(1 << int(c)) | (1 << take)
+            hand = hand & ~(1 << int(rng.choice(cards))) | (1 << (52 if joker else int(rng.choice(others))))
         rest = [x for x in range(53) if not (hand | meld) >> x & 1]
         dead = sum(1 << int(x) for x in rng.choice(rest, int(rng.integers(0, 21)), replace=False))
         hands[i], melds[i], unseen[i] = hand, meld, full & ~hand & ~meld & ~dead
@@ -562,15 +571,16 @@ def test_distance_after_every_discard_in_one_pass_1m():
 
 
 def test_one_pass_table_near_winning_equals_per_discard():
-    """Hands one to three from winning (standard and four pairs, the Joker held, unseen or dead, beside a meld):
+    """Hands one to three from winning (standard and special forms, the Joker held, unseen or dead, beside a meld):
     the table's collecting search over every best W gives each discard's distance and count as one search per
     discard does. Breaking the collect path's special-form leaves or its per-discard sets on purpose fails it."""
     from meld8_env.hands import distance_batch
 
-    h, m, u, allowed = cases = near_win_cases(4000, seed=43)
+    h, m, u, allowed = cases = near_win_cases(6000, seed=43)
     d = distance_batch(h, m, u)
-    assert {1, 2, 3} <= set(np.unique(d)), "the cases reach every distance the collect path serves"
-    assert check_discard_table(0, 0, cases) >= 25_000
+    near = np.bincount(d[d <= 3].astype(np.int64), minlength=4)
+    assert near[1:].min() >= 150, f"the cases reach every distance the collect path serves: {near[1:]} at 1, 2, 3"
+    assert check_discard_table(0, 0, cases) >= 40_000
 
 
 @pytest.mark.slow

@@ -383,10 +383,16 @@ static inline u64 nonzero_bytes(u64 x) {
 }
 
 static inline u64 dem_ranks(const dist_t *d) {
-    u64 lo, hi;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    u64 lo, hi; /* byte r of the words is dem[r] */
     memcpy(&lo, d->dem, 8);
     memcpy(&hi, d->dem + 8, 8);
     return nonzero_bytes(lo) | nonzero_bytes(hi) << 8;
+#else
+    u64 m = 0;
+    for (int r = 0; r < 13; r++) m |= (u64)(d->dem[r] != 0) << r;
+    return m;
+#endif
 }
 
 /* every card of the ranks of the 13-bit mask r */
@@ -1367,8 +1373,8 @@ static int distance_collecting(u64 hand, u64 meld, u64 unseen, u64 xset, int col
         wit->held[0] = d.leafheld;
         wit->drawn[0] = d.leafacc;
     } else if (known >= 0 && known >= d.collect_from) {
-        *collected = 1;
         *avoid = collect_discards(hand, meld, unseen, xset, size - known, acc);
+        *collected = *avoid != ~0ULL; /* always (no standard W passes known); else the questions answer */
     }
     return best < 0 ? UNREACHABLE : size - best;
 }
