@@ -1431,9 +1431,9 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
     int sp = SP_UNKNOWN, best = 127, tied = 0;
     u64 leaves, acc_set[64];
     /* with counts to give, every best W at once up to distance 3, as the C bots' discard_best (callgrind on the
-     * 2,492 draw-phase hands of bench/bots_throughput.py's states, session 30: acc_mode 1 156.8M instructions with the
-     * questions, 122.6M collecting up to distance 2, 77.3M up to 3, 74.8M collecting in the hand's own search);
-     * distances alone are cheaper by the questions (32.4M against 40.9M / 59.4M) */
+     * 2,492 draw-phase hands of bench/bots_throughput.py's states, session 30: acc_mode 1 157.4M instructions with the
+     * questions (4027045), 122.6M collecting up to distance 2, 77.3M up to 3, 74.8M collecting in the hand's own
+     * search); distances alone are cheaper by the questions (32.5M against 40.9M / 59.4M) */
     int collect_max = acc_mode ? 3 : -1;
     int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves, collect_max, acc_mode ? acc_set : NULL);
     int collected = d <= collect_max;
