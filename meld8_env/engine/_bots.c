@@ -85,7 +85,7 @@ typedef struct {
 /* The distance up to which discard_best visits every best W of the hand in one collecting search (eval_discard_anchored's
  * collect path) instead of asking one question per discard, and the tie-break's counts come with it. Measured on
  * bench/rollout_instructions.py's 1,000 rollouts (session 30, docs/speed_log.md): collecting up to distance 2 / 3 /
- * 4, 243k / 236k / 246k instructions per rollout (215.6k at 3 once the collecting became the levels of the hand's
+ * 4, 243k / 236k / 246k instructions per rollout (215.7k at 3 once the collecting became the levels of the hand's
  * own search); further away a hand has many best W, and the questions and the counts one at a time (which the
  * tie-break stops early) cost less. */
 #define COLLECT_MAX 3
@@ -117,8 +117,10 @@ static void discard_distances(u64 hand, u64 meld, u64 unseen, u64 allowed, table
 static void discard_best(u64 hand, u64 meld, u64 unseen, u64 allowed, table_t *T, int collect_max) {
     allowed &= REAL;
     u64 leaves;
-    int d = eval_discard_anchored(hand, meld, unseen, allowed, &T->sp, &T->wit, &leaves, collect_max, T->acc_set);
-    T->collected = d <= collect_max && leaves;
+    int collected;
+    int d = eval_discard_anchored(hand, meld, unseen, allowed, &T->sp, &T->wit, &leaves, collect_max, T->acc_set,
+                                  &collected);
+    T->collected = collected && leaves;
     T->n = T->tied = 0;
     T->best = 127;
     if (!leaves) {

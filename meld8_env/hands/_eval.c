@@ -352,9 +352,9 @@ typedef struct {
     /* collecting over the discards of a hand (collect_discards): xacc[x] |= the drawn cards of every best W that
      * leaves out x, for each x of xset (xacc NULL: not kept) */
     u64 *xacc, xset, xavoid; /* xavoid: the cards of xset some best W left out */
-    /* search_levels: collect every W of each level from collect_from up (0: never) instead of asking yes / no; found:
-     * a collecting search reached its level */
-    int collect_from, found;
+    /* search_levels: with collect_levels, collect every W of each level from collect_from up instead of asking yes /
+     * no; found: a collecting search reached its level */
+    int collect_levels, collect_from, found;
     /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
     int nanch;
     /* not cleared by dist_init_core (written before they are read) */
@@ -985,7 +985,7 @@ static int search_levels(dist_t *d, int melds, int have_components) {
     /* one yes/no question per overlap level, highest first: with the floor just below the level asked,
      * the bounds cut every subtree that cannot reach it, and most hands reach the root bound */
     for (int level = d->goal; level > known; level--) {
-        if (d->collect_from && level >= d->collect_from) { /* every W of the level (none above it) */
+        if (d->collect_levels && level >= d->collect_from) { /* every W of the level (none above it) */
             d->best = level;
             d->goal = 99;
             d->collect = 1;
@@ -1360,6 +1360,7 @@ static int distance_collecting(u64 hand, u64 meld, u64 unseen, u64 xset, int col
     memset(acc, 0, 64 * sizeof *acc);
     d.xacc = acc;
     d.xset = xset;
+    d.collect_levels = 1;
     d.collect_from = size - collect_max;
     int known = d.best, best = search_levels(&d, meld ? 1 : 2, 0);
     wit->n = 0;
@@ -1374,13 +1375,14 @@ static int distance_collecting(u64 hand, u64 meld, u64 unseen, u64 xset, int col
         wit->drawn[0] = d.leafacc;
     } else if (known >= 0 && known >= d.collect_from) {
         *avoid = collect_discards(hand, meld, unseen, xset, size - known, acc);
-        *collected = *avoid != ~0ULL; /* always (no standard W passes known); else the questions answer */
+        *collected = *avoid != ~0ULL; /* always (no standard W passes known); else the questions answer, and the
+                                       * caller, told so, reads no acc */
     }
     return best < 0 ? UNREACHABLE : size - best;
 }
 
 int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, eval_witness_t *wl, u64 *leaves,
-                          int collect_max, u64 *acc) {
+                          int collect_max, u64 *acc, int *collected_out) {
     eval_witness_t w; /* the last answer's W */
     int collected = 0, d;
     u64 avoid = 0;
@@ -1392,6 +1394,7 @@ int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, 
     u64 avoided = 0; /* discards some best W found so far avoids */
     *leaves = 0;
     wl->n = 0;
+    if (collected_out) *collected_out = collected && d < UNREACHABLE;
     if (d >= UNREACHABLE) return d; /* hand - x reaches no W that hand does not */
     if (collected) {
         /* every best W at once (d is exact): the standard ones leave out what they leave out, and a special W leaves
@@ -1435,8 +1438,9 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
      * questions (4027045), 122.6M collecting up to distance 2, 77.3M up to 3, 74.8M collecting in the hand's own
      * search); distances alone are cheaper by the questions (32.5M against 40.9M / 59.4M) */
     int collect_max = acc_mode ? 3 : -1;
-    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves, collect_max, acc_mode ? acc_set : NULL);
-    int collected = d <= collect_max;
+    int collected;
+    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves, collect_max, acc_mode ? acc_set : NULL,
+                                  &collected);
     for (int i = 0; i < n; i++) {
         u64 after = hand & ~(1ULL << card[i]);
         if (d >= UNREACHABLE) dist[i] = UNREACHABLE;

@@ -89,9 +89,10 @@ int eval_acceptance_known(u64 hand, u64 meld, u64 unseen, u64 pool, int dist, in
  * hand - x it avoids. acc (NULL or collect_max < 0: never) where d is at most collect_max: no questions, the levels
  * of the hand's own search from that distance down collect every W instead, which gives the leaves and, per allowed
  * card x, acc[x] (64 entries, by card): the drawn cards of the best W that leave x out, hand - x's acceptance set
- * before special forms (eval_collected_acceptance counts it); wl stays empty. */
+ * before special forms (eval_collected_acceptance counts it); wl stays empty. *collected (may be NULL): whether acc
+ * was filled so (then d is at most collect_max); read acc only then. */
 int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, eval_witness_t *wl, u64 *leaves,
-                          int collect_max, u64 *acc);
+                          int collect_max, u64 *acc, int *collected);
 /* The acceptance count of hand - x in pool (x a card of hand leaving its exact distance dist) from accx, the drawn
  * cards of the best W of hand that leave x out (eval_discard_anchored's acc[x]): special forms (sp_max: hand's
  * special-form overlap or a bound of it) and pool cards that are not unseen are counted per discard. */
