@@ -126,3 +126,23 @@ def test_summary_pools_the_boards_of_one_lineup_on_several_seeds(tmp_path):
     named = _bench("tournament_log_summary.py", "--as", "x,y,z", str(a), str(other))
     assert named.returncode == 0, named.stderr
     assert "pooled over 2 logs: 5 boards" in named.stdout and re.search(r"^x\s+\d\.\d+", named.stdout, re.M)
+
+
+def test_tournament_throughput_compares_bot_decisions_with_random_play_in_one_run():
+    """bench/tournament_throughput.py prints issue 20's comparison from its own run: the tournament's bot decisions
+    per second (every logged action) against meld8 simulate's random-play steps per second, and their ratio."""
+    out = _bench("tournament_throughput.py", "--boards", "1", "--repeats", "1", "--simulate-games", "8")
+    assert out.returncode == 0, out.stderr
+    rows = {}
+    for line in out.stdout.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 2 and cells[1].replace(",", "").replace(".", "").isdigit():
+            rows[cells[0]] = float(cells[1].replace(",", ""))
+    steps = rows["meld8 simulate random-play steps (1 thread, 8 games)"]
+    for threads in (1, 2):
+        decisions = rows[f"bot decisions in the batched tournament, {threads} thread(s)"]
+        assert decisions > 0 and steps > 0
+        ratio = rows[f"tournament decisions / simulate steps, {threads} thread(s)"]
+        assert abs(ratio - decisions / steps) < 0.002, (ratio, decisions, steps)  # the rows are printed rounded
+    bad = _bench("tournament_throughput.py", "--simulate-games", "0")
+    assert bad.returncode != 0 and "must be at least 1" in bad.stderr
