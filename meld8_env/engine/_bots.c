@@ -166,31 +166,26 @@ static inline int wins_ties(const table_t *T, int i, int b, const int *totals) {
  * lite (the _LITE policies): where the distance is 2 or more, the pool's size stands in for the count. */
 static int tie_break(u64 hand, u64 meld, u64 unseen, table_t *T, const int *idx, int k, const int *totals, int lite) {
     int order[N_CARDS], size[N_CARDS], cheap = lite && T->dist[idx[0]] >= 2;
+    int direct = cheap || T->collected; /* every count known without a search: no order needed */
     u64 pool[N_CARDS];
     for (int j = 0; j < k; j++) {
         u64 after = hand & ~(1ULL << T->card[idx[j]]);
         pool[j] = (neighbours(after) | JK_BIT) & unseen & ~(after | meld);
         size[j] = pc64(pool[j]);
-        if (cheap) continue;
+        if (direct) continue;
         int p = j; /* insertion by size, descending; equal sizes keep the card order */
         while (p > 0 && size[order[p - 1]] < size[j]) { order[p] = order[p - 1]; p--; }
         order[p] = j;
     }
     int bj = -1;
-    if (!cheap && T->collected) { /* every count from discard_best's collecting search */
+    if (direct) { /* the pool's size (lite), or the count from discard_best's collecting search */
         for (int j = 0; j < k; j++) {
             int i = idx[j];
-            T->acc[i] = eval_collected_acceptance(hand, meld, unseen, 1ULL << T->card[i], T->dist[i],
-                                                  T->acc_set[T->card[i]], pool[j], T->sp);
+            T->acc[i] = cheap ? size[j]
+                              : eval_collected_acceptance(hand, meld, unseen, 1ULL << T->card[i], T->dist[i],
+                                                          T->acc_set[T->card[i]], pool[j], T->sp);
             if (bj < 0 || T->acc[i] > T->acc[idx[bj]] || (T->acc[i] == T->acc[idx[bj]] && wins_ties(T, i, idx[bj], totals)))
                 bj = j;
-        }
-        return idx[bj];
-    }
-    if (cheap) {
-        for (int j = 0; j < k; j++) {
-            T->acc[idx[j]] = size[j];
-            if (bj < 0 || size[j] > size[bj] || (size[j] == size[bj] && wins_ties(T, idx[j], idx[bj], totals))) bj = j;
         }
         return idx[bj];
     }

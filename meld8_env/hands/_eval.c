@@ -1007,21 +1007,28 @@ static int search_levels(dist_t *d, int melds, int have_components) {
  * sp: in, an upper bound on the hand's special-form overlap (SP_UNKNOWN: none known; the forms are evaluated unless
  * the bound is at most the floor, where they cannot change the answer); out (sp_out, may be NULL): the special-form
  * overlap evaluated (-1 with a meld, or when skipped: then it is at most the floor). */
+static int distance_search_on(dist_t *d, int meld, eval_witness_t *wit, int sp_max, int *sp_out);
+
 static int distance_search_w(u64 hand, u64 meld, u64 unseen, int floor, int goal, eval_witness_t *wit, int sp_max,
                              int *sp_out) {
     dist_t d;
     dist_init_core(&d, hand, meld, unseen, floor, goal);
+    return distance_search_on(&d, meld != 0, wit, sp_max, sp_out);
+}
+
+/* distance_search_w on a state dist_init_core prepared (and a caller may have set collect_levels on) */
+static int distance_search_on(dist_t *d, int meld, eval_witness_t *wit, int sp_max, int *sp_out) {
     int sp = -1;
-    if (!meld && sp_max > d.best) {
-        sp = special_overlap_above(&d, 3, sp_out ? -1 : d.best); /* exact only where the caller reads it */
-        if (sp > d.best) d.best = sp;
+    if (!meld && sp_max > d->best) {
+        sp = special_overlap_above(d, 3, sp_out ? -1 : d->best); /* exact only where the caller reads it */
+        if (sp > d->best) d->best = sp;
     }
     if (sp_out) *sp_out = sp;
-    int known = d.best, best = search_levels(&d, meld ? 1 : 2, 0);
+    int known = d->best, best = search_levels(d, meld ? 1 : 2, 0);
     if (wit && best > known) { /* a standard W reached best (the last leaf that succeeded) */
         wit->n = 1;
-        wit->held[0] = d.leafheld;
-        wit->drawn[0] = d.leafacc;
+        wit->held[0] = d->leafheld;
+        wit->drawn[0] = d->leafacc;
     }
     return best;
 }
@@ -1351,29 +1358,20 @@ static int distance_collecting(u64 hand, u64 meld, u64 unseen, u64 xset, int col
     int size = meld ? 5 : 8;
     dist_t d;
     dist_init_core(&d, hand, meld, unseen, -1, 99);
-    int s = -1;
-    if (!meld) {
-        s = special_overlap_above(&d, 3, -1);
-        if (s > d.best) d.best = s;
-    }
-    *sp = s;
     memset(acc, 0, 64 * sizeof *acc);
     d.xacc = acc;
     d.xset = xset;
     d.collect_levels = 1;
     d.collect_from = size - collect_max;
-    int known = d.best, best = search_levels(&d, meld ? 1 : 2, 0);
     wit->n = 0;
+    int best = distance_search_on(&d, meld != 0, wit, SP_UNKNOWN, sp), known = *sp; /* the floor: -1 or the special forms */
     *collected = 0;
     *avoid = 0;
-    if (best > known && best >= d.collect_from) {
+    if (best > known && best >= d.collect_from) { /* collected on the way down (wit: no yes / no answer there) */
+        wit->n = 0;
         *collected = 1;
         *avoid = d.xavoid;
-    } else if (best > known) {
-        wit->n = 1;
-        wit->held[0] = d.leafheld;
-        wit->drawn[0] = d.leafacc;
-    } else if (known >= 0 && known >= d.collect_from) {
+    } else if (best <= known && known >= 0 && known >= d.collect_from) {
         *avoid = collect_discards(hand, meld, unseen, xset, size - known, acc);
         *collected = *avoid != ~0ULL; /* always (no standard W passes known); else the questions answer, and the
                                        * caller, told so, reads no acc */
@@ -1433,8 +1431,8 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
     eval_witness_t wl; /* every best W of hand found */
     int sp = SP_UNKNOWN, best = 127, tied = 0;
     u64 leaves, acc_set[64];
-    /* with counts to give, every best W at once up to distance 3, as the C bots' discard_best (callgrind on the
-     * 2,492 draw-phase hands of bench/bots_throughput.py's states, session 30: acc_mode 1 157.4M instructions with the
+    /* with counts to give, every best W at once up to distance 3, as the C bots' discard_best (`python
+     * bench/rollout_instructions.py --records 3000 --table 1`, session 30: acc_mode 1 157.4M instructions with the
      * questions (4027045), 122.6M collecting up to distance 2, 77.3M up to 3, 74.8M collecting in the hand's own
      * search); distances alone are cheaper by the questions (32.5M against 40.9M / 59.4M) */
     int collect_max = acc_mode ? 3 : -1;
