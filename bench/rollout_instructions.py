@@ -1,6 +1,6 @@
 """Instructions per bot rollout under callgrind: the measurement that does not move with the machine's load.
 
-Usage: python bench/rollout_instructions.py [--records 1000] [--until hand|game]
+Usage: python bench/rollout_instructions.py [--records 1000] [--until hand|game] [--table 0|1|2]
 
 Workload: ``--records`` decision states from games the C bots play (``bots_throughput.states``, seed 0,
 3 players, default rules), rolled to the end of the hand (or game) by greedy, defensive, greedy with one
@@ -8,6 +8,9 @@ thread. The script runs itself under ``valgrind --tool=callgrind --toggle-collec
 the C rollout call is counted (no Python, no state generation), and prints markdown rows that
 ``bench/ab.py`` reads: instructions per rollout and per bot decision, and the decisions taken (equal in
 two trees whose bots decide the same). ``--inner`` runs the workload alone (what valgrind runs).
+``--table MODE`` counts the one-pass discard table instead (``_native.discard_table_batch`` in acc_mode MODE: 0
+distances, 1 with the tie-break counts, 2 every count) on the draw-phase hands among those ``--records`` states
+(session 30: 3,000 states give 2,492 hands), toggled on that call alone.
 """
 
 from __future__ import annotations
@@ -26,6 +29,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
+def inner_table(records: int, mode: int) -> None:
+    from bots_throughput import states
+
+    from meld8_env.cardmask import discard_masks
+    from meld8_env.codes import Phase
+    from meld8_env.hands import _native
+    from meld8_env.observation import decode
+    from meld8_env.rules import RuleConfig
+
+    rules = RuleConfig()
+    rec, obs, masks = states(rules, records)
+    draw = ~masks[:, 63] & (rec["phase"] != int(Phase.CLAIM))
+    d = decode(obs[draw], rules)
+    hands, melds, unseen = (np.ascontiguousarray(x) for x in (d["hand"], d["melds"][:, 0], d["unseen"]))
+    dist, acc = np.zeros((len(hands), 53), np.int8), np.zeros((len(hands), 53), np.int8)
+    _native.discard_table_batch(hands, melds, unseen, discard_masks(masks[draw]), mode, dist, acc)
+    print(f"hands {len(hands)}")
+
+
 def inner(records: int, until: str) -> None:
     from bots_throughput import states
 
@@ -42,19 +64,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=1000)
     ap.add_argument("--until", choices=("hand", "game"), default="hand")
+    ap.add_argument("--table", type=int, choices=(0, 1, 2), help="count the one-pass discard table in this acc_mode")
     ap.add_argument("--inner", action="store_true", help="run the workload only (under valgrind)")
     a = ap.parse_args()
     if a.records < 1:
         sys.exit(f"--records must be at least 1, got {a.records}")
     if a.inner:
-        inner(a.records, a.until)
+        inner(a.records, a.until) if a.table is None else inner_table(a.records, a.table)
         return
     if not shutil.which("valgrind"):
         sys.exit("valgrind not found: install it (apt-get install valgrind) to count instructions")
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--toggle-collect=py_rollout"]
+    toggle = "py_rollout" if a.table is None else "py_discard_table_batch"
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--toggle-collect={toggle}"]
     cmd += [sys.executable, os.path.abspath(__file__), "--inner", "--records", str(a.records), "--until", a.until]
+    cmd += [] if a.table is None else ["--table", str(a.table)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     instructions = int(COLLECTED.search(out.stderr).group(1))
+    if a.table is not None:
+        hands = int(re.search(r"hands (\d+)", out.stdout).group(1))
+        print(f"{hands} draw-phase hands of {a.records} states, discard_table_batch acc_mode {a.table}, callgrind")
+        print()
+        print("| row | value |")
+        print("|---|---:|")
+        print(f"| instructions for the table | {instructions:,} |")
+        print(f"| instructions per hand | {instructions / max(hands, 1):,.0f} |")
+        return
     decisions = int(re.search(r"decisions (\d+)", out.stdout).group(1))
     print(f"{a.records} records to the end of the {a.until}, greedy/defensive/greedy, 1 thread, callgrind")
     print()
