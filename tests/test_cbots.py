@@ -598,6 +598,10 @@ def test_discard_table_refuses_bad_input_in_one_line():
         _native.discard_table_batch(h, z, ~h & np.uint64((1 << 53) - 1), h, 3, out, out.copy())
     with pytest.raises(ValueError, match="row 0: 7 cards counting the meld"):
         _native.discard_table_batch(h >> np.uint64(1), z, z, h, 1, out, out.copy())
+    with pytest.raises(TypeError, match="unseen: an integer array is expected .* got format 'd'"):
+        _native.discard_table_batch(h, z, np.zeros(1, np.float64), h, 1, out, out.copy())  # bits read as cards
+    with pytest.raises(TypeError, match="dist_out: an integer array is expected .* got format '[?]'"):
+        _native.discard_table_batch(h, z, ~h & np.uint64((1 << 53) - 1), h, 1, np.zeros((1, 53), bool), out.copy())
     with pytest.raises(ValueError, match="unseen: row 0 holds a card of the hand or meld"):
         _native.discard_table_batch(h, z, np.uint64((1 << 53) - 1) + z, h, 1, out, out.copy())
 

@@ -132,8 +132,16 @@ typedef struct {
 static int take_buf(PyObject *o, buf_t *b, Py_ssize_t itemsize, Py_ssize_t n, int writable, const char *what) {
     b->held = 0;
     if (o == Py_None) return 1;
-    if (PyObject_GetBuffer(o, &b->view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) return 0;
+    if (PyObject_GetBuffer(o, &b->view, PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : PyBUF_SIMPLE)) < 0) return 0;
     b->held = 1;
+    /* the bytes are read as integers: a float or bool array would be reinterpreted bit by bit, so it is refused */
+    const char *f = b->view.format ? b->view.format : "B";
+    if (*f == '<' || *f == '>' || *f == '=' || *f == '@' || *f == '!') f++;
+    if (!f[0] || f[1] || !strchr("bBhHiIlLqQnN", f[0])) {
+        PyErr_Format(PyExc_TypeError, "%s: an integer array is expected (e.g. numpy uint64 / int8), got format '%s'",
+                     what, b->view.format ? b->view.format : "B");
+        return 0;
+    }
     if (n >= 0 && b->view.len != n * itemsize) {
         PyErr_Format(PyExc_ValueError, "%s: expected %zd items of %zd bytes, got %zd bytes", what, n, itemsize,
                      b->view.len);
