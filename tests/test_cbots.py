@@ -689,3 +689,21 @@ def test_lite_bots_change_only_the_far_tie_break(key):
         )
         share = (a != b)[far].mean()
         assert share >= 0.05, f"{lite} decides like {full} on {1 - share:.1%} of the far ties"
+
+
+@pytest.mark.parametrize("size", [786, 791, 792, 793])
+def test_random_c_hash_equals_python_on_sparse_and_dense_observations(size):
+    """The C random policy adds only the nonzero bytes' terms of its observation hash: the same decisions as the
+    Python dot product over every byte, whatever the density and the tail after the last 8-byte word (2, 7, 0, 1
+    bytes; act_obs takes observations of at least obs_size bytes)."""
+    rng = np.random.default_rng(size)
+    n = 3000
+    density = rng.choice([0.0, 0.02, 0.3, 1.0], n)[:, None]
+    obs = np.where(rng.random((n, size)) < density, rng.integers(1, 256, (n, size)), 0).astype(np.uint8)
+    masks = rng.random((n, 64)) < rng.choice([0.02, 0.2, 0.9], n)[:, None]
+    masks[np.arange(n), rng.integers(0, 64, n)] = True
+    agent = RandomAgent(RuleConfig(), seed=size)
+    want = agent.act_batch_python(obs, masks)
+    got = agent.act_batch_python(obs, masks, c_twin=True)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"random C differs on {bad.size} of {n} observations, first {bad[:5]}"

@@ -3,6 +3,8 @@
 #include "_bots.h"
 #include "_splitmix.h"
 
+#include <string.h>
+
 #define ALL53 ((1ULL << 53) - 1)
 #define CROWN_M (RANKM[0] | RANKM[10] | RANKM[11] | RANKM[12])
 #define TERMINAL_SIDE_M (CROWN_M | RANKM[1] | RANKM[2] | RANKM[8] | RANKM[9])
@@ -364,8 +366,26 @@ int bot_random_rng(u64 mask, u64 *rng) {
 }
 
 int bot_random_obs(const uint8_t *obs, int D, u64 mask, const u64 *weights, u64 seed) {
+    /* the same sum as over every byte, without the zero bytes' terms: an observation is sparse (about 34 of 786
+     * bytes are nonzero in bot games, in 21 of its 98 eight-byte words), and the full dot product was 14 % of a
+     * bots-only tournament's instructions (greedy, defensive, random under callgrind, session 31) */
     u64 h = 0;
-    for (int i = 0; i < D; i++) h += (u64)obs[i] * weights[i];
+    int i = 0;
+    for (; i + 8 <= D; i += 8) {
+        u64 word;
+        memcpy(&word, obs + i, sizeof word);
+        if (!word) continue;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        const u64 low7 = 0x7F7F7F7F7F7F7F7FULL; /* bit 7 of byte b of t: byte i + b of obs is nonzero */
+        for (u64 t = (((word & low7) + low7) | word) & ~low7; t; t &= t - 1) {
+            int j = i + (ctz64(t) >> 3);
+            h += (u64)obs[j] * weights[j];
+        }
+#else
+        for (int j = i; j < i + 8; j++) h += (u64)obs[j] * weights[j];
+#endif
+    }
+    for (; i < D; i++) h += (u64)obs[i] * weights[i];
     h = mix64(h + GOLDEN * (seed + 1));
     int k = pc64(mask);
     if (!k) return 0;
