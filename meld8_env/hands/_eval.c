@@ -1189,11 +1189,8 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
     int below = d->best - 1;
     int by_counts = special_overlap_above(d, 1, below) >= d->best, by_cards = special_overlap_above(d, 2, below) >= d->best;
     if (!by_counts && !by_cards) return 0;
-    u64 sp_acc = 0;
     dist_t e; /* hand + x, copied from d only for the cards whose forms are read from it */
     int have_e = 0;
-    int by_rank[13]; /* the per-rank forms see only counts: every x of a rank gives the same value */
-    for (int r = 0; r < 13; r++) by_rank[r] = -2;
     /* x moves from av to H, so the ranks W may fill (cg) stay and only x's rank's held count grows: the quad forms
      * read held counts only on ranks of three or more cards W may hold (cg[2]); elsewhere (or when they cannot
      * pass best at all) they stay at most best and only four pairs can change, in closed form (as
@@ -1213,36 +1210,41 @@ static u64 special_acceptance(const dist_t *d, u64 pool) {
         e.jk_held = d->jk_held || (x) == JK_BIT;  \
         e.jk_unseen = d->jk_unseen && (x) != JK_BIT; \
     } while (0)
-    for (u64 t = pool; t; t &= t - 1) {
-        u64 x = t & -t;
-        if (x == JK_BIT) {
-            SET_E(x);
-            if (special_overlap_above(&e, by_counts | by_cards << 1, d->best) > d->best) sp_acc |= x;
-            continue;
+    /* the forms by counts give every card of a rank the same value, so they are decided per rank (13-bit masks) and
+     * then given to the rank's pool cards at once; four pairs takes one of three values, by whether x's rank is held
+     * twice or more, once (a pair more) or not at all (a single more) */
+    u64 real = pool & REAL, pool_ranks = (real | real >> 13 | real >> 26 | real >> 39) & ROW, rank_acc = 0;
+    if (by_counts) {
+        u64 quad_ranks = quads_may ? cg[2] & pool_ranks : 0;
+        for (u64 t = quad_ranks; t; t &= t - 1) {
+            u64 x = real & rank_cards(t & -t);
+            SET_E(x & -x);
+            if (special_overlap_above(&e, 1, d->best) > d->best) rank_acc |= t & -t;
         }
-        int c = ctz64(x), r = c % 13;
-        if (by_counts && by_rank[r] == -2) {
-            if (quads_may && (cg[2] >> r & 1)) {
-                SET_E(x);
-                by_rank[r] = special_overlap_above(&e, 1, d->best);
-            }
-            else if (!fp_ok || !(cg[1] >> r & 1)) by_rank[r] = -1;
-            else {
-                int up = (hg[0] >> r & 1) && !(hg[1] >> r & 1); /* one held card of the rank becomes a pair */
-                int tw = two + up, on = one + !(hg[0] >> r & 1) - up;
+        if (fp_ok) {
+            u64 by_held[3] = {hg[1], hg[0] & ~hg[1], ~hg[0]}; /* held twice or more, once, not at all */
+            for (int k = 0; k < 3; k++) {
+                int up = k == 1, tw = two + up, on = one + (k == 2) - up;
                 int t = tw < 4 ? tw : 4, left = 4 - t;
-                by_rank[r] = 2 * t + (on < left ? on : left);
+                if (2 * t + (on < left ? on : left) > d->best) rank_acc |= cg[1] & by_held[k] & pool_ranks & ~quad_ranks;
             }
         }
-        if (by_counts && by_rank[r] > d->best) {
-            sp_acc |= x;
-            continue;
-        }
+    }
+    u64 sp_acc = real & rank_cards(rank_acc);
+    if (pool & JK_BIT) {
+        SET_E(JK_BIT);
+        if (special_overlap_above(&e, by_counts | by_cards << 1, d->best) > d->best) sp_acc |= JK_BIT;
+    }
+    if (by_cards) {
         /* the card-specific forms of hand + x differ from hand's (at most best) only in x's suit (straights) and,
-         * for a crown card, the crown pairs: skip x when neither can pass best */
-        if (!by_cards || (!(x & CROWN_CARDS) && pc64(d->H & SUITM[c / 13]) + d->jk_held + 1 <= d->best)) continue;
-        SET_E(x);
-        if (special_overlap_above(&e, 2, d->best) > d->best) sp_acc |= x;
+         * for a crown card, the crown pairs: only those that can pass best are read */
+        u64 may = CROWN_CARDS;
+        for (int s = 0; s < 4; s++)
+            if (pc64(d->H & SUITM[s]) + d->jk_held + 1 > d->best) may |= SUITM[s];
+        for (u64 t = real & ~sp_acc & may; t; t &= t - 1) {
+            SET_E(t & -t);
+            if (special_overlap_above(&e, 2, d->best) > d->best) sp_acc |= t & -t;
+        }
     }
 #undef SET_E
     return sp_acc;
