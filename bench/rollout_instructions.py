@@ -1,6 +1,6 @@
 """Instructions per bot rollout under callgrind: the measurement that does not move with the machine's load.
 
-Usage: python bench/rollout_instructions.py [--records 1000] [--until hand|game] [--table 0|1|2]
+Usage: python bench/rollout_instructions.py [--records 1000] [--until hand|game] [--table 0|1|2] [--tournament BOARDS]
 
 Workload: ``--records`` decision states from games the C bots play (``bots_throughput.states``, seed 0,
 3 players, default rules), rolled to the end of the hand (or game) by greedy, defensive, greedy with one
@@ -11,6 +11,9 @@ two trees whose bots decide the same). ``--inner`` runs the workload alone (what
 ``--table MODE`` counts the one-pass discard table instead (``_native.discard_table_batch`` in acc_mode MODE: 0
 distances, 1 with the tie-break counts, 2 every count) on the draw-phase hands among those ``--records`` states
 (session 30: 3,000 states give 2,492 hands), toggled on that call alone.
+``--tournament BOARDS`` counts a bots-only tournament instead: greedy, defensive and random over BOARDS boards x 6
+seatings (``bench/tournament_throughput.py``'s workload, its seed 0), the whole games in C on one thread
+(``_fast.play_games``, toggled on that call), with the bot decisions taken (from the games' action logs).
 """
 
 from __future__ import annotations
@@ -48,6 +51,13 @@ def inner_table(records: int, mode: int) -> None:
     print(f"hands {len(hands)}")
 
 
+def inner_tournament(boards: int) -> None:
+    from tournament_throughput import actions_of, play_lineup
+
+    recs, _ = play_lineup(boards, 512, 0, threads=1)
+    print(f"decisions {actions_of(recs)}")
+
+
 def inner(records: int, until: str) -> None:
     from bots_throughput import states
 
@@ -65,19 +75,29 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=1000)
     ap.add_argument("--until", choices=("hand", "game"), default="hand")
     ap.add_argument("--table", type=int, choices=(0, 1, 2), help="count the one-pass discard table in this acc_mode")
+    ap.add_argument("--tournament", type=int, metavar="BOARDS", help="count a bots-only tournament of BOARDS boards")
     ap.add_argument("--inner", action="store_true", help="run the workload only (under valgrind)")
     a = ap.parse_args()
     if a.records < 1:
         sys.exit(f"--records must be at least 1, got {a.records}")
+    if a.tournament is not None and (a.tournament < 1 or a.table is not None):
+        sys.exit(f"--tournament must be at least 1 and goes without --table, got {a.tournament}")
     if a.inner:
-        inner(a.records, a.until) if a.table is None else inner_table(a.records, a.table)
+        if a.tournament is not None:
+            inner_tournament(a.tournament)
+        elif a.table is None:
+            inner(a.records, a.until)
+        else:
+            inner_table(a.records, a.table)
         return
     if not shutil.which("valgrind"):
         sys.exit("valgrind not found: install it (apt-get install valgrind) to count instructions")
     toggle = "py_rollout" if a.table is None else "py_discard_table_batch"
+    toggle = "py_play_games" if a.tournament is not None else toggle
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--toggle-collect={toggle}"]
     cmd += [sys.executable, os.path.abspath(__file__), "--inner", "--records", str(a.records), "--until", a.until]
     cmd += [] if a.table is None else ["--table", str(a.table)]
+    cmd += [] if a.tournament is None else ["--tournament", str(a.tournament)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     instructions = int(COLLECTED.search(out.stderr).group(1))
     if a.table is not None:
@@ -90,6 +110,15 @@ def main() -> None:
         print(f"| instructions per hand | {instructions / max(hands, 1):,.0f} |")
         return
     decisions = int(re.search(r"decisions (\d+)", out.stdout).group(1))
+    if a.tournament is not None:
+        print(f"greedy / defensive / random, {a.tournament} boards x 6 seatings, whole games in C, 1 thread, callgrind")
+        print()
+        print("| row | value |")
+        print("|---|---:|")
+        print(f"| instructions for the tournament | {instructions:,} |")
+        print(f"| instructions per bot decision | {instructions / max(decisions, 1):,.0f} |")
+        print(f"| bot decisions | {decisions:,} |")
+        return
     print(f"{a.records} records to the end of the {a.until}, greedy/defensive/greedy, 1 thread, callgrind")
     print()
     print("| row | value |")

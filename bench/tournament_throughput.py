@@ -44,8 +44,8 @@ def log_bytes(boards: int) -> tuple[float, float]:
     return statistics.mean(sizes), statistics.mean(without)
 
 
-def rate(boards: int, batch: int, seed: int, threads: int = 1) -> tuple[float, float]:
-    """(games/s, actions/s) of one run: every action of every game, from the games' action logs."""
+def play_lineup(boards: int, batch: int, seed: int, threads: int = 1) -> tuple[list, float]:
+    """The games of one run (greedy, defensive, random; ``boards`` boards x 6 seatings) and the seconds they took."""
     rules = RuleConfig()
     agents = [load_agent(n, rules, i) for i, n in enumerate(["greedy", "defensive", "random"])]
     perms = np.array(list(itertools.permutations(range(3))))
@@ -53,9 +53,18 @@ def rate(boards: int, batch: int, seed: int, threads: int = 1) -> tuple[float, f
     seeds = np.repeat(np.arange(boards) + seed * 100_000, 6)
     t0 = time.perf_counter()
     recs = play(agents, seats, seeds, rules, batch=batch, threads=threads)
-    seconds = time.perf_counter() - t0
-    actions = sum(len(base64.b64decode(r.actions)) for r in recs)
-    return len(seeds) / seconds, actions / seconds
+    return recs, time.perf_counter() - t0
+
+
+def actions_of(recs: list) -> int:
+    """Every action of every game, from the games' action logs."""
+    return sum(len(base64.b64decode(r.actions)) for r in recs)
+
+
+def rate(boards: int, batch: int, seed: int, threads: int = 1) -> tuple[float, float]:
+    """(games/s, actions/s) of one run."""
+    recs, seconds = play_lineup(boards, batch, seed, threads)
+    return len(recs) / seconds, actions_of(recs) / seconds
 
 
 def main() -> None:

@@ -146,3 +146,20 @@ def test_tournament_throughput_compares_bot_decisions_with_random_play_in_one_ru
         assert abs(ratio - decisions / steps) < 0.002, (ratio, decisions, steps)  # the rows are printed rounded
     bad = _bench("tournament_throughput.py", "--simulate-games", "0")
     assert bad.returncode != 0 and "must be at least 1" in bad.stderr
+
+
+def test_rollout_instructions_tournament_workload_counts_every_logged_action():
+    """bench/rollout_instructions.py --tournament BOARDS runs tournament_throughput.py's lineup (what valgrind counts
+    with --inner) and reports its bot decisions: every action the games logged. A bad size is refused in one line."""
+    out = _bench("rollout_instructions.py", "--inner", "--tournament", "1")
+    assert out.returncode == 0, out.stderr
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        from tournament_throughput import actions_of, play_lineup
+    finally:
+        sys.path.pop(0)
+    recs, _ = play_lineup(1, 512, 0, threads=1)
+    assert len(recs) == 6 and out.stdout.split() == ["decisions", str(actions_of(recs))]
+    for bad_args in (("--tournament", "0"), ("--tournament", "2", "--table", "1")):
+        bad = _bench("rollout_instructions.py", *bad_args)
+        assert bad.returncode != 0 and "--tournament must be at least 1" in bad.stderr
