@@ -12,8 +12,9 @@ two trees whose bots decide the same). ``--inner`` runs the workload alone (what
 distances, 1 with the tie-break counts, 2 every count) on the draw-phase hands among those ``--records`` states
 (session 30: 3,000 states give 2,492 hands), toggled on that call alone.
 ``--tournament BOARDS`` counts a bots-only tournament instead: greedy, defensive and random over BOARDS boards x 6
-seatings (``bench/tournament_throughput.py``'s workload, its seed 0), the whole games in C on one thread
-(``_fast.play_games``, toggled on that call), with the bot decisions taken (from the games' action logs).
+seatings (``bench/tournament_throughput.py``'s workload, its seed 0), the whole games in C on one thread (the
+engine extension's ``play_games``, toggled on that call), with the bot decisions taken (from the games' action
+logs).
 """
 
 from __future__ import annotations
