@@ -73,16 +73,21 @@ def inner(records: int, until: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=1000)
-    ap.add_argument("--until", choices=("hand", "game"), default="hand")
+    ap.add_argument("--records", type=int, help="decision states (default 1000; not with --tournament)")
+    ap.add_argument("--until", choices=("hand", "game"), help="rollouts' stop (default hand; not with --tournament)")
     ap.add_argument("--table", type=int, choices=(0, 1, 2), help="count the one-pass discard table in this acc_mode")
     ap.add_argument("--tournament", type=int, metavar="BOARDS", help="count a bots-only tournament of BOARDS boards")
     ap.add_argument("--inner", action="store_true", help="run the workload only (under valgrind)")
     a = ap.parse_args()
+    if a.tournament is not None:
+        if a.tournament < 1:
+            sys.exit(f"--tournament must be at least 1, got {a.tournament}")
+        if a.table is not None or a.records is not None or a.until is not None:
+            sys.exit("--tournament counts its own workload: give it without --table, --records or --until")
+    a.records = 1000 if a.records is None else a.records
+    a.until = a.until or "hand"
     if a.records < 1:
         sys.exit(f"--records must be at least 1, got {a.records}")
-    if a.tournament is not None and (a.tournament < 1 or a.table is not None):
-        sys.exit(f"--tournament must be at least 1 and goes without --table, got {a.tournament}")
     if a.inner:
         if a.tournament is not None:
             inner_tournament(a.tournament)
@@ -96,11 +101,16 @@ def main() -> None:
     toggle = "py_rollout" if a.table is None else "py_discard_table_batch"
     toggle = "py_play_games" if a.tournament is not None else toggle
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--toggle-collect={toggle}"]
-    cmd += [sys.executable, os.path.abspath(__file__), "--inner", "--records", str(a.records), "--until", a.until]
-    cmd += [] if a.table is None else ["--table", str(a.table)]
-    cmd += [] if a.tournament is None else ["--tournament", str(a.tournament)]
+    cmd += [sys.executable, os.path.abspath(__file__), "--inner"]
+    if a.tournament is not None:
+        cmd += ["--tournament", str(a.tournament)]
+    else:
+        cmd += ["--records", str(a.records), "--until", a.until]
+        cmd += [] if a.table is None else ["--table", str(a.table)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     instructions = int(COLLECTED.search(out.stderr).group(1))
+    if instructions == 0:  # the toggled C call never ran (e.g. MELD8_BACKEND=python plays no game in C)
+        sys.exit(f"callgrind counted 0 instructions in {toggle}: the workload did not reach that C call")
     if a.table is not None:
         hands = int(re.search(r"hands (\d+)", out.stdout).group(1))
         print(f"{hands} draw-phase hands of {a.records} states, discard_table_batch acc_mode {a.table}, callgrind")

@@ -160,6 +160,8 @@ def test_rollout_instructions_tournament_workload_counts_every_logged_action():
         sys.path.pop(0)
     recs, _ = play_lineup(1, 512, 0, threads=1)
     assert len(recs) == 6 and out.stdout.split() == ["decisions", str(actions_of(recs))]
-    for bad_args in (("--tournament", "0"), ("--tournament", "2", "--table", "1")):
-        bad = _bench("rollout_instructions.py", *bad_args)
-        assert bad.returncode != 0 and "--tournament must be at least 1" in bad.stderr
+    bad = _bench("rollout_instructions.py", "--tournament", "0")
+    assert bad.returncode != 0 and "--tournament must be at least 1, got 0" in bad.stderr
+    for extra in (("--table", "1"), ("--records", "5"), ("--until", "game")):
+        bad = _bench("rollout_instructions.py", "--tournament", "2", *extra)
+        assert bad.returncode != 0 and "without --table, --records or --until" in bad.stderr
