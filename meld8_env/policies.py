@@ -124,11 +124,18 @@ def act_obs(
 ) -> np.ndarray:
     """Decisions of ``policy`` from observations (B, D) and legal masks (B, 64); ``random`` needs
     RandomAgent's ``weights`` (D,) uint64 and ``seed``."""
-    obs = np.ascontiguousarray(np.atleast_2d(obs), dtype=np.uint8)
+    obs = np.atleast_2d(np.asarray(obs))
+    # a float, bool or out-of-range array would be cast to bytes silently (0.5 -> 0, 300 -> 44): refuse it
+    if obs.dtype != np.uint8 and (obs.dtype.kind not in "ui" or (obs.size and (obs.min() < 0 or obs.max() > 255))):
+        raise ValueError(f"obs: observations are bytes 0..255 (uint8, as the env gives them), got {obs.dtype} values")
+    obs = np.ascontiguousarray(obs, dtype=np.uint8)
     masks = np.ascontiguousarray(np.atleast_2d(masks)).astype(np.uint8, copy=False)
     if masks.shape != (obs.shape[0], 64):
         raise ValueError(f"masks must have shape ({obs.shape[0]}, 64), got {masks.shape}")
     if weights is not None:
+        weights = np.asarray(weights)
+        if weights.dtype.kind not in "ui" or (weights.dtype.kind == "i" and weights.size and weights.min() < 0):
+            raise ValueError(f"weights: RandomAgent's hash weights are uint64, got {weights.dtype} values")
         weights = np.ascontiguousarray(weights, dtype=np.uint64)
     out = np.empty(obs.shape[0], np.int64)
     act_obs_raw(packed(rules), POLICY[policy], obs, masks, weights, int(seed) & MASK64, out)

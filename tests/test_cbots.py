@@ -707,3 +707,30 @@ def test_random_c_hash_equals_python_on_sparse_and_dense_observations(size):
     got = agent.act_batch_python(obs, masks, c_twin=True)
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, f"random C differs on {bad.size} of {n} observations, first {bad[:5]}"
+
+
+def test_act_obs_refuses_observations_and_weights_that_are_not_bytes_in_one_line():
+    """act_obs casts nothing silently: a float, bool or out-of-range observation (0.5 would read as 0, 300 as 44) and
+    float or negative hash weights are refused with a one-line ValueError naming the argument."""
+    rules = RuleConfig()
+    agent = RandomAgent(rules, seed=3)
+    obs = np.zeros((2, 786), np.uint8)
+    masks = np.ones((2, 64), bool)
+    w = agent.obs_weights(786)
+    assert (
+        act_obs(rules, "random", obs.astype(np.int64), masks, w, 3) == act_obs(rules, "random", obs, masks, w, 3)
+    ).all()
+    bad = [
+        (obs.astype(np.float32), w, "obs: observations are bytes 0..255"),
+        (obs.astype(bool), w, "obs: observations are bytes 0..255"),
+        (obs.astype(np.int64) + 300, w, "obs: observations are bytes 0..255"),
+        (obs.astype(np.int64) - 1, w, "obs: observations are bytes 0..255"),
+        (obs, w.astype(np.float64), "weights: RandomAgent's hash weights are uint64"),
+        (obs, -w.astype(np.int64), "weights: RandomAgent's hash weights are uint64"),
+    ]
+    for o, weights, words in bad:
+        with pytest.raises(ValueError) as exc:
+            act_obs(rules, "random", o, masks, weights, 3)
+        assert words in str(exc.value) and "\n" not in str(exc.value)
+    with pytest.raises(ValueError, match="obs: observations are bytes"):
+        act_obs(rules, "greedy", obs.astype(np.float64), masks)
