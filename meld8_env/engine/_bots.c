@@ -373,14 +373,12 @@ int bot_random_obs(const uint8_t *obs, int D, u64 mask, const u64 *weights, u64 
     u64 h = 0;
     int i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const u64 low7 = 0x7F7F7F7F7F7F7F7FULL;
     for (; i + 64 <= D; i += 64) {
         u64 nz = 0; /* bit b: byte i + b is nonzero */
         for (int k = 0; k < 8; k++) {
-            u64 word, t;
+            u64 word;
             memcpy(&word, obs + i + 8 * k, sizeof word);
-            t = (((word & low7) + low7) | word) & ~low7; /* bit 7 of each nonzero byte */
-            nz |= ((t >> 7) * 0x0102040810204080ULL) >> 56 << (8 * k);
+            nz |= nonzero_bytes(word) << (8 * k);
         }
         for (; nz; nz &= nz - 1) {
             int j = i + ctz64(nz);

@@ -108,6 +108,14 @@ int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode
 static inline int pc64(u64 x) { return __builtin_popcountll(x); }
 static inline int ctz64(u64 x) { return __builtin_ctzll(x); }
 
+/* Bit k set where byte k of x is nonzero (byte k: bits 8k..8k+7; a word read from memory with memcpy has its
+ * k-th byte there on little-endian machines only). */
+static inline u64 nonzero_bytes(u64 x) {
+    const u64 low7 = 0x7F7F7F7F7F7F7F7FULL;
+    u64 t = (((x & low7) + low7) | x) & ~low7; /* the top bit of each nonzero byte */
+    return ((t >> 7) * 0x0102040810204080ULL) >> 56;
+}
+
 /* The other cards of the ranks of the cards of s (rank-mates: the same bit in the other suit lanes). */
 static inline u64 rank_mates(u64 s) {
     s &= REAL;
