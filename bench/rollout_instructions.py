@@ -52,6 +52,16 @@ def inner_table(records: int, mode: int) -> None:
     print(f"hands {len(hands)}")
 
 
+def report(title: str, rows: list[tuple[str, str]]) -> None:
+    """The markdown rows bench/ab.py reads, under a title line."""
+    print(title)
+    print()
+    print("| row | value |")
+    print("|---|---:|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+
+
 def inner_tournament(boards: int) -> None:
     from tournament_throughput import actions_of, play_lineup
 
@@ -109,34 +119,28 @@ def main() -> None:
         cmd += [] if a.table is None else ["--table", str(a.table)]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     instructions = int(COLLECTED.search(out.stderr).group(1))
+
+    def per(n: int) -> str:
+        return f"{instructions / max(n, 1):,.0f}"
+
     if instructions == 0:  # the toggled C call never ran (e.g. MELD8_BACKEND=python plays no game in C)
         sys.exit(f"callgrind counted 0 instructions in {toggle}: the workload did not reach that C call")
     if a.table is not None:
         hands = int(re.search(r"hands (\d+)", out.stdout).group(1))
-        print(f"{hands} draw-phase hands of {a.records} states, discard_table_batch acc_mode {a.table}, callgrind")
-        print()
-        print("| row | value |")
-        print("|---|---:|")
-        print(f"| instructions for the table | {instructions:,} |")
-        print(f"| instructions per hand | {instructions / max(hands, 1):,.0f} |")
+        title = f"{hands} draw-phase hands of {a.records} states, discard_table_batch acc_mode {a.table}, callgrind"
+        report(title, [("instructions for the table", f"{instructions:,}"), ("instructions per hand", per(hands))])
         return
     decisions = int(re.search(r"decisions (\d+)", out.stdout).group(1))
+    per_decision = ("instructions per bot decision", per(decisions))
     if a.tournament is not None:
-        print(f"greedy / defensive / random, {a.tournament} boards x 6 seatings, whole games in C, 1 thread, callgrind")
-        print()
-        print("| row | value |")
-        print("|---|---:|")
-        print(f"| instructions for the tournament | {instructions:,} |")
-        print(f"| instructions per bot decision | {instructions / max(decisions, 1):,.0f} |")
-        print(f"| bot decisions | {decisions:,} |")
-        return
-    print(f"{a.records} records to the end of the {a.until}, greedy/defensive/greedy, 1 thread, callgrind")
-    print()
-    print("| row | value |")
-    print("|---|---:|")
-    print(f"| instructions per rollout | {instructions / a.records:,.0f} |")
-    print(f"| instructions per bot decision | {instructions / max(decisions, 1):,.0f} |")
-    print(f"| bot decisions | {decisions:,} |")
+        title = (
+            f"greedy / defensive / random, {a.tournament} boards x 6 seatings, whole games in C, 1 thread, callgrind"
+        )
+        rows = [("instructions for the tournament", f"{instructions:,}"), per_decision]
+    else:
+        title = f"{a.records} records to the end of the {a.until}, greedy/defensive/greedy, 1 thread, callgrind"
+        rows = [("instructions per rollout", per(a.records)), per_decision]
+    report(title, [*rows, ("bot decisions", f"{decisions:,}")])
 
 
 if __name__ == "__main__":
