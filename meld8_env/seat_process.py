@@ -549,8 +549,9 @@ class ExternalAgent:
                     while conn.lines and self._conns.get(seat) is conn:
                         if self._answer(conn, conn.lines.pop(0), need[seat], masks, acts):
                             conn.deadline = time.monotonic() + timeout
-                    continue
-                if now >= conn.deadline:
+                # the clock is read after the lines too: a bot that never stops writing ignored lines always has
+                # some waiting, and must still time out
+                if need[seat] and self._conns.get(seat) is conn and now >= conn.deadline:
                     for wire in list(need[seat]):
                         self._fault(self._by_wire[wire], "timeout", f"no answer within {timeout:g} s")
                     need[seat].clear()

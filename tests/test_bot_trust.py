@@ -181,6 +181,23 @@ def test_ignored_lines_do_not_restart_the_clock(tmp_path):
     assert "late answer" in bot.log_path.read_text()
 
 
+def test_a_bot_that_never_stops_writing_ignored_lines_still_times_out(tmp_path):
+    # red team, session 32: with a line always waiting, the loop took the lines and skipped the clock, so a bot
+    # flooding old-seq answers hung the tournament (and the web table) for ever
+    import threading
+
+    bot = _bot("flood", n=2, tmp_path=tmp_path, timeout=1.0)
+    out: list = []
+    game = threading.Thread(target=lambda: out.append(_play(bot, [0, 1, 2], games=2, batch=1)), daemon=True)
+    game.start()
+    game.join(60)  # two timeouts of 1 s, on a busy machine; before the fix: never
+    hung = game.is_alive()
+    bot.close()  # ends the bot, and so a hung exchange, either way
+    assert not hung, "the flooding bot was never timed out"
+    assert {f["kind"] for r in out[0] for f in r.faults} == {"timeout"}
+    assert "further late answers" in bot.log_path.read_text()
+
+
 def test_a_late_duplicate_answer_is_never_taken_for_the_next_request(tmp_path):
     dup = _bot("dupslow", tmp_path=tmp_path)
     clean = _bot("ok", tmp_path=tmp_path)
