@@ -6,6 +6,7 @@ Configs are taken as a path or as the name of a config shipped in the package
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +33,95 @@ def resolve(spec: str | Path, kind: str, what: str, error: type[Exception] = Val
     raise error(f"{what} not found: {spec} (give a YAML file or a built-in name: {', '.join(builtin_names(kind))})")
 
 
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error lines that must stay one short line whatever a
+    file held."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+class ConfigSyntaxError(ValueError):
+    """A config file this reader refuses before any option is looked at (the message names the line)."""
+
+
+def _strict_loader() -> type:
+    """yaml.SafeLoader with three changes for hand-written config files:
+
+    - booleans are only ``true`` / ``false`` (YAML 1.2): YAML 1.1 read ``kuikae: off`` (a documented rule
+      value) as False, and ``yes`` / ``no`` / ``on`` as booleans too;
+    - an alias (``*name``) is refused: a few hundred bytes of nested aliases expand to gigabytes;
+    - a key given twice in one mapping is refused (YAML silently kept the last one).
+    """
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise ConfigSyntaxError(f"line {mark.line + 1}: an alias (*name), which config files may not use")
+            return super().compose_node(parent, index)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    dup = key in seen
+                    seen.add(key)
+                except TypeError:  # an unhashable key: the base class says so
+                    break
+                if dup:
+                    line = key_node.start_mark.line + 1
+                    raise ConfigSyntaxError(f"line {line}: the key {key!r} is given twice in one mapping"[:200])
+            return super().construct_mapping(node, deep)
+
+    StrictLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    StrictLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
+    return StrictLoader
+
+
+def load_yaml_text(text: str) -> Any:
+    """The YAML document in ``text`` read by the strict loader (see :func:`_strict_loader`); raises
+    :class:`ConfigSyntaxError` (one line, naming the line where it can) for anything it refuses."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
+    except ConfigSyntaxError:
+        raise
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or exc.__class__.__name__
+        raise ConfigSyntaxError(f"{where}not valid YAML ({problem})") from None
+    except RecursionError:
+        raise ConfigSyntaxError("nested too deeply to read") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (its message advises a setting)
+        raise ConfigSyntaxError(f"a value that cannot be read ({str(exc).split(';')[0][:100]})") from None
+
+
 def read_yaml_mapping(
     path: str | Path, what: str, error: type[Exception] = ValueError, kind: str | None = None
 ) -> dict[str, Any]:
-    """The mapping in a YAML file (or, with ``kind``, a shipped config named ``path``); ``error`` names
-    the file when it is missing, invalid or not a mapping."""
-    import yaml
-
+    """The mapping in a YAML file (or, with ``kind``, a shipped config named ``path``), read by
+    :func:`load_yaml_text`; ``error`` names the file when it is missing, unreadable, invalid or not a
+    mapping (an empty file is an empty mapping: every option at its default)."""
     p = resolve(path, kind, what, error) if kind else Path(path)
     if not p.is_file():
         raise error(f"{what} not found: {p}")
     try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise error(f"{p}: not valid YAML ({exc.__class__.__name__})") from None
+        data = load_yaml_text(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise error(f"{p}: not UTF-8 text") from None
+    except ConfigSyntaxError as exc:
+        raise error(f"{p}: {exc}") from None
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
-        raise error(f"{p}: expected a mapping of options, got {type(data).__name__}")
+        raise error(f"{p}: expected a mapping of options (key: value lines), got {type(data).__name__}")
     return data

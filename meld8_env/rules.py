@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.codes import HAND_SIZE
-from meld8_env.config_io import read_yaml_mapping
+from meld8_env.config_io import read_yaml_mapping, short_repr
 
 STARTING_DEALER_CHOICES = ("draw",)
 KUIKAE_CHOICES = ("other_end", "off")
@@ -101,7 +101,9 @@ class RuleConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise RuleConfigError(f"unknown rule option {unknown[0]!r}; known options: {', '.join(sorted(known))}")
+            raise RuleConfigError(
+                f"unknown rule option {short_repr(unknown[0])}; known options: {', '.join(sorted(known))}"
+            )
         return cls(**data)
 
     @classmethod
@@ -112,7 +114,7 @@ class RuleConfig:
         if "base" in data:  # 'base: two_player' starts from the R44 defaults
             base = data.pop("base")
             if base not in ("default", "two_player"):
-                raise RuleConfigError(f"{p}: base must be 'default' or 'two_player', got {base!r}")
+                raise RuleConfigError(f"{p}: base must be 'default' or 'two_player', got {short_repr(base)}")
             return cls.two_player(**data) if base == "two_player" else cls.from_dict(data)
         return cls.from_dict(data)
 
@@ -163,7 +165,7 @@ class RuleConfig:
 
 
 def _fail(key: str, value: Any, allowed: str) -> None:
-    raise RuleConfigError(f"bad value for rule option {key!r}: {value!r} (allowed: {allowed})")
+    raise RuleConfigError(f"bad value for rule option {key!r}: {short_repr(value)} (allowed: {allowed})")
 
 
 def _is_int(v: Any) -> bool:
@@ -171,7 +173,7 @@ def _is_int(v: Any) -> bool:
 
 
 def _validate(c: RuleConfig) -> None:
-    if c.num_players not in (2, 3):
+    if not _is_int(c.num_players) or c.num_players not in (2, 3):  # 3.0 == 3, but the engine needs an int
         _fail("num_players", c.num_players, "2 or 3")
     if not _is_int(c.rounds) or c.rounds < 1:
         _fail("rounds", c.rounds, "an integer >= 1")

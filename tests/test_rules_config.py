@@ -49,6 +49,8 @@ def test_unknown_key_is_an_error_listing_known_keys():
         ({"starting_dealer": 3}, "'draw' or a seat 0..2"),
         ({"value_triplet_han": 0}, "integer >= 1"),
         ({"penalty_mode": "yes"}, "true or false"),
+        ({"num_players": 3.0}, "'num_players': 3.0 \\(allowed: 2 or 3\\)"),  # red team: passed, then failed deep inside
+        ({"kuikae": "x" * 10_000}, "'xxxx.*\\.\\.\\. \\(allowed"),  # the value is cut: the error stays one short line
     ],
 )
 def test_bad_values_are_clear_errors(changes, message):
@@ -69,3 +71,41 @@ def test_yaml_errors(tmp_path):
         RuleConfig.from_yaml(bad)
     with pytest.raises(RuleConfigError, match="not found"):
         RuleConfig.from_yaml(tmp_path / "missing.yaml")
+
+
+def test_documented_kuikae_off_reads_as_the_word_off(tmp_path):
+    # docs/rules.md writes `kuikae: off`; YAML 1.1 read it as False and the option refused it
+    f = tmp_path / "r.yaml"
+    f.write_text("kuikae: off\npenalty_mode: true\n")
+    r = RuleConfig.from_yaml(f)
+    assert r.kuikae == "off" and r.penalty_mode is True
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("a: &x [1, 2]\nplacement_points: *x\n", "line 2: an alias"),  # aliases nest into gigabytes: refused
+        ("kuikae: off\nkuikae: other_end\n", "line 2: the key 'kuikae' is given twice"),
+        ("[]\n", "expected a mapping of options .*got list"),  # used to mean the default rules, silently
+        ("false\n", "expected a mapping of options .*got bool"),
+        ("0\n", "expected a mapping of options .*got int"),
+        ("rounds: " + "9" * 5000 + "\n", "a value that cannot be read \\(Exceeds the limit"),
+        ("rounds: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply|not valid YAML"),
+        ("!!python/object/apply:os.system [echo]\n", "line 1: not valid YAML"),
+    ],
+)
+def test_rule_files_that_yaml_would_misread_are_refused_in_one_line(tmp_path, text, message):
+    f = tmp_path / "r.yaml"
+    f.write_text(text)
+    with pytest.raises(RuleConfigError, match=message) as err:
+        RuleConfig.from_yaml(f)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 300 and str(f) in str(err.value)
+
+
+def test_an_empty_rule_file_is_the_defaults_and_non_utf8_is_named(tmp_path):
+    f = tmp_path / "r.yaml"
+    f.write_text("")
+    assert RuleConfig.from_yaml(f) == RuleConfig()
+    f.write_bytes(b"rounds: \xff\xfe\n")
+    with pytest.raises(RuleConfigError, match=f"{f}: not UTF-8 text"):
+        RuleConfig.from_yaml(f)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from meld8_app.cli.common import rules_from
+from meld8_env.config_io import short_repr
 from meld8_env.engine.seeding import check_seed
 
 
@@ -73,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
         known = {"agents", "boards", "seed", "workers", "out", "rules"}
         unknown = sorted(set(settings) - known)
         if unknown:
-            raise ValueError(f"{args.config}: unknown key {unknown[0]!r}; known keys: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"{args.config}: unknown key {short_repr(unknown[0])}; known keys: {', '.join(sorted(known))}"
+            )
     for key in ("agents", "boards", "seed", "workers", "out", "rules"):
         value = getattr(args, key)
         if value is not None:
@@ -84,15 +87,17 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(agents, str):
         agents = [a.strip() for a in agents.split(",") if a.strip()]
     if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
-        raise ValueError(f"agents must be a list of agent names (or one comma-separated string), got {agents!r}")
+        raise ValueError(
+            f"agents must be a list of agent names (or one comma-separated string), got {short_repr(agents)}"
+        )
     for key, hi in (("boards", 2**63), ("workers", 1024)):
         value = settings.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi):
-            raise ValueError(f"{key} must be an integer 1..{hi:,}, got {value!r}")
+            raise ValueError(f"{key} must be an integer 1..{hi:,}, got {short_repr(value)}")
     seed = check_seed(settings.get("seed", 0), "seed")
     for key in ("out", "rules"):
         if key in settings and not isinstance(settings[key], str):
-            raise ValueError(f"{key} must be a path or name, got {settings[key]!r}")
+            raise ValueError(f"{key} must be a path or name, got {short_repr(settings[key])}")
     cfg = TournamentConfig(
         agents=agents,
         boards=settings.get("boards", 100),
