@@ -61,6 +61,11 @@ JUNK = {
     "actions not base64": None,
     "a fault without a seat": None,
     "not JSON": b"{broken",
+    # red team: these raised RecursionError / ValueError past the reader (a traceback), or read as a torn line
+    "nested too deeply": b"[" * 100_000 + b"]" * 100_000,
+    "an integer too long": b'{"type": "board", "board": ' + b"9" * 5000 + b"}",
+    "not UTF-8": b'{"type": "board\xff"}',
+    "null": b"null",
 }
 
 
@@ -86,10 +91,16 @@ def _variants(log: bytes) -> dict[str, bytes]:
     out["header is a list"] = b"\n".join([b"[1]", d0, d1, d2]) + b"\n"
     out["a board logged twice"] = b"\n".join([header, d0, d1, d0, d2]) + b"\n"
     out["two headers"] = b"\n".join([header, header, d0]) + b"\n"
+    out["null as the last line"] = b"\n".join([header, d0, d1, b"null"]) + b"\n"  # a whole line: not torn
     return out
 
 
-CASES = [f"{name} in the middle" for name in JUNK] + ["header is a list", "a board logged twice", "two headers"]
+CASES = [f"{name} in the middle" for name in JUNK] + [
+    "header is a list",
+    "a board logged twice",
+    "two headers",
+    "null as the last line",
+]
 
 
 @pytest.mark.parametrize("case", CASES)

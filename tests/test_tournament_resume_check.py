@@ -1,5 +1,5 @@
 """A tournament log proves its own results (issue 22 §3): on ``--resume`` every logged game is re-created
-from its seed and actions on the fast engine, and a line whose scores or placements differ, whose
+from its seed and actions on the fast engine, and a line whose scores, placements or statistics differ, whose
 actions were cut or swapped, or whose board does not cover each seating exactly once is refused with
 one line naming the line, the board and the game."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from meld8_env.rules import RuleConfig
 from training.tournament import TournamentConfig, TournamentError, run
-from training.tournament_log import resimulate
+from training.tournament_log import CHECKED, resimulate
 
 FAST = RuleConfig(rounds=1, min_yaku_han=(1,), max_replays=0)
 AGENTS = ["greedy", "defensive", "random"]
@@ -54,7 +54,7 @@ def test_every_logged_game_re_creates_its_result_on_the_fast_engine(played):
     got = resimulate(FAST, [g["seed"] for g in games], [np.array(a, np.int64) for a in acts])
     assert len(got) == len(games) == 24
     for g, res in zip(games, got, strict=True):
-        assert res == (g["final_scores"], g["placements"])
+        assert res == {k: g[k] for k in CHECKED}  # results and every statistic, as the arena counted them
 
 
 def test_an_untouched_log_resumes_to_the_same_results(played, tmp_path):
@@ -83,12 +83,25 @@ def _extend_actions(g: dict) -> None:
     g["actions"] = base64.b64encode(base64.b64decode(g["actions"]) + b"\x00").decode()
 
 
+def _move_wins(g: dict) -> None:  # red team: edited statistics changed results.json's win rates on resume
+    w = g["wins"]
+    g["wins"] = w[1:] + w[:1] if len(set(w)) > 1 else [w[0] + 1, *w[1:]]
+
+
+def _more_hands(g: dict) -> None:
+    g["hands"] += 10**30  # every win rate read 0.0 % after resume
+
+
 EDITS = {
     "scores rotated": (_rotate_scores, "its actions give final scores"),
     "placements swapped": (_swap_placements, "its actions give final scores"),
     "points moved": (_add_points, "its actions give final scores"),
     "actions cut short": (_cut_actions, "not over after its"),
     "an action appended": (_extend_actions, "ends at action"),
+    "wins moved": (_move_wins, "its actions give wins "),
+    "hands added": (_more_hands, "its actions give hands "),
+    "calls added": (lambda g: g["calls"].__setitem__(0, g["calls"][0] + 1), "its actions give calls "),
+    "han added": (lambda g: g["win_han"].__setitem__(1, g["win_han"][1] + 2), "its actions give win_han "),
 }
 
 

@@ -9,8 +9,8 @@ and each game holds ``GAME_KEYS`` (``seats`` are indices into the header's agent
 (base64, one byte per action id) and, when a bot faulted, ``faults``. :func:`read_log` refuses, with
 one line naming the line, anything that is not this tournament's header followed by distinct boards
 of it; each board must cover each seating of the tournament exactly once, and every game is re-created
-from its seed and actions on the fast engine (:func:`check_results`): a line whose scores or
-placements differ from what its actions give is refused, so a resumed log proves its own results.
+from its seed and actions on the fast engine (:func:`check_results`): a line whose scores, placements
+or statistics differ from what its actions give is refused, so a resumed log proves its own results.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from meld8_env.seat_process import FAULT_KINDS
 from training.tournament_config import TournamentConfig, TournamentError, board_seed, seatings
 
 LOG = "games.jsonl"
+_TORN = object()  # a line that is not JSON (a JSON null is a line too: "not a board entry")
 
 GAME_KEYS = ("seed", "seats", "final_scores", "placements", "hands", "drawn_hands", "wins", "tsumo", "deal_ins",
              "calls", "win_han")  # fmt: skip
@@ -73,6 +74,8 @@ def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> st
             return f"board {board}: game {k} has seed {g['seed']!r}, its board's is {obj['seed']}"
         if any(not isinstance(g[k], list) or len(g[k]) != P or not all(map(_is_int, g[k])) for k in PER_SEAT):
             return f"board {board}: a game record has malformed per-seat fields"
+        if not all(_is_int(g[f]) and g[f] >= 0 for f in ("hands", "drawn_hands")):
+            return f"board {board}: game {k}: 'hands' and 'drawn_hands' must be integers >= 0"
         if not all(0 <= a < len(cfg.agents) for a in g["seats"]) or sorted(g["placements"]) != list(range(1, P + 1)):
             return f"board {board}: a game record has impossible seats or placements"
         if "actions" not in g:
@@ -122,14 +125,14 @@ def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
         if last and not line:
             break
         try:
-            obj = json.loads(line) if not last else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            obj = None
-        if obj is None and (last or all(not rest for rest in lines[i + 1 :])):
+            obj = json.loads(line) if not last else _TORN
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deeply, an integer too long
+            obj = _TORN
+        if obj is _TORN and (last or all(not rest for rest in lines[i + 1 :])):
             print(f"{path}: line {i + 1} is incomplete (interrupted write); dropping it", file=sys.stderr)
             break
         where = f"{path}: line {i + 1}"
-        if obj is None:
+        if obj is _TORN:
             raise TournamentError(f"{where} is not JSON; refusing to resume (fix or move the file)")
         if i == 0:
             if not isinstance(obj, dict) or obj.get("type") != "header":
@@ -164,10 +167,15 @@ def append_entry(f, obj: dict) -> None:
 CHECK_BATCH = 4096
 
 
+# what a logged game says that its seed and actions decide, in the order a difference is reported
+CHECKED = ("final_scores", "placements", "wins", "tsumo", "deal_ins", "calls", "win_han", "hands", "drawn_hands")
+
+
 def check_results(entries: list[dict], lines: dict[int, int], rules: RuleConfig, path: Path) -> None:
     """Re-create every game of ``entries`` from its seed and actions on the fast engine and refuse
-    (TournamentError naming the line, board and game) one whose logged final scores or placements
-    differ, whose actions stop being legal, or that ends before or after its last action.
+    (TournamentError naming the line, board, game and field) one whose logged result or statistics
+    (:data:`CHECKED`: scores, placements, wins, Tsumo, deal-ins, calls, han, hands, drawn hands) differ,
+    whose actions stop being legal, or that ends before or after its last action.
     ``lines``: board id -> its line number in the log."""
     games = [(e["board"], k, g) for e in entries for k, g in enumerate(e["games"])]
     for start in range(0, len(games), CHECK_BATCH):
@@ -177,12 +185,18 @@ def check_results(entries: list[dict], lines: dict[int, int], rules: RuleConfig,
             where = f"{path}: line {lines[board]}: board {board}, game {k}"
             if isinstance(res, str):
                 raise TournamentError(f"{where}: {res}; refusing to resume (the log was edited or damaged)")
-            scores, places = res
-            if (g["final_scores"], g["placements"]) != (scores, places):
+            if (g["final_scores"], g["placements"]) != (res["final_scores"], res["placements"]):
                 raise TournamentError(
-                    f"{where}: its actions give final scores {scores} and placements {places}, the log says "
-                    f"{g['final_scores']} and {g['placements']}; refusing to resume (the log was edited)"
+                    f"{where}: its actions give final scores {res['final_scores']} and placements "
+                    f"{res['placements']}, the log says {g['final_scores']} and {g['placements']}; refusing to "
+                    "resume (the log was edited)"
                 )
+            for key in CHECKED[2:]:
+                if g[key] != res[key]:
+                    raise TournamentError(
+                        f"{where}: its actions give {key} {res[key]}, the log says {str(g[key])[:80]}; refusing to "
+                        "resume (the log was edited)"
+                    )
 
 
 def _actions(text: str) -> np.ndarray:
@@ -191,9 +205,12 @@ def _actions(text: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), np.uint8).astype(np.int64)
 
 
-def resimulate(rules: RuleConfig, seeds: list[int], actions: list[np.ndarray]) -> list[tuple[list, list] | str]:
-    """(final scores, placements) of each game ``seeds[g]`` played with ``actions[g]`` on the fast engine,
-    all games in one batch, or a one-line reason the actions do not make one whole game."""
+def resimulate(rules: RuleConfig, seeds: list[int], actions: list[np.ndarray]) -> list[dict | str]:
+    """Each game ``seeds[g]`` played with ``actions[g]`` on the fast engine, all games in one batch: a dict
+    of the :data:`CHECKED` fields, counted as the arena counts them when it plays (a hand ended by any
+    result, a drawn one, each winner's wins, Tsumo wins and han, the discarder of each Ron, each seat's
+    calls), or a one-line reason the actions do not make one whole game."""
+    from meld8_env.codes import Result
     from meld8_env.engine.fast import FastBatch
 
     n, P = len(seeds), rules.num_players
@@ -215,7 +232,9 @@ def resimulate(rules: RuleConfig, seeds: list[int], actions: list[np.ndarray]) -
         "result": np.zeros(n, np.int8),
         "caller": np.zeros(n, np.int8),
     }
-    results: list[tuple[list, list] | str | None] = [None] * n
+    per_seat = {k: np.zeros((n, P), np.int64) for k in ("wins", "tsumo", "deal_ins", "calls", "win_han")}
+    hands, drawn = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    results: list[dict | str | None] = [None] * n
     for t in range(width):
         live = (lens > t) & np.array([r is None for r in results])
         if not live.any():
@@ -223,6 +242,22 @@ def resimulate(rules: RuleConfig, seeds: list[int], actions: list[np.ndarray]) -
         acts = np.where(live, table[:, t], -1)
         illegal = fb.step(acts).copy()
         fb.outputs_part(slice(None), out)
+        stepped = live & ~illegal.astype(bool)
+        for g in np.flatnonzero(stepped & (out["caller"] >= 0)):
+            per_seat["calls"][g, out["caller"][g]] += 1
+        for g in np.flatnonzero(stepped & (out["result"] != int(Result.NONE))):
+            kind, rec = int(out["result"][g]), fb.record(int(g))
+            hands[g] += 1
+            if kind == Result.DRAW:
+                drawn[g] += 1
+            elif kind in (Result.RON, Result.TSUMO):
+                w = int(rec["win_seat"])
+                per_seat["wins"][g, w] += 1
+                per_seat["win_han"][g, w] += int(rec["win_han"])
+                if kind == Result.TSUMO:
+                    per_seat["tsumo"][g, w] += 1
+                else:
+                    per_seat["deal_ins"][g, int(rec["lose_seat"])] += 1
         ended = out["terminated"].astype(bool)
         for g in np.flatnonzero(live & illegal):
             results[g] = f"action {t} ({int(acts[g])}) is not legal there"
@@ -230,6 +265,12 @@ def resimulate(rules: RuleConfig, seeds: list[int], actions: list[np.ndarray]) -
             if t != lens[g] - 1:
                 results[g] = f"the game ends at action {t}, before its last ({int(lens[g]) - 1})"
             else:
-                results[g] = (out["final_scores"][g].tolist(), out["placements"][g].tolist())
+                results[g] = {
+                    "final_scores": out["final_scores"][g].tolist(),
+                    "placements": out["placements"][g].tolist(),
+                    **{k: v[g].tolist() for k, v in per_seat.items()},
+                    "hands": int(hands[g]),
+                    "drawn_hands": int(drawn[g]),
+                }
     return [r if r is not None else f"the game is not over after its {int(lens[g])} actions"
             for g, r in enumerate(results)]  # fmt: skip
