@@ -88,12 +88,20 @@ def save_replay(
 def load_replay(path: str | Path) -> tuple[dict[str, Any], Resimulation]:
     """Read, verify and re-simulate a replay; returns (document, finished game)."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # a folder, a device (/dev/zero would be read for ever)
+        raise ReplayError(f"{p}: not a replay file (a folder or device)")
     try:
-        doc = json.loads(p.read_text())
+        doc = json.loads(p.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise ReplayError(f"replay file not found: {p}") from None
     except json.JSONDecodeError as exc:
         raise ReplayError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except UnicodeDecodeError:
+        raise ReplayError(f"{p}: not UTF-8 text") from None
+    except RecursionError:
+        raise ReplayError(f"{p}: not a meld8 replay (JSON nested too deeply to read)") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (its message advises a setting)
+        raise ReplayError(f"{p}: not a meld8 replay ({str(exc).split(';')[0][:100]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ReplayError(f"{p}: not a meld8 replay (format must be {FORMAT!r})")
     missing = [k for k in ("version", "rules", "rules_hash", "seed", "actions", "result", "checksum") if k not in doc]
@@ -191,6 +199,8 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
     seatings in order) of a tournament log (``games.jsonl``). Returns a verified replay document with
     ``names`` (who sat where) and ``title`` added; ReplayError says what is wrong."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # a folder, a device (/dev/zero is one endless line)
+        raise ReplayError(f"{p}: not a replay or tournament log file (a folder or device)")
     try:
         with open(p, "rb") as f:
             first = f.readline()
@@ -200,7 +210,7 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
         raise ReplayError(f"{p}: cannot read ({exc.strerror})") from None
     try:
         head = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, an integer too long: not a log header
         head = None
     if isinstance(head, dict) and head.get("type") == "header":
         return _log_game(p, head, game)

@@ -86,3 +86,26 @@ def test_view_names_the_field_too(log, tmp_path, capsys):
 def test_an_honest_log_still_opens(log):
     doc = open_game(log, 0)
     assert doc["names"] and doc["actions"]
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),  # red team: a RecursionError traceback
+        (b'{"format": ' + b"9" * 5000 + b"}", "Exceeds the limit"),  # a Python-internal error naming no file
+        (b'{"format": "\xff"}', "not UTF-8 text"),
+    ],
+)
+def test_a_hostile_replay_file_is_one_line_naming_the_file(tmp_path, content, says):
+    f = tmp_path / "r.json"
+    f.write_bytes(content)
+    with pytest.raises(ReplayError, match=says) as err:
+        open_game(f)
+    assert str(f) in str(err.value) and "\n" not in str(err.value) and len(str(err.value)) < 300
+
+
+def test_a_folder_or_device_is_not_read_as_a_replay(tmp_path):
+    for p in (tmp_path, Path("/dev/zero")):  # /dev/zero was read as one endless line until memory ran out
+        if p.exists():
+            with pytest.raises(ReplayError, match="a folder or device"):
+                open_game(p)
