@@ -55,6 +55,7 @@ import os
 import re
 import select
 import shlex
+import shutil
 import signal
 import stat
 import subprocess
@@ -319,11 +320,18 @@ class ExternalAgent:
     def __init__(self, command: str, rules: RuleConfig | None = None, seed: int = 0,
                  options: BotOptions | None = None, *, fallback) -> None:  # fmt: skip
         self.command = command
-        self.argv = shlex.split(command)
-        if not self.argv:
-            raise BotStartError("cmd: needs a command, e.g. 'cmd:python mybot.py'")
         self.name = PREFIX + command
         self.shown_name = printable(self.name)
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as exc:  # "No closing quotation": say whose command it is
+            raise BotStartError(f"{self.shown_name}: {exc} (quote it as a shell would)") from None
+        if not self.argv:
+            raise BotStartError("cmd: needs a command, e.g. 'cmd:python mybot.py'")
+        if shutil.which(self.argv[0]) is None:  # refused before its log is written: there would be nothing in it
+            raise BotStartError(
+                f"{self.shown_name}: cannot start {printable(self.argv[0])!r}: no such program (or not executable)"
+            )
         self.rules = rules or RuleConfig()
         self.options = options or BotOptions()
         self.fallback = fallback  # handed in (meld8_env.agent_spec loads options.fallback)

@@ -150,3 +150,10 @@ def test_bad_value_is_one_line_exit_2(cmd, opt, bad, files, capsys, monkeypatch)
     err = capsys.readouterr().err
     assert rc == 2, f"{argv}: exit {rc}, stderr {err!r}"
     assert err.count("\n") == 1 and "Traceback" not in err, err
+    # nothing is written before every check has passed (red team: play made replays/ before checking its agents),
+    # but the stderr log of a bot that started and then failed, which the error names
+    written = [p for p in (files / "replays", files / "out") if p.exists()]
+    if "(its stderr: " in err:
+        assert [p.name for p in (files / "out").iterdir()] == ["bots"] and str(files / "out" / "bots") in err
+        written.remove(files / "out")
+    assert written == [], f"{argv} wrote {written} before failing"

@@ -218,6 +218,7 @@ def test_bots_may_answer_in_any_order(tmp_path):
         (f"{FAULTY} oldproto", "speaks protocol 0"),
         ("no-such-program-meld8", "cannot start 'no-such-program-meld8'"),
         ("", "needs a command"),
+        ('python3 "unterminated', r'cmd:python3 "unterminated: No closing quotation'),  # red team: named no agent
     ],
 )
 def test_a_bot_that_cannot_start_is_one_clear_error(command, says):
@@ -233,6 +234,16 @@ def test_cli_names_a_broken_bot_in_one_line(tmp_path):
     )  # fmt: skip
     assert out.returncode == 2
     assert "speaks protocol 0" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_wrong_agent_name_beside_a_bot_writes_nothing(tmp_path):
+    # red team: the bot was started (its log written under OUT/bots) before the other names were checked
+    from training.tournament import TournamentConfig, run
+
+    out = tmp_path / "t"
+    with pytest.raises(AgentLoadError, match="unknown agent 'nosuch'"):
+        run(TournamentConfig(agents=[PY_BOT, "nosuch", "greedy"], boards=1, out=str(out), progress=False))
+    assert not out.exists()
 
 
 # -- process cleanup --------------------------------------------------------------------------------

@@ -64,7 +64,9 @@ def run(cfg: TournamentConfig) -> dict:
         raise TournamentError(f"backend must be 'local' or 'ray', got {cfg.backend!r}")
     if not 2 <= len(cfg.agents) <= 3 or len(cfg.agents) != cfg.rules.num_players:
         raise TournamentError(f"give one agent per seat: {cfg.rules.num_players} agents, got {len(cfg.agents)}")
-    for spec in dict.fromkeys(cfg.agents):  # fail fast with a clear error
+    # fail fast with a clear error, the seat-protocol bots last: starting one writes its log under OUT/bots, which
+    # must not happen when another agent's name is wrong
+    for spec in sorted(dict.fromkeys(cfg.agents), key=lambda s: s.startswith("cmd:")):
         agent = load_agent(spec, cfg.rules, trust=cfg.trust_checkpoints, bots=cfg.bot_options())
         if hasattr(agent, "close"):
             agent.close()

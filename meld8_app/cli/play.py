@@ -102,7 +102,6 @@ def run(args: argparse.Namespace) -> int:
     rules = rules_from(args.rules)
     if not 0 <= args.seat < rules.num_players:
         raise ValueError(f"--seat must be 0..{rules.num_players - 1}, got {args.seat}")
-    Path(args.replays).mkdir(parents=True, exist_ok=True)  # a folder that cannot be written fails now, not at the end
     spec = args.agents if args.agents is not None else default_agent(None, "greedy") + ",defensive"
     agents = [a.strip() for a in spec.split(",") if a.strip()]
     first = check_seed(args.seed, "seed") if args.seed is not None else random.SystemRandom().randrange(2**31)
@@ -113,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     # seed is drawn fresh: a revealed seed (shown once a game is over) must not give away the next game's cards
     games = iter(range(first, first + 2**31)) if args.seed is not None else _fresh_seeds(first)
     LiveGame(agents, args.seat, rules, first, None).close()  # fail fast: bad agents or seat, before serving
+    # after every check (nothing is written before), before serving: a folder that cannot be written fails now
+    Path(args.replays).mkdir(parents=True, exist_ok=True)
 
     def new_game() -> LiveGame:
         return LiveGame(agents, args.seat, rules, next(games), args.replays)
