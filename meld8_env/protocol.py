@@ -368,9 +368,10 @@ def decode_hello(line: bytes | str) -> dict:
         raise ProtocolError("garbage", f"the first line is not a hello ({exc}; expected {_HELLO})") from None
     if not isinstance(obj, dict) or obj.get("type") != "hello":
         raise ProtocolError("garbage", f"the first line is not a hello (expected {_HELLO})")
-    if obj.get("protocol") != PROTOCOL_VERSION:
+    version = obj.get("protocol")  # exactly the integer: true and 1.0 equal 1 in Python, not in the protocol
+    if isinstance(version, bool) or not isinstance(version, int) or version != PROTOCOL_VERSION:
         raise ProtocolError(
-            "protocol", f"the bot speaks protocol {obj.get('protocol')!r}; this meld8 speaks {PROTOCOL_VERSION}"
+            "protocol", f"the bot speaks protocol {json.dumps(version)[:40]}; this meld8 speaks {PROTOCOL_VERSION}"
         )
     return obj
 

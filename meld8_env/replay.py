@@ -152,6 +152,8 @@ def _check_schema(doc: dict[str, Any], p: Path) -> None:
         isinstance(names, list) and all(isinstance(n, str) and 0 < len(n) <= 200 for n in names)
     ):
         raise ReplayError(f"{p}: field 'names' must be a list of seat names (strings of 1..200 characters)")
+    if names is not None and isinstance(res["placements"], list) and len(names) != len(res["placements"]):
+        raise ReplayError(f"{p}: field 'names' names {len(names)} seats, the game has {len(res['placements'])}")
 
 
 def narrate(doc: dict[str, Any]) -> Iterator[str]:
@@ -218,8 +220,8 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
         raise ReplayError(f"{p} is a single replay; --game picks a game of a tournament log (games.jsonl)")
     doc, _ = load_replay(p)
     P = len(doc["result"]["placements"])
-    names = doc.get("names")
-    if not isinstance(names, list) or len(names) != P:  # replays written before names were kept
+    names = doc.get("names")  # checked by load_replay
+    if names is None:  # replays written before names were kept
         names = [f"seat {s}" for s in range(P)]
     return {**doc, "names": names, "title": f"{p.name} (seed {doc['seed']})"}
 

@@ -108,7 +108,7 @@ class BotOptions:
 
     def __post_init__(self) -> None:
         if isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float) or not 0 < self.timeout < 1e6:
-            raise ValueError(f"bot timeout must be a number of seconds > 0 (and finite), got {self.timeout!r}")
+            raise ValueError(f"bot timeout must be a number of seconds > 0 and < 1,000,000, got {self.timeout!r}")
         if self.fallback not in BUILTIN:
             raise ValueError(f"fallback must be a built-in bot ({', '.join(BUILTIN)}), got {self.fallback!r}")
         if self.max_restarts < 0:

@@ -92,6 +92,14 @@ def test_every_unreadable_line_is_a_garbage_protocol_error(line):
         decode_hello(line)
 
 
+@pytest.mark.parametrize("version", ["true", "1.0", '"1"', "0", "2"])
+def test_a_hello_speaks_exactly_the_integer_protocol_version(version):
+    # red team: true and 1.0 were accepted (they equal 1 in Python)
+    with pytest.raises(ProtocolError, match=f"speaks protocol {version}"):
+        decode_hello(f'{{"type": "hello", "protocol": {version}}}')
+    assert decode_hello('{"type": "hello", "protocol": 1}')["protocol"] == 1
+
+
 def test_bounds_keep_what_a_bot_may_really_say():
     assert decode_answer(b'{"game": 12, "action": "discard 7h", "seq": 3}') == (12, "discard 7h", 3)
     assert decode_answer('{"game": 1, "action": 63, "note": "[{\\"deep\\": [[[[[[[[[[]]]]]]]]]]}"}')[:2] == (1, 63)

@@ -76,7 +76,7 @@ BAD = {
     ("review", "file"): ["/nonexistent.json", "{DIR}/bad.yaml"],
     ("review", "--seat"): INTS + ["3"],
     ("review", "--game"): INTS,
-    ("review", "--agent"): ["wizard", "ppo:/nonexistent.zip"],
+    ("review", "--agent"): ["wizard", "ppo:/nonexistent.zip", f"cmd:{sys.executable} -c pass"],
     ("review", "--threshold"): ["abc", "-0.5", "2", "nan"],
     ("review", "--host"): ["256.1.1.1"],
     ("review", "--port"): INTS + ["0"],

@@ -109,3 +109,22 @@ def test_a_folder_or_device_is_not_read_as_a_replay(tmp_path):
         if p.exists():
             with pytest.raises(ReplayError, match="a folder or device"):
                 open_game(p)
+
+
+def test_a_replay_naming_the_wrong_number_of_seats_is_refused(tmp_path):
+    # red team: a short 'names' list was silently replaced by "seat N"
+    from meld8_env.protocol import GameStreams
+    from meld8_env.replay import save_replay
+    from meld8_env.rules import RuleConfig
+
+    rules = RuleConfig(max_replays=1)
+    g = GameStreams(rules, seed=1)
+    while (p := g.pending()) is not None:
+        g.step(p[1]["actions"][0]["id"])
+    f = tmp_path / "r.json"
+    save_replay(f, rules, 1, g.answers)
+    doc = json.loads(f.read_text())
+    assert open_game(f)["names"] == ["seat 0", "seat 1", "seat 2"]  # no names kept: the seats are named
+    f.write_text(json.dumps({**doc, "names": ["only one"]}))
+    with pytest.raises(ReplayError, match="field 'names' names 1 seats, the game has 3"):
+        open_game(f)

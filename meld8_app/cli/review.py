@@ -34,6 +34,11 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.threshold <= 1:  # also refuses nan
         raise ValueError(f"--threshold must be a probability 0..1, got {args.threshold}")
+    if args.agent is not None and args.agent.strip().startswith("cmd:"):  # refused before a bot is started
+        raise ValueError(
+            "--agent: a seat-protocol bot (cmd:) cannot be the reference: review asks the reference about each "
+            "decision of a finished game; give a built-in agent or a checkpoint (greedy, ppo, ppo:PATH.zip, search)"
+        )
     if not args.json and not args.text:
         require_web()
         check_server(args)
