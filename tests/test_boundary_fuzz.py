@@ -71,7 +71,7 @@ def test_silent_casts_are_refused():
 
 # -- the C extension and the Python twin refuse the same inputs ------------------------------------
 def _random_bad_hand(rng: np.random.Generator) -> tuple[int, int]:
-    kind = rng.integers(5)
+    kind = rng.integers(6)
     cards = rng.permutation(53)
     hand = sum(1 << int(c) for c in cards[: rng.integers(0, 14)])
     meld = 0
@@ -84,7 +84,24 @@ def _random_bad_hand(rng: np.random.Generator) -> tuple[int, int]:
         hand |= meld
     elif kind == 4:
         meld = (1 << 52) | (1 << int(cards[30])) | (1 << int(cards[31]))  # the Joker in a meld
+    elif kind == 5:  # three cards apart from the hand: almost never a Pon or a Chii
+        meld = sum(1 << int(c) for c in cards[20:23] if c != 52) or 0b111
+        hand &= ~meld
     return hand, meld
+
+
+@pytest.mark.parametrize("impl", ["c", "python"])
+def test_a_called_meld_must_be_a_pon_or_a_chii(impl):
+    # docs review, session 32: any three cards were taken as a called meld (meld8 score scored "2h 7d Kc")
+    from meld8_env.cards import parse_cards, to_mask
+
+    fn = (_native if impl == "c" else _reference).waits
+    hand = to_mask(parse_cards("2s 3s 9d 9c"))
+    for ok in ("Jh Jc Js", "Jh Qh Kh", "Ac 2c 3c", "5d 6d 7d"):
+        fn(hand, to_mask(parse_cards(ok)))
+    for bad in ("2h 7d Kc", "Qh Kh Ah", "Jh Qh Kc", "5d 6d 8d", "Jh Jc Qc"):
+        with pytest.raises(ValueError, match="neither a Pon .* nor a Chii"):
+            fn(hand, to_mask(parse_cards(bad)))
 
 
 @pytest.mark.parametrize("fn", ["is_win_form", "readings", "waits", "distance"])

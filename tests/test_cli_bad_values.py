@@ -25,7 +25,7 @@ BASE = {
 }
 INTS = ["abc", "1.5", "-1", "99999999999999999999999"]
 FILES = ["/nonexistent/x.yaml", "{DIR}/bad.yaml", "{DIR}/list.yaml"]
-CARDS = ["ZZ", "2s 2s", ""]
+CARDS = ["ZZ", "2s 2s", "", "2h 7d Kc"]  # the last: three cards that are no Pon or Chii
 BAD = {
     ("score", "cards"): ["ZZ", "2s 3s", "2s 3s 4s 6h 7h 8h 9d 9c 9h JK"],
     ("score", "--win"): ["ZZ", "Ks"],

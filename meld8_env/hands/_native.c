@@ -15,7 +15,7 @@ static int get_u64(PyObject *o, u64 *out) {
 }
 
 /* ---- the input contract (meld8_env/hands/contract.py says it in Python, with the same words) ------
- * Cards are bits 0..52; a meld is 0 or 3 playing cards disjoint from the hand; a function takes lo..hi
+ * Cards are bits 0..52; a meld is 0 or 3 playing cards disjoint from the hand, a Pon or a Chii; a function takes lo..hi
  * cards counting the meld. The evaluator's arrays are sized for that: nothing outside it reaches them. */
 static char contract_msg[96];
 
@@ -27,6 +27,12 @@ static const char *hand_error(u64 h, u64 m, int lo, int hi) {
     if (nm != 0 && nm != 3) {
         snprintf(contract_msg, sizeof contract_msg, "a meld of %d cards (a called meld has 3)", nm);
         return contract_msg;
+    }
+    if (nm) { /* a Pon (one rank) or a Chii (three in a row in one suit, starting at A..J) */
+        u64 ranks = (m | m >> 13 | m >> 26 | m >> 39) & 0x1FFFULL;
+        int low = ctz64(m);
+        if (pc64(ranks) != 1 && !(m == 7ULL << low && low % 13 <= 10))
+            return "a meld that is neither a Pon (three cards of one rank) nor a Chii (three in a row in one suit)";
     }
     if (n < lo || n > hi) {
         if (lo == hi)

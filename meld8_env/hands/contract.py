@@ -1,8 +1,8 @@
 """The hand evaluator's input contract, checked at every public entry (C and Python twin alike).
 
 A hand is a 53-bit mask (card ids 0..52, R5); a called meld is 0 or exactly 3 playing cards (never
-the Joker, R12) disjoint from the hand. Each function takes a fixed number of cards, counting the
-meld: ``is_win_form`` / ``readings`` / scoring 8, ``waits`` and ``acceptance`` 7, ``distance`` 7 or 8.
+the Joker, R12) disjoint from the hand, of one rank (Pon, R15) or in a row in one suit (Chii, R16).
+Each function takes a fixed number of cards, counting the meld: ``is_win_form`` / ``readings`` / scoring 8, ``waits`` and ``acceptance`` 7, ``distance`` 7 or 8.
 The C extension (``_native.c: hand_error``) refuses the same inputs with the same words, so the two
 backends agree on invalid input too: both raise ``ValueError``.
 
@@ -29,6 +29,19 @@ SIZES = {
 }
 
 
+NOT_A_MELD = "neither a Pon (three cards of one rank) nor a Chii (three in a row in one suit)"
+MELD_SHAPE = f"a meld that is {NOT_A_MELD}"
+ROW = (1 << 13) - 1
+RUN_STARTS = sum(1 << (13 * s + r) for s in range(4) for r in range(11))  # where three in a row can start
+
+
+def is_meld_shape(meld: int) -> bool:
+    """Three playing cards of one rank (Pon, R15) or three consecutive ranks of one suit (Chii, R16)."""
+    ranks = (meld | meld >> 13 | meld >> 26 | meld >> 39) & ROW
+    low = meld & -meld
+    return ranks.bit_count() == 1 or (meld == 7 * low and bool(low & RUN_STARTS))
+
+
 def hand_error(mask: int, meld: int, lo: int, hi: int) -> str | None:
     """Why (hand, meld) breaks the contract of a function taking ``lo``..``hi`` cards, or None."""
     if mask < 0 or mask > CARD_BITS:
@@ -40,6 +53,8 @@ def hand_error(mask: int, meld: int, lo: int, hi: int) -> str | None:
     nm = meld.bit_count()
     if nm not in (0, 3):
         return f"a meld of {nm} cards (a called meld has 3)"
+    if nm and not is_meld_shape(meld):
+        return MELD_SHAPE
     n = mask.bit_count() + nm
     if not lo <= n <= hi:
         want = str(lo) if lo == hi else f"{lo} or {hi}"
@@ -63,6 +78,10 @@ def check_hands(fn: str, masks: np.ndarray, melds: np.ndarray | None = None) -> 
     n = np.bitwise_count(masks) + nm
     bad = (masks >> np.uint64(53) != 0) | (m >> np.uint64(52) != 0) | (masks & m != 0)
     bad |= ((nm != 0) & (nm != 3)) | (n < lo) | (n > hi)
+    ranks = (m | m >> np.uint64(13) | m >> np.uint64(26) | m >> np.uint64(39)) & np.uint64(ROW)
+    low = m & (~m + np.uint64(1))  # the lowest card (two's complement in uint64)
+    run = (m == low * np.uint64(7)) & (low & np.uint64(RUN_STARTS) != 0)
+    bad |= (nm == 3) & (np.bitwise_count(ranks) != 1) & ~run
     if bad.any():
         i = int(np.argmax(bad))
         err = hand_error(int(masks[i]), int(m[i]), lo, hi)
