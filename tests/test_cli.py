@@ -71,3 +71,20 @@ def test_console_script_bad_rules_file(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert p.returncode == 2 and "kuikae" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_worked_examples_of_the_rules_document_are_what_the_command_prints(capsys):
+    """Each ``$ meld8 score ...`` block of docs/rules.md, run as written, prints exactly the block's lines."""
+    import pathlib
+    import shlex
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text()
+    blocks = 0
+    for block in text.split("\n\n"):
+        lines = [ln[4:] for ln in block.splitlines()]
+        if not lines or not lines[0].startswith("$ meld8 score"):
+            continue
+        blocks += 1
+        main(shlex.split(lines[0])[2:])
+        assert capsys.readouterr().out.rstrip("\n").splitlines() == lines[1:], lines[0]
+    assert blocks == 2

@@ -10,7 +10,7 @@ from meld8_env.cards import parse_cards
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("distance", help="fewest further cards to a winning hand")
-    d.add_argument("cards", help='the concealed cards in R4 notation, e.g. "2s 3s 4s 6h 7h 9d Kc" (J: the Joker)')
+    d.add_argument("cards", help='the concealed cards in R4 notation, e.g. "2s 3s 4s 6h 7h 9d Kc" (JK: the Joker)')
     d.add_argument("--meld", help="an exposed meld (pon or chii) in R4 notation")
     d.add_argument("--seen", help="cards seen elsewhere (discards, melds, dora indicator): never drawable")
     d.add_argument("--json", action="store_true", help='print {"distance": N} as JSON (null: unreachable)')

@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--first-draw", action="store_true", help="won on the first draw (Tenhou/Chiihou)")
     s.add_argument("--last-card", action="store_true", help="Tsumo on the last card / Ron on the final discard")
     s.add_argument("--discards", help="the winner's own discards, for furiten (R33)")
-    s.add_argument("--rules", help="rule config YAML (default: RULES.md defaults)")
+    s.add_argument("--rules", help="rule config YAML (default: the defaults of docs/rules.md)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=run)
 

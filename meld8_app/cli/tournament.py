@@ -14,9 +14,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--agents",
         help="one per seat, comma separated: random, greedy, defensive, ppo (the shipped baseline), "
-        "ppo:PATH.zip (a checkpoint), rllib:FOLDER (a policy of meld8 train --backend rllib: OUT/best or OUT), "
-        "pkg.mod:Class, or cmd:COMMAND (a seat-protocol bot, docs/protocol.md; quote the whole list, and keep "
-        "commas out of the command)",
+        "ppo:PATH.zip (a checkpoint), distilled (the network distilled from search), search or search:OPT=V+OPT=V "
+        "(the search agent, README 'Search and belief'), wary, rllib:FOLDER (a policy of meld8 train --backend "
+        "rllib: OUT/best or OUT), pkg.mod:Class, or cmd:COMMAND (a seat-protocol bot, docs/protocol.md; quote "
+        "the whole list, and keep commas out of the command)",
     )
     t.add_argument(
         "--boards",

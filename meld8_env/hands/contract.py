@@ -2,7 +2,8 @@
 
 A hand is a 53-bit mask (card ids 0..52, R5); a called meld is 0 or exactly 3 playing cards (never
 the Joker, R12) disjoint from the hand, of one rank (Pon, R15) or in a row in one suit (Chii, R16).
-Each function takes a fixed number of cards, counting the meld: ``is_win_form`` / ``readings`` / scoring 8, ``waits`` and ``acceptance`` 7, ``distance`` 7 or 8.
+Each function takes a fixed number of cards, counting the meld: ``is_win_form`` / ``readings`` /
+scoring 8, ``waits`` and ``acceptance`` 7, ``distance`` 7 or 8.
 The C extension (``_native.c: hand_error``) refuses the same inputs with the same words, so the two
 backends agree on invalid input too: both raise ``ValueError``.
 
