@@ -29,6 +29,7 @@ adapts it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -210,6 +211,8 @@ class Meld8VectorEnv(VectorEnv):
         return self.vec.action_mask.copy()
 
     def close_extras(self, **kwargs: Any) -> None:
+        if sys.is_finalizing():  # an env never closed, collected at exit: numpy is half torn down by now, and
+            return  # the external bots' processes end through their own exit hook (meld8_env.seat_process)
         self.table.close()
         for agent in self.opponents:  # external bots' processes end with the env
             agent.close()

@@ -128,3 +128,18 @@ def test_single_env_illegal_action_ends_the_episode_or_raises():
     _, info = strict.reset(seed=1)
     with pytest.raises(IllegalActionError, match="legal:"):
         strict.step(int(np.flatnonzero(~info["action_mask"])[0]))
+
+
+def test_an_env_never_closed_exits_quietly():
+    # docs review, session 32: collected at interpreter exit, close() met a half torn-down numpy and printed
+    # "Exception ignored ... ModuleNotFoundError" (exit code 0 all the same)
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium, meld8_env\n"
+        "envs = gymnasium.make_vec('meld8_env:Meld8-v0', num_envs=4, vectorization_mode='vector_entry_point',"
+        " opponents=['greedy', 'random'], features=True)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
