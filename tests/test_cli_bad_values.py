@@ -52,7 +52,7 @@ BAD = {
     ("tournament", "--seed"): INTS + ["18446744073709551616"],
     ("tournament", "--workers"): INTS + ["0"],
     ("tournament", "--backend"): ["gpu"],
-    ("tournament", "--out"): ["/proc/meld8-not-writable"],
+    ("tournament", "--out"): ["/proc/meld8-not-writable", "{DIR}/bad.yaml"],  # the last: a file, not a folder
     ("tournament", "--rules"): FILES,
     ("tournament", "--config"): FILES + ["{DIR}/agents42.yaml", "{DIR}/boards_list.yaml"],
     ("train", "config"): FILES,

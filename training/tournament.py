@@ -76,6 +76,8 @@ def run(cfg: TournamentConfig) -> dict:
                 "never hands out: play it with python -m training.search_eval"
             )
     out = Path(cfg.out)
+    if out.exists() and not out.is_dir():
+        raise TournamentError(f"--out {out} is a file: give a folder for the tournament's outputs")
     out.mkdir(parents=True, exist_ok=True)
     with OutputLock(out):
         return _run_locked(cfg, out)
