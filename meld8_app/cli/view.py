@@ -16,18 +16,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def viewer_data(path: str, game: int | None) -> tuple[dict, dict]:
-    """(the replay document, what the page needs: frames, names, title)."""
-    from meld8_app.web.session import replay_frames
+    """(the replay document, what the page needs: frames, the hands' results, names, title)."""
+    from meld8_app.web.session import pack_frames, replay_frames
     from meld8_env.replay import open_game
     from meld8_env.rules import RuleConfig
 
     doc = open_game(path, game)
     rules = RuleConfig.from_dict(doc["rules"])
-    return doc, {
-        "frames": replay_frames(rules, doc["seed"], doc["actions"], doc["names"]),
-        "names": doc["names"],
-        "title": doc["title"],
-    }
+    frames, results = pack_frames(replay_frames(rules, doc["seed"], doc["actions"], doc["names"]))
+    return doc, {"frames": frames, "results": results, "names": doc["names"], "title": doc["title"]}
 
 
 def run(args: argparse.Namespace) -> int:

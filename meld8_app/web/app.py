@@ -9,7 +9,8 @@ Routes (all JSON but the page and its static files):
   "message": ...}`` (with ``"notice": true`` when an agent failed and the fallback took its seat,
   ``"fatal": true`` when the game cannot start); the page sends ``{"action": ID, "seq": N}`` or
   ``{"new_game": true}``.
-- ``GET /api/replay`` - the viewer's frames (``meld8_app.web.session.replay_frames``) and seat names.
+- ``GET /api/replay`` - the viewer's frames (``meld8_app.web.session.replay_frames``, each hand's result sent once:
+  ``pack_frames``) and seat names.
 - ``GET /api/review`` - the review document (``meld8_app.web.review``) with the replay's frames.
 
 Who may talk to it (:class:`Guard`, on every HTTP route and the websocket): a request whose ``Host``

@@ -428,6 +428,8 @@ async function startViewer(mode) {
   const data = await (await fetch((mode === "review" ? "/api/review" : "/api/replay") + QUERY)).json();
   if (data.error) return showError(data.error);
   const frames = data.frames;
+  // each frame names how many of the hands' results it shows; they are sent once (meld8_app.web.session.pack_frames)
+  for (const f of frames) f.results ??= data.results.slice(0, f.results_count);
   const names = uniq(data.names ?? frames[0].names ?? Object.keys(frames[0].hands).map((s) => `seat ${s}`));
   const review = data.review ?? null;
   const decisions = new Map((review?.decisions ?? []).map((d) => [d.index, d]));
