@@ -191,19 +191,53 @@ def test_ignored_lines_do_not_restart_the_clock(tmp_path):
 
 def test_a_bot_that_never_stops_writing_ignored_lines_still_times_out(tmp_path):
     # red team, session 32: with a line always waiting, the loop took the lines and skipped the clock, so a bot
-    # flooding old-seq answers hung the tournament (and the web table) for ever
+    # flooding old-seq answers hung the tournament (and the web table) for ever. A real flooding process races
+    # with the reader (the pipe is sometimes empty at a poll, where the old loop did time out), so the flood is a
+    # connection that select() always finds readable and that hands over a fresh batch of ignored lines at
+    # every read: deterministic, and without the fix it never returns.
+    import collections
     import threading
 
-    bot = _bot("flood", n=2, tmp_path=tmp_path, timeout=1.0)
-    out: list = []
-    game = threading.Thread(target=lambda: out.append(_play(bot, [0, 1, 2], games=2, batch=1)), daemon=True)
-    game.start()
-    game.join(60)  # two timeouts of 1 s, on a busy machine; before the fix: never
-    hung = game.is_alive()
-    bot.close()  # ends the bot, and so a hung exchange, either way
+    import meld8_env.seat_process as ext
+    from meld8_env.protocol import encode
+
+    r, w = os.pipe()
+    os.write(w, b"x")  # never read: select() always reports the connection readable
+    late = encode({"game": 7, "action": 1, "seq": 0}).encode()  # game 7: given once, long over (a late answer)
+
+    class FloodConn:
+        seat, given, deadline, silent_timeouts = 0, {0, 7}, 0.0, 0
+
+        def __init__(self):
+            self.lines: list[bytes] = []
+            self.out: list[str] = []
+
+        def fileno(self) -> int:
+            return r
+
+        def write_some(self) -> bool:
+            self.out.clear()
+            return False
+
+        def read_some(self) -> None:
+            self.lines += [late] * 50
+
+    agent = ExternalAgent.__new__(ExternalAgent)
+    agent._streams = {5: ext._Stream(0, {"seat": 0}, 0, seq=1)}
+    agent._by_wire, agent._conns, agent.faults = {0: 5}, {0: FloodConn()}, {k: 0 for k in ext.FAULT_KINDS}
+    agent.shown_name, agent.options, agent._shown = "cmd:x", BotOptions(timeout=0.2), 99
+    agent.log_path, agent._late = tmp_path / "bot.log", collections.Counter()
+    acts = np.full(1, -1, np.int64)
+    exchange = threading.Thread(target=agent._exchange, args=({0: {0: 0}}, np.ones((1, 64), bool), acts), daemon=True)
+    exchange.start()
+    exchange.join(30)  # a timeout of 0.2 s; before the fix: never
+    hung = exchange.is_alive()
+    agent._conns = {}  # ends a hung loop (no live connection left)
+    os.close(r)
+    os.close(w)
     assert not hung, "the flooding bot was never timed out"
-    assert {f["kind"] for r in out[0] for f in r.faults} == {"timeout"}
-    assert "further late answers" in bot.log_path.read_text()
+    assert [f["kind"] for f in agent._streams[5].faults] == ["timeout"] and acts[0] == -1  # the fallback plays it
+    assert "further late answers for game 7" in agent.log_path.read_text()
 
 
 def test_a_late_duplicate_answer_is_never_taken_for_the_next_request(tmp_path):

@@ -396,14 +396,15 @@ def test_tiebreak_acceptance_places_the_drawn_card_first_exactly():
     from meld8_env.cardmask import JK
     from meld8_env.features import neighbours
     from meld8_env.hands import _native, distance_batch
-    from meld8_env.hands.sampling import random_masks
+    from meld8_env.hands.sampling import random_masks, random_melds
 
     rng = np.random.default_rng(35)
     n, full = 12_000, np.uint64((1 << 53) - 1)
     no_jk = np.full(n, JK, np.uint64)
-    hands = [random_masks(rng, n, 7), random_masks(rng, n, 6, exclude=no_jk) | JK, random_masks(rng, n, 4)]
-    melds = [np.zeros(n, np.uint64), np.zeros(n, np.uint64)]
-    melds.append(random_masks(rng, n, 3, exclude=hands[2] | JK))
+    hands = [random_masks(rng, n, 7), random_masks(rng, n, 6, exclude=no_jk) | JK]
+    called = random_melds(rng, n)  # a Pon or a Chii (the evaluator's contract)
+    hands.append(random_masks(rng, n, 4, exclude=called))
+    melds = [np.zeros(n, np.uint64), np.zeros(n, np.uint64), called]
     h, m = np.concatenate(hands), np.concatenate(melds)
     drop = random_masks(rng, 3 * n, 20, exclude=h | m)  # cards seen elsewhere: half the rows, far hands
     u = full & ~h & ~m & np.where(rng.random(3 * n) < 0.5, ~drop, full)
@@ -615,7 +616,7 @@ def test_special_form_bound_equals_the_unbounded_searches():
     from meld8_env.cardmask import JK
     from meld8_env.features import neighbours
     from meld8_env.hands import _native, distance_batch
-    from meld8_env.hands.sampling import random_masks
+    from meld8_env.hands.sampling import random_masks, random_melds
 
     rng = np.random.default_rng(36)
     n, full = 2_000, np.uint64((1 << 53) - 1)
@@ -640,9 +641,10 @@ def test_special_form_bound_equals_the_unbounded_searches():
             cards[k] = int(rng.choice(free))
         near.append(bits(cards))
     no_jk = np.full(n, JK, np.uint64)
+    called = random_melds(rng, n)  # a Pon or a Chii (the evaluator's contract)
     hands = [np.array(near, np.uint64), random_masks(rng, n, 8), random_masks(rng, n, 7, exclude=no_jk) | JK,
-             random_masks(rng, n, 5)]  # fmt: skip
-    melds = [np.zeros(n, np.uint64)] * 3 + [random_masks(rng, n, 3, exclude=hands[3] | JK)]
+             random_masks(rng, n, 5, exclude=called)]  # fmt: skip
+    melds = [np.zeros(n, np.uint64)] * 3 + [called]
     h, m = np.concatenate(hands), np.concatenate(melds)
     drop = random_masks(rng, len(h), 16, exclude=h | m)
     u = full & ~h & ~m & np.where(rng.random(len(h)) < 0.5, ~drop, full)

@@ -13,8 +13,7 @@ Hostile lines (issue 22 §2), written instead of the N-th answer: deep (JSON nes
 digits (an integer of 5,000 digits), long (a 100 kB line), nonewline (1 MB without a newline, then
 waits), binary (bytes that are not UTF-8), escape (a line with terminal escape sequences).
 chatty: from the N-th request on, never answers but repeats its previous answer (old seq) every 0.1 s
-for 30 s. flood: the same, but as fast as the pipe takes it, forever. dupslow: never faults - answers every
-request, then sends that answer again just before
+for 30 s. dupslow: never faults - answers every request, then sends that answer again just before
 answering the next request (a late duplicate, told apart by its seq). helper: starts a helper process
 (sleep) that writes its pid to the pidfile, then plays on.
 Options: --pidfile PATH (appends the pid), --seenfile PATH (appends "pid seat" at each game_start),
@@ -85,10 +84,6 @@ def main():
             asked += 1
             if mode == "dupslow" and last is not None:
                 answers.append(last)
-            if mode == "flood" and asked >= n and last is not None:
-                while True:  # never answers again: old-seq answers as fast as the pipe takes them
-                    out.write((last + "\n").encode() * 200)
-                    out.flush()
             if mode == "chatty" and asked >= n and last is not None:
                 end = time.monotonic() + 30
                 while time.monotonic() < end:
