@@ -1,6 +1,6 @@
 """Cards, ids and the R4 text notation.
 
-Contract (RULES.md R1-R5):
+Contract (docs/rules.md R1-R5):
 - 53 cards: ids 0..51 are the standard cards, ``id = suit * 13 + (rank - 1)`` with suits
   ordered s, h, d, c and A = 1 ... K = 13 (so ``As = 0``, ``Ks = 12``, ``Ah = 13``, ``Kc = 51``);
   the Joker is ``52``.

@@ -49,7 +49,8 @@ def _strict_loader() -> type:
 
     - booleans are only ``true`` / ``false`` (YAML 1.2): YAML 1.1 read ``kuikae: off`` (a documented rule
       value) as False, and ``yes`` / ``no`` / ``on`` as booleans too;
-    - an alias (``*name``) is refused: a few hundred bytes of nested aliases expand to gigabytes;
+    - an alias (``*name``) is refused: a few hundred bytes of nested aliases expand to gigabytes; so is a merge
+      key (``<<``), which exists for aliases;
     - a key given twice in one mapping is refused (YAML silently kept the last one).
     """
     import yaml
@@ -64,6 +65,9 @@ def _strict_loader() -> type:
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: set = set()
             for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    line = key_node.start_mark.line + 1
+                    raise ConfigSyntaxError(f"line {line}: a merge key (<<), which config files may not use")
                 key = self.construct_object(key_node, deep=True)
                 try:
                     dup = key in seen

@@ -1,6 +1,6 @@
-"""The rule config (RULES.md §12): every [decision] of RULES.md as a named, validated option.
+"""The rule config (docs/rules.md §12): every [choice] of docs/rules.md as a named, validated option.
 
-``RuleConfig()`` is the 3-player default of RULES.md; ``RuleConfig.two_player()`` is R44.
+``RuleConfig()`` is the 3-player default of docs/rules.md; ``RuleConfig.two_player()`` is R44.
 The object is frozen; ``replace(**changes)`` returns a validated copy. ``rules_hash`` is a stable
 digest of all options (same options -> same hash) that replay files carry. Unknown keys and bad
 values raise :class:`RuleConfigError` naming the key and what is allowed.
@@ -30,7 +30,7 @@ class RuleConfigError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class RuleConfig:
-    """Rule options with RULES.md defaults (rule ids in brackets)."""
+    """Rule options with docs/rules.md defaults (rule ids in brackets)."""
 
     num_players: int = 3
     """Players, 3 or 2 (R44)."""

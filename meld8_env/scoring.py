@@ -1,4 +1,4 @@
-"""Scoring a winning hand (RULES.md R26-R38): yaku, reductions, bonuses, points, payments.
+"""Scoring a winning hand (docs/rules.md R26-R38): yaku, reductions, bonuses, points, payments.
 
 ``score_hand(concealed, win_card, ...)`` returns a :class:`ScoreResult`. The best reading is chosen
 over every decomposition and Joker stand-in (R28): highest yakuman multiplier, then total han,

@@ -58,7 +58,8 @@ BAD = {
     ("train", "config"): FILES,
     ("train", "--backend"): ["gpu", "tf"],
     ("train", "--address"): ["nowhere", "http://x", ""],
-    ("train", "--set"): ["total_timesteps=[1", "nonsense", "total_timesteps=abc", "opponents=42", "wizard=1"],
+    ("train", "--set"): ["total_timesteps=[1", "nonsense", "total_timesteps=abc", "opponents=42", "wizard=1",
+                         "progress=off"],  # off is the word, as in a config file (YAML 1.1 read False)
     ("replay", "file"): ["/nonexistent.json", "{DIR}/bad.yaml", "{DIR}/replay_null_seed.json",
                          "{DIR}/replay_float_actions.json"],
     ("replay", "--game"): INTS + ["0"],

@@ -92,6 +92,7 @@ def test_documented_kuikae_off_reads_as_the_word_off(tmp_path):
         ("rounds: " + "9" * 5000 + "\n", "a value that cannot be read \\(Exceeds the limit"),
         ("rounds: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply|not valid YAML"),
         ("!!python/object/apply:os.system [echo]\n", "line 1: not valid YAML"),
+        ("<<: {rounds: 6}\nkuikae: off\n", "line 1: a merge key"),
     ],
 )
 def test_rule_files_that_yaml_would_misread_are_refused_in_one_line(tmp_path, text, message):

@@ -64,6 +64,9 @@ def run(cfg: TournamentConfig) -> dict:
         raise TournamentError(f"backend must be 'local' or 'ray', got {cfg.backend!r}")
     if not 2 <= len(cfg.agents) <= 3 or len(cfg.agents) != cfg.rules.num_players:
         raise TournamentError(f"give one agent per seat: {cfg.rules.num_players} agents, got {len(cfg.agents)}")
+    out = Path(cfg.out)
+    if out.exists() and not out.is_dir():  # before any agent: a cmd: bot's log folder would be made under it
+        raise TournamentError(f"--out {out} is a file: give a folder for the tournament's outputs")
     # fail fast with a clear error, the seat-protocol bots last: starting one writes its log under OUT/bots, which
     # must not happen when another agent's name is wrong
     for spec in sorted(dict.fromkeys(cfg.agents), key=lambda s: s.startswith("cmd:")):
@@ -75,9 +78,6 @@ def run(cfg: TournamentConfig) -> dict:
                 f"agent {spec!r} is a CHEATING diagnostic that decides from the true records, which a tournament "
                 "never hands out: play it with python -m training.search_eval"
             )
-    out = Path(cfg.out)
-    if out.exists() and not out.is_dir():
-        raise TournamentError(f"--out {out} is a file: give a folder for the tournament's outputs")
     out.mkdir(parents=True, exist_ok=True)
     with OutputLock(out):
         return _run_locked(cfg, out)

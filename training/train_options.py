@@ -40,20 +40,17 @@ def builtin_configs() -> list[str]:
 def read_options(cls: type, path: str | None, overrides: list[str] | None) -> dict[str, Any]:
     """The options of a train config dataclass ``cls`` from a YAML file (or built-in name) and
     ``--set key=value`` overrides, each checked against its default's type (ValueError otherwise)."""
-    import yaml
-
-    from meld8_env.config_io import read_yaml_mapping
+    from meld8_env.config_io import ConfigSyntaxError, load_yaml_text, read_yaml_mapping
 
     data: dict[str, Any] = read_yaml_mapping(path, "train config", kind="train") if path else {}
     for item in overrides or []:
         if "=" not in item:
             raise ValueError(f"--set expects key=value, got {item!r}")
         key, value = item.split("=", 1)
-        try:
-            data[key] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            reason = str(exc).splitlines()[0]
-            raise ValueError(f"--set {item}: the value is not valid YAML ({reason})") from None
+        try:  # the reader of config files: `--set progress=off` means what `progress: off` in a file means
+            data[key] = load_yaml_text(value)
+        except ConfigSyntaxError as exc:
+            raise ValueError(f"--set {item}: {exc}") from None
     known = {f.name: f for f in dataclasses.fields(cls)}
     backend = getattr(cls, "BACKEND", "sb3")
     for old, new in RENAMED.items():

@@ -1,6 +1,6 @@
-"""The readable reference engine: one Meld8 game, rule by rule (RULES.md R6-R44).
+"""The readable reference engine: one Meld8 game, rule by rule (docs/rules.md R6-R44).
 
-This is the slow path: plain Python, one game at a time, written to be read next to RULES.md.
+This is the slow path: plain Python, one game at a time, written to be read next to docs/rules.md.
 The batched engine is checked against it step by step.
 
 Flow of a deal (phases): ``DRAW`` (the current seat holds 8 cards: Tsumo or discard, R11) ->

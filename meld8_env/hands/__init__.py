@@ -1,4 +1,4 @@
-"""Hand evaluation (RULES.md R23-R28, R31, R33): winning forms, readings, waits, distance to win.
+"""Hand evaluation (docs/rules.md R23-R28, R31, R33): winning forms, readings, waits, distance to win.
 
 Cards may be given as ids, R4 tokens or one R4 string; ``meld`` is the exposed called meld (3 cards)
 or None. Batched forms take numpy ``uint64`` arrays of 53-bit card masks (bit = card id).

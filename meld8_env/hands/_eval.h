@@ -1,4 +1,4 @@
-/* Meld8 hand evaluator core (RULES.md R23-R28, R31, R33), shared by _native.c.
+/* Meld8 hand evaluator core (docs/rules.md R23-R28, R31, R33), shared by _native.c.
  *
  * A hand is a 53-bit mask in a uint64: bit = card id (R5: suit * 13 + rank - 1, Joker = 52).
  * Suit rows are contiguous 13-bit lanes, so a sequence is three adjacent bits that do not cross a

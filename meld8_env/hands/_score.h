@@ -1,4 +1,4 @@
-/* Batched scorer (RULES.md §7, R26-R38): the C twin of meld8_env/scoring.py. */
+/* Batched scorer (docs/rules.md §7, R26-R38): the C twin of meld8_env/scoring.py. */
 #ifndef MELD8_SCORE_H
 #define MELD8_SCORE_H
 #include "_eval.h"
