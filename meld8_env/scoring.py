@@ -15,26 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from meld8_env.cards import (
-    JOKER,
-    CardError,
-    card_str,
-    mask_str,
-    parse_card,
-    parse_cards,
-    rank_of,
-    suit_of,
-    to_mask,
-)
+from meld8_env.cards import JOKER, CardError, card_str, parse_card, parse_cards, rank_of, suit_of, to_mask
 from meld8_env.hands import backend, native_module, readings_of_masks, relaxed_joker_standard, waits_of_masks
-from meld8_env.hands.contract import (
-    NOT_A_MELD,
-    check_card_sets,
-    check_hands,
-    exact_int,
-    exact_uint64,
-    is_meld_shape,
-)
+from meld8_env.hands.contract import called_meld_error, check_card_sets, check_hands, exact_int, exact_uint64
 from meld8_env.hands.forms import (
     FORM_CROWN_PAIRS,
     FORM_FOUR_PAIRS,
@@ -390,8 +373,8 @@ def score_hand(
     clash = set(cards) & set(meld_cards)
     if clash:
         raise CardError(f"duplicate card {card_str(min(clash))} (in hand and meld)")
-    if meld_cards and not is_meld_shape(to_mask(meld_cards)):
-        raise CardError(f"called meld {mask_str(to_mask(meld_cards))} is {NOT_A_MELD} (R15, R16)")
+    if meld_cards and (err := called_meld_error(to_mask(meld_cards))):
+        raise CardError(err)
     win = win_card if isinstance(win_card, int) else parse_card(win_card)
     if win not in cards:
         raise CardError(f"winning card {card_str(win)} is not among the concealed cards")

@@ -17,16 +17,9 @@ from types import ModuleType
 
 import numpy as np
 
-from meld8_env.cards import JOKER, CardError, card_str, from_mask, mask_str, parse_cards, to_mask
+from meld8_env.cards import JOKER, CardError, card_str, from_mask, parse_cards, to_mask
 from meld8_env.hands import _reference
-from meld8_env.hands.contract import (
-    NOT_A_MELD,
-    check_card_sets,
-    check_hands,
-    exact_int,
-    exact_uint64,
-    is_meld_shape,
-)
+from meld8_env.hands.contract import called_meld_error, check_card_sets, check_hands, exact_int, exact_uint64
 from meld8_env.hands.forms import FORM_NAMES, UNREACHABLE, Reading
 
 __all__ = [
@@ -120,8 +113,8 @@ def _masks(hand: str | Iterable[int | str], meld: str | Iterable[int | str] | No
         raise CardError("the Joker can never be in a called meld (R12)")
     if h & m:
         raise CardError(f"duplicate card {card_str(from_mask(h & m)[0])} (in hand and meld)")
-    if not is_meld_shape(m):
-        raise CardError(f"called meld {mask_str(m)} is {NOT_A_MELD} (R15, R16)")
+    if err := called_meld_error(m):
+        raise CardError(err)
     return h, m
 
 

@@ -43,6 +43,11 @@ def is_meld_shape(meld: int) -> bool:
     return ranks.bit_count() == 1 or (meld == 7 * low and bool(low & RUN_STARTS))
 
 
+def called_meld_error(meld: int) -> str | None:
+    """Why the 3 playing cards ``meld`` are not a called meld (the single-hand API's words), or None."""
+    return None if is_meld_shape(meld) else f"called meld {mask_str(meld)} is {NOT_A_MELD} (R15, R16)"
+
+
 def hand_error(mask: int, meld: int, lo: int, hi: int) -> str | None:
     """Why (hand, meld) breaks the contract of a function taking ``lo``..``hi`` cards, or None."""
     if mask < 0 or mask > CARD_BITS:
