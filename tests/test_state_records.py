@@ -24,6 +24,7 @@ from meld8_env.engine.records import (
     start_records,
     step_records,
     take_records,
+    waits_records,
 )
 from meld8_env.rules import RuleConfig
 from training.bot_states import play_bot_states
@@ -352,3 +353,50 @@ def test_records_refuse_wrong_dtype_in_one_line():
     recs["phase"][1] = 9
     with pytest.raises(ValueError, match="engine record 1: field 'phase' out of range"):
         refresh(recs, rules)
+
+
+# -- fields the C engine indexes with (red team, session 32: each of these read or wrote outside a record) -------
+def _live_records(n: int = 2) -> np.ndarray:
+    return start_records(RULES["3p"], np.arange(1, n + 1, dtype=np.uint64))
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("chiicha", -128), ("chiicha", 3), ("current", -1), ("scores", 2**31 - 1000), ("scores", -(2**31) + 5)],
+)
+def test_a_record_field_out_of_range_is_refused_on_every_path(field, value):
+    from meld8_env.policies import policy_act
+    from meld8_env.rollout import rollout
+
+    rules = RULES["3p"]
+    bad = _live_records()
+    if field == "scores":
+        bad[field][0, 0] = value
+    else:
+        bad[field][0] = value
+    says = f"engine record 0: field '{field}' out of range"
+    calls = {
+        "restore": lambda r: FastBatch(2, rules).restore(slice(None), r),
+        "step_records": lambda r: step_records(rules, r, np.full(2, -1)),
+        "refresh": lambda r: refresh(r, rules),
+        "waits_records": lambda r: waits_records(rules, r),
+        "rollout": lambda r: rollout(rules, r, ["greedy"] * 3, np.array([1, 2], np.uint64), until="game"),
+        "policy_act": lambda r: policy_act(rules, r, np.zeros(2, np.int8), np.ones(2, np.uint64)),
+    }
+    for call in calls.values():
+        with pytest.raises(ValueError, match=says):
+            call(bad.copy())
+        call(_live_records())  # the same call on honest records works
+
+
+@pytest.mark.parametrize("rules_name, seat", [("3p", 3), ("3p", 100), ("3p", 200), ("3p", -2), ("2p", 2)])
+def test_an_observed_seat_out_of_range_is_refused(rules_name, seat):
+    rules = RULES[rules_name]
+    fb = FastBatch(2, rules)
+    fb.reset(np.array([1, 2], np.uint64))
+    with pytest.raises(ValueError, match=r"seats must be -1 \(the acting seat\) or 0\.\.\d"):
+        fb.observe(np.array([seat, 0]))  # 200 was read as int8 -56: the acting seat
+    if -128 <= seat < 128:  # the C boundary itself, for every buffer path (seat 100 read 800 bytes past a record)
+        obs, masks = np.zeros((2, fb.obs_size), np.uint8), np.zeros((2, 64), np.uint8)
+        with pytest.raises(ValueError, match=r"seats: row 0 is -?\d+; a seat is -1"):
+            fb.observe_into(np.array([seat, 0], np.int8), obs, masks)

@@ -204,6 +204,14 @@ static PyObject *py_observe(PyObject *self, PyObject *args) {
     const game_t *g = bs.buf;
     const int8_t *seats = bse.buf;
     uint8_t *obs = bo.buf, *masks = bm.buf;
+    for (Py_ssize_t i = 0; i < n; i++) /* the seat indexes the record's hands (red team, session 32: seat 100 read
+                                        * 800 bytes past a record) */
+        if (seats[i] < -1 || seats[i] >= R.P) {
+            PyBuffer_Release(&bs); PyBuffer_Release(&bse); PyBuffer_Release(&bo); PyBuffer_Release(&bm);
+            PyErr_Format(PyExc_ValueError, "seats: row %zd is %d; a seat is -1 (the acting seat) or 0..%d", i,
+                         (int)seats[i], R.P - 1);
+            return NULL;
+        }
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         int seat = seats[i] >= 0 ? seats[i] : (g[i].acting >= 0 ? g[i].acting : 0);

@@ -62,6 +62,16 @@ int eng_check_ranges(const game_t *g, const rules_t *R, char *msg, int len) {
     RANGE("win_seat", g->win_seat >= -1 && g->win_seat < P);
     RANGE("lose_seat", g->lose_seat >= -1 && g->lose_seat < P);
     RANGE("caller", g->caller >= -1 && g->caller < P);
+    /* the dealer is (chiicha + round) % P: a negative chiicha indexed before the hands (red team, session 32) */
+    RANGE("chiicha", g->chiicha >= 0 && g->chiicha < P);
+    RANGE("current", g->phase == PH_OVER || g->current >= 0); /* a live game has a current seat */
+    /* no score a game can reach lies beyond what the rules let one hand move over every round (the bound
+     * meld8_env.rules refuses options by): a score past it would wrap the 32-bit sums */
+    long long largest = 2LL * R->sp.yakuman_value, b = (long long)(R->sp.counted_yakuman_han - 1) * R->sp.points_per_han;
+    if (b > largest) largest = b;
+    if ((long long)R->chombo_payment * (P - 1) > largest) largest = (long long)R->chombo_payment * (P - 1);
+    long long bound = (long long)R->starting_score + (long long)R->rounds * largest;
+    for (int p = 0; p < P; p++) RANGE("scores", g->scores[p] >= -bound && g->scores[p] <= bound);
     return 0;
 }
 

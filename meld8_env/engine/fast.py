@@ -125,6 +125,17 @@ def check_obs_layout(rules: RuleConfig, oracle: bool = False) -> None:
         )
 
 
+def as_seats(seats: object, n: int, P: int) -> np.ndarray:
+    """``seats`` as the int8 (n,) array observations take, each -1 (the acting seat) or 0..P-1, checked before the
+    cast (int8 would read seat 200 as -56: the acting seat)."""
+    s = np.asarray(seats)
+    if s.shape != (n,) or s.dtype.kind not in "iu":
+        raise ValueError(f"seats must be {n} integers, got shape {s.shape} and dtype {s.dtype}")
+    if ((s < -1) | (s >= P)).any():
+        raise ValueError(f"seats must be -1 (the acting seat) or 0..{P - 1}, got {int(s[(s < -1) | (s >= P)][0])}")
+    return np.ascontiguousarray(s, dtype=np.int8)
+
+
 def check_records(rec: np.ndarray, P: int) -> None:
     """Raise ValueError naming the first field of ``rec`` that the C engine could not index safely."""
     from meld8_env.codes import MAX_DISCARDS, N_CARDS
@@ -147,6 +158,8 @@ def check_records(rec: np.ndarray, P: int) -> None:
         bad(f, (rec[f] >= -1) & (rec[f] < N_CARDS))
     for f in ("claim_asked", "claim_discarder", "win_seat", "lose_seat", "caller"):
         bad(f, ((rec[f] >= -1) & (rec[f] < P)).reshape(len(rec), -1).all(axis=1))
+    bad("chiicha", (rec["chiicha"] >= 0) & (rec["chiicha"] < P))
+    bad("current", (rec["phase"] == int(Phase.OVER)) | (rec["current"] >= 0))
 
 
 class FastBatch:
@@ -273,7 +286,7 @@ class FastBatch:
 
     def observe(self, seats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Observations and masks of ``seats`` (-1 or None: the acting seat); buffers are reused."""
-        s = np.full(self.B, -1, np.int8) if seats is None else np.ascontiguousarray(seats, dtype=np.int8)
+        s = np.full(self.B, -1, np.int8) if seats is None else as_seats(seats, self.B, self.P)
         _fast.observe(self._state, self.packed_rules, s, self.oracle, self._obs, self._masks)
         return self._obs, self._masks.view(bool)
 

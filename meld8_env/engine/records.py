@@ -40,6 +40,7 @@ from meld8_env.rules import RuleConfig
 
 __all__ = [
     "check_conservation",
+    "check_ranges",
     "concat_records",
     "observe_records",
     "put_records",
@@ -112,8 +113,10 @@ def start_records(rules: RuleConfig, seeds: np.ndarray) -> np.ndarray:
     return records
 
 
-def _check_ranges(records: np.ndarray, rules: RuleConfig) -> None:
-    # every field the C engine indexes with (the numpy twin: fast.check_records)
+def check_ranges(records: np.ndarray, rules: RuleConfig) -> None:
+    """Raise ValueError naming the first record with a field the C engine would index out of bounds with, or a score
+    no game under ``rules`` reaches (the numpy twin: ``fast.check_records``); cheaper than :func:`check_conservation`,
+    which adds the cards and caches."""
     bad = _fast.check_cards(records, packed(rules), False)
     if bad is not None:
         raise ValueError(f"engine record {bad[0]}: {bad[1]}")
@@ -130,7 +133,7 @@ def check_conservation(records: np.ndarray, rules: RuleConfig) -> None:
 def refresh(records: np.ndarray, rules: RuleConfig) -> None:
     """Recompute the claim window and legal mask of every live record from its hands, in place."""
     records = _records(records, "refresh")
-    _check_ranges(records, rules)
+    check_ranges(records, rules)
     _fast.refresh(records, packed(rules))
 
 
@@ -149,7 +152,7 @@ def waits_records(rules: RuleConfig, records: np.ndarray) -> np.ndarray:
     ``FastBatch.waits``: the drawer's of its hand before the draw, 0 for the seat holding 8 cards after a
     call and for finished games."""
     records = _records(records, "waits_records")
-    _check_ranges(records, rules)
+    check_ranges(records, rules)
     out = np.zeros((records.shape[0], rules.num_players), np.uint64)
     _fast.waits(records, packed(rules), out)
     return out
@@ -160,7 +163,7 @@ def observe_records(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Observations (N, D) uint8 and masks (N, 64) bool of ``seats`` (-1 or None: the acting seat)."""
     records = _records(records, "observe_records")
-    _check_ranges(records, rules)
+    check_ranges(records, rules)
     n = records.shape[0]
     s = np.full(n, -1, np.int8) if seats is None else np.ascontiguousarray(seats, dtype=np.int8)
     if s.shape != (n,):
