@@ -285,3 +285,23 @@ def test_an_evaluation_cut_by_ctrl_c_is_due_again_on_resume(tmp_path):
     _, old = _check_folder(cfg, __import__("meld8_env.rules").rules.RuleConfig(), RunFolder(tmp_path, "rllib"))
     assert old["evaluated"] == 4  # a state written before the field: its evaluation was done
     assert math.isclose(old["best"], 2.1)
+
+
+def test_a_resume_never_drops_log_rows_it_cannot_read(tmp_path):
+    # red team, session 32: a row with "timesteps": 64.0, a trailing comma or a list was silently dropped when a
+    # resume rewrote eval.jsonl (every row, for a file of such lines)
+    from training.train_ppo import _logged_by
+
+    folder = RunFolder(tmp_path, "sb3")
+    log = tmp_path / "eval.jsonl"
+    good = '{"mean_placement": 2.0, "timesteps": 64}\n'
+    log.write_text(good + '{"mean_placement": 1.5, "timesteps": 128},\n' + good)
+    with pytest.raises(RunFolderError, match=r"eval.jsonl: line 2 is not a JSON object"):
+        folder.keep_rows("eval.jsonl", lambda r: _logged_by(r, log) <= 100)
+    log.write_text(good + '{"mean_placement": 1.5, "timesteps": 128.0}\n')
+    with pytest.raises(ValueError, match=r"a row's 'timesteps' is 128.0, not an integer"):
+        folder.keep_rows("eval.jsonl", lambda r: _logged_by(r, log) <= 100)
+    assert log.read_text() == good + '{"mean_placement": 1.5, "timesteps": 128.0}\n'  # nothing was rewritten
+    log.write_text(good + '{"mean_placement": 1.5, "timesteps": 128}\n{"mean_pla')  # a kill cut the last line
+    folder.keep_rows("eval.jsonl", lambda r: _logged_by(r, log) <= 100)
+    assert log.read_text() == good  # the torn line and the rows after the checkpoint go, as before

@@ -150,22 +150,30 @@ class RunFolder:
             f.flush()
 
     def rows(self, name: str) -> list[dict[str, Any]]:
-        """The JSON rows of ``name`` (a line cut by a kill, or one that is not an object, is skipped)."""
+        """The JSON object rows of ``name``. Only a last line without its newline (cut by a kill) is skipped; any
+        other line that is not a JSON object is a RunFolderError naming the file and line (red team, session 32: a
+        resume silently rewrote the file without such rows)."""
         path = self.path / name
         if not path.exists():
             return []
+        lines = path.read_bytes().split(b"\n")
         out = []
-        for line in path.read_text().splitlines():
+        for i, line in enumerate(lines):
+            if not line.strip():
+                continue
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+            except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, an integer too long
+                row = None
             if isinstance(row, dict):
                 out.append(row)
+            elif i < len(lines) - 1:  # a whole line, newline and all: not a torn write
+                raise RunFolderError(f"{path}: line {i + 1} is not a JSON object; fix or move the file")
         return out
 
     def keep_rows(self, name: str, keep) -> None:
-        """Rewrite ``name`` with the rows for which ``keep(row)`` holds (atomically, by a rename)."""
+        """Rewrite ``name`` with the rows for which ``keep(row)`` holds (atomically, by a rename); ``keep`` may
+        raise to refuse a row it cannot judge, before anything is written."""
         path = self.path / name
         if not path.exists():
             return

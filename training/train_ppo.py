@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -276,6 +277,15 @@ def _load_init(model, path: Path) -> None:
     model.policy.load_state_dict({**own, **state})
 
 
+def _logged_by(row: dict[str, Any], path: Path) -> int:
+    """The ``timesteps`` of a row of ``eval.jsonl`` / ``opponents.jsonl`` (a row without an integer count is refused:
+    dropping it would lose it)."""
+    t = row.get("timesteps")
+    if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+        raise ValueError(f"{path}: a row's 'timesteps' is {str(t)[:40]}, not an integer >= 0; fix or move the file")
+    return t
+
+
 def _train(
     cfg: TrainConfig,
     rules: RuleConfig,
@@ -317,11 +327,13 @@ def _train(
     if resume_from is not None:  # weights only: the checkpoint's tensors into the network this config builds
         model.policy.load_state_dict(load_tensors(resume_from, "policy.pth"))
         model.policy.optimizer.load_state_dict(load_tensors(resume_from, "policy.optimizer.pth"))
-        model.num_timesteps = int(read_metadata(resume_from)["num_timesteps"])
-        start = model.num_timesteps
+        steps = read_metadata(resume_from).get("num_timesteps")
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps < 2**62:
+            raise ValueError(f"{resume_from}: 'num_timesteps' must be an integer >= 0, got {str(steps)[:40]}")
+        model.num_timesteps = start = steps
         # rows a killed run logged after its last checkpoint: those steps run again
         for name in ("eval.jsonl", "opponents.jsonl"):
-            folder.keep_rows(name, lambda r: isinstance(r.get("timesteps"), int) and r["timesteps"] <= start)
+            folder.keep_rows(name, lambda r, name=name: _logged_by(r, out / name) <= start)
     elif init is not None:
         _load_init(model, init)
     recover(out / "best.zip")
