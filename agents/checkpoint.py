@@ -30,6 +30,7 @@ that claims huge layers never makes the loader allocate them.
 from __future__ import annotations
 
 import json
+import math
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -106,10 +107,21 @@ def write_metadata(path: str | Path, meta: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
+#: the largest member read from a checkpoint (the shipped ones hold a few MB); a zip whose member claims more is
+#: refused before it is inflated (a 1 MB zip inflated to 1 GiB, red team, session 32)
+MAX_MEMBER = 256 << 20
+
+
 def read_member(path: str | Path, name: str) -> bytes:
     try:
         with zipfile.ZipFile(path) as z:
-            return z.read(name)
+            size = z.getinfo(name).file_size
+            if size > MAX_MEMBER:
+                raise CheckpointError(f"{path}: {name} holds {size:,} bytes, more than {MAX_MEMBER:,}")
+            data = z.read(name)
+            if len(data) != size:  # pragma: no cover - zipfile checks the size it reads against the header
+                raise CheckpointError(f"{path}: {name} is not the size its zip header says")
+            return data
     except KeyError:
         raise CheckpointError(f"{path}: no {name} inside") from None
     except (zipfile.BadZipFile, OSError) as exc:
@@ -143,8 +155,14 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
                     f"{path}: no {MEMBER} inside (not written by meld8 train). Loading it would unpickle code "
                     "stored in the file: add --trust-checkpoint to the command only if you trust its author"
                 )
+            if z.getinfo(MEMBER).file_size > 1 << 20:  # metadata is a few hundred bytes
+                raise CheckpointError(f"{path}: {MEMBER} holds more than 1 MiB; not meld8 metadata")
+            if sum(i.filename == MEMBER for i in z.infolist()) > 1:
+                raise CheckpointError(f"{path}: {MEMBER} appears twice inside")
             meta = json.loads(z.read(MEMBER))
-    except (zipfile.BadZipFile, OSError, json.JSONDecodeError) as exc:
+    except CheckpointError:
+        raise
+    except (zipfile.BadZipFile, OSError, ValueError, RecursionError) as exc:
         raise CheckpointError(f"{path}: not a readable checkpoint zip ({exc})") from None
     return check_metadata(meta, f"{path}: {MEMBER}", FORMAT)
 
@@ -156,7 +174,7 @@ def check_metadata(meta: object, where: str, fmt: str) -> dict[str, Any]:
         raise CheckpointError(f"{where} is not a JSON object (got {type(meta).__name__})")
     if meta.get("format") != fmt:
         raise CheckpointError(f"{where} is not Meld8 policy metadata (format {meta.get('format')!r}, expected {fmt!r})")
-    if meta.get("version") != VERSION:
+    if isinstance(meta.get("version"), bool) or meta.get("version") != VERSION or not isinstance(meta["version"], int):
         raise CheckpointError(f"{where}: metadata version {meta.get('version')!r}; this meld8 reads {VERSION}")
     for key, kind in FIELDS.items():
         if key not in meta:
@@ -168,6 +186,10 @@ def check_metadata(meta: object, where: str, fmt: str) -> dict[str, Any]:
     if not arch or not all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_HIDDEN for h in arch):
         raise CheckpointError(
             f"{where}: net_arch must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, got {arch!r}"
+        )
+    if fmt == FORMAT and meta["network"] not in NETWORKS:  # (RLlib folders name their own networks)
+        raise CheckpointError(
+            f"{where}: field 'network' must be one of {', '.join(NETWORKS)}, got {str(meta['network'])[:40]!r}"
         )
     critic = meta.get("critic", "plain")
     if critic not in CRITICS:
@@ -182,7 +204,15 @@ def check_weights_fit(meta: dict[str, Any], shapes: dict[str, tuple[int, ...]], 
     (a 2-D weight with that many output units), so metadata cannot make the loader build a network its
     weights do not describe (and allocate what it claims). ``shapes``: stored tensor name -> shape."""
     rows = {s[0] for s in shapes.values() if len(s) == 2}
-    missing = [h for h in meta["net_arch"] if h not in rows]
+    arch = meta["net_arch"]
+    need = sum(a * b for a, b in zip(arch, arch[1:], strict=False))  # hidden-to-hidden weights, in any network
+    have = sum(math.prod(s) for s in shapes.values())
+    if need > have:  # red team, session 32: one (4096, 1) tensor let net_arch [4096] * 3 build 2 x 16.8M weights
+        raise CheckpointError(
+            f"{where}: its metadata names hidden layers {arch[:8]}, which take at least {need:,} weights; the stored "
+            f"tensors hold {have:,}: metadata and weights do not belong together"
+        )
+    missing = [h for h in arch if h not in rows]
     if missing:
         have = sorted(rows)
         raise CheckpointError(
@@ -202,6 +232,10 @@ def check_compatible(meta: dict[str, Any], rules: RuleConfig, where: str) -> Non
         raise CheckpointError(
             f"{where}: trained on look-ahead features v{meta.get('features_layout_version')}, this meld8 "
             f"computes v{FEATURES_LAYOUT_VERSION}"
+        )
+    if meta.get("num_players") != rules.num_players:  # the network's heads are sized by it before any weight loads
+        raise CheckpointError(
+            f"{where}: trained for {str(meta.get('num_players'))[:20]} players; these rules seat {rules.num_players}"
         )
     want = augmented_size(rules) if meta.get("features") else obs_size(rules)
     if meta.get("obs_size") != want:

@@ -215,9 +215,16 @@ def load_policy(path: str | Path, rules: RuleConfig):
     against the stored tensors' shapes before any network is built."""
     meta = read_metadata(path)
     check_compatible(meta, rules, str(path))
+    import torch
+
     state = load_tensors(path, "policy.pth")
-    if not isinstance(state, dict) or not all(hasattr(v, "shape") for v in state.values()):
-        raise CheckpointError(f"{path}: policy.pth is not a table of tensors")
+    if not isinstance(state, dict) or not all(isinstance(k, str) and torch.is_tensor(v) for k, v in state.items()):
+        raise CheckpointError(f"{path}: policy.pth is not a table of named tensors")
+    for k, v in state.items():  # red team, session 32: NaN weights failed at the first move, bool weights played
+        if v.layout != torch.strided or not v.is_floating_point() or not bool(torch.isfinite(v).all()):
+            raise CheckpointError(
+                f"{path}: tensor {k[:80]!r} of policy.pth is not dense finite floats ({v.dtype}, {v.layout})"
+            )
     if meta.get("critic") == "oracle":  # trained with an oracle critic: it plays without it
         state = actor_state(state)
     check_weights_fit(meta, {k: tuple(v.shape) for k, v in state.items()}, str(path))

@@ -51,7 +51,10 @@ def test_a_well_formed_checkpoint_loads_and_plays(tmp_path):
 def test_sb3_metadata_claiming_layers_the_weights_lack_is_refused_before_building(tmp_path, arch):
     path = _sb3_zip(tmp_path / "c.zip", _good_meta(net_arch=arch))
     t0 = time.perf_counter()
-    with pytest.raises(AgentLoadError, match=r"stored weights hold no layer of \d+ units") as exc:
+    # (session 32: layers whose weights the stored tensors cannot hold in number are refused first)
+    with pytest.raises(
+        AgentLoadError, match=r"stored weights hold no layer of \d+ units|take at least [\d,]+ weights"
+    ) as exc:
         load_agent(f"ppo:{path}", RULES)
     assert time.perf_counter() - t0 < 5, "the claimed network was built before the check"
     assert "\n" not in str(exc.value)
@@ -94,6 +97,64 @@ def test_sb3_weights_of_another_shape_are_one_line(tmp_path):
     assert "\n" not in str(exc.value)
 
 
+def _good_state():
+    from agents.networks import build_policy
+
+    return build_policy(make_metadata(RULES, True, "card_heads", [32]), RULES).state_dict()
+
+
+def _first_2d(state):
+    return next(k for k, v in state.items() if v.ndim == 2)
+
+
+HOSTILE_WEIGHTS = {  # red team, session 32: each of these loaded (or failed deep inside torch)
+    "NaN": (lambda st: st[_first_2d(st)].fill_(float("nan")), "not dense finite floats"),
+    "bool": (lambda st: st.__setitem__(_first_2d(st), st[_first_2d(st)] > 0), "not dense finite floats"),
+    "sparse": (lambda st: st.__setitem__(_first_2d(st), st[_first_2d(st)].to_sparse()), "not dense finite floats"),
+    "an int key": (lambda st: st.__setitem__(7, torch.zeros(2)), "not a table of named tensors"),
+    "one small tensor for huge layers": (lambda st: (st.clear(), st.__setitem__("x", torch.zeros(4096, 1))), None),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_WEIGHTS))
+def test_hostile_weights_are_refused_in_one_line_before_a_network_is_built(tmp_path, case):
+    change, says = HOSTILE_WEIGHTS[case]
+    state = _good_state()
+    change(state)
+    meta = _good_meta() if says else _good_meta(net_arch=[4096] * 3, network="separate")
+    says = says or "take at least 33,554,432 weights; the stored tensors hold 4,096"
+    t0 = time.perf_counter()
+    with pytest.raises(AgentLoadError, match=says) as exc:
+        load_agent(f"ppo:{_sb3_zip(tmp_path / 'c.zip', meta, state)}", RULES)
+    assert "\n" not in str(exc.value) and time.perf_counter() - t0 < 5
+
+
+def test_a_zip_whose_members_claim_too_much_is_refused_before_inflating(tmp_path, monkeypatch):
+    import agents.checkpoint as ck
+
+    path = _sb3_zip(tmp_path / "c.zip", _good_meta())
+    monkeypatch.setattr(ck, "MAX_MEMBER", 1000)  # stands for 256 MiB: policy.pth holds more than this
+    with pytest.raises(AgentLoadError, match=r"policy.pth holds [\d,]+ bytes, more than 1,000"):
+        load_agent(f"ppo:{path}", RULES)
+    with zipfile.ZipFile(path, "a") as z, pytest.warns(UserWarning, match="Duplicate name"):
+        z.writestr("meld8.json", json.dumps(_good_meta()))  # a second copy: which one would count?
+    with pytest.raises(AgentLoadError, match="meld8.json appears twice inside"):
+        load_agent(f"ppo:{path}", RULES)
+
+
+@pytest.mark.parametrize(
+    "meta, says",
+    [
+        (_good_meta(num_players=100_000), "trained for 100000 players; these rules seat 3"),  # 4.8 GB of heads
+        (_good_meta(version=True), "metadata version True"),
+        (_good_meta(network="../../x"), "field 'network' must be one of"),
+    ],
+)
+def test_metadata_the_network_is_built_from_is_checked_first(tmp_path, meta, says):
+    with pytest.raises(AgentLoadError, match=says):
+        load_agent(f"ppo:{_sb3_zip(tmp_path / 'c.zip', meta)}", RULES)
+
+
 # -- rllib: folders ----------------------------------------------------------------------------------
 def _rllib_folder(folder, meta, arrays=None, cut: int = 0):
     from agents.rllib_policy import FORMAT
@@ -113,7 +174,7 @@ def _rllib_folder(folder, meta, arrays=None, cut: int = 0):
 RLLIB_BAD = {
     "a list": ([1], "is not a JSON object"),
     "absurd layers": (lambda m: {**m, "net_arch": [10**9]}, "net_arch must be a non-empty list of layer sizes"),
-    "claimed layers": (lambda m: {**m, "net_arch": [8_000, 8_000]}, "stored weights hold no layer of 8000 units"),
+    "claimed layers": (lambda m: {**m, "net_arch": [8_000, 8_000]}, "take at least 64,000,000 weights"),
     "no net_arch": (lambda m: {k: v for k, v in m.items() if k != "net_arch"}, "lacks the field 'net_arch'"),
     "no rules_hash": (lambda m: {k: v for k, v in m.items() if k != "rules_hash"}, "lacks the field 'rules_hash'"),
     "a string version": (lambda m: {**m, "version": "1"}, "metadata version"),
@@ -148,5 +209,5 @@ def test_rllib_folder_passes_the_checks_and_names_its_schema(tmp_path):
            "players": 3, "obs_size": obs_size(RULES), "features": False}  # fmt: skip
     agent = RllibPolicyAgent(_rllib_folder(tmp_path / "old", old), RULES)
     assert agent.meta["net_arch"] == [32] and agent.meta["num_players"] == 3
-    with pytest.raises(CheckpointError, match="expects observations of size|trained with rules"):
+    with pytest.raises(CheckpointError, match="expects observations of size|trained with rules|trained for 3 players"):
         RllibPolicyAgent(tmp_path / "old", RuleConfig.two_player())
