@@ -51,7 +51,7 @@ import numpy as np
 
 from meld8_env.actions import IllegalActionError, as_action_array
 from meld8_env.engine.fast import FastBatch
-from meld8_env.engine.seeding import check_seed
+from meld8_env.engine.seeding import check_game_index, check_seed, check_seed_array
 from meld8_env.hands import distance_batch
 from meld8_env.outcomes import GameOutcome, HandOutcome, game_outcomes, hand_outcomes
 from meld8_env.rules import RuleConfig
@@ -118,10 +118,12 @@ class Meld8Vector:
     def start_games(self, index: np.ndarray, seeds: np.ndarray) -> None:
         """Start new games with chosen ``seeds`` at ``index`` (others untouched); their observations,
         masks and acting seats are updated, their rewards and flags cleared."""
-        index = np.asarray(index, dtype=np.int64)
+        index = check_game_index(index, self.num_envs)
         if index.size == 0:
             return
-        seeds = np.asarray(seeds, dtype=np.uint64).reshape(index.shape)
+        seeds = check_seed_array(seeds)
+        if seeds.shape != index.shape:
+            raise ValueError(f"give one seed per game: {index.shape[0]} games, seeds of shape {seeds.shape}")
         self.seeds[index] = seeds
         self.engine.start(index, seeds)
         self._observe_rows(index)

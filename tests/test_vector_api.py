@@ -129,3 +129,25 @@ def test_shaping_options_are_checked():
     for bad in (-0.1, 1.5, "a lot"):
         with pytest.raises(ValueError, match="shaping must be a number"):
             Meld8Vector(2, shaping=bad)
+
+
+@pytest.mark.parametrize(
+    "index, seeds, says",
+    [
+        ([-1], [5], r"index must hold game positions 0\.\.2, got -1"),  # started the last game
+        ([0, 0], [5, 6], "index names a game twice"),
+        (np.array([0.9]), [5], "index must be a 1-D array of game positions"),  # started game 0
+        ([0], [-1], r"seeds must be integers 0\.\.2\*\*63, got -1"),  # became 2**64 - 1
+        ([0], np.array([1.7]), "seeds must be integers .* got dtype float64"),  # became 1
+        ([0], [2**64], r"seeds must be integers 0\.\.2\*\*63"),
+        ([0, 1], [5], "give one seed per game"),
+    ],
+)
+def test_start_games_refuses_positions_and_seeds_it_used_to_cast(index, seeds, says):
+    # red team, session 32: each of these was cast silently (a negative seed wrapped, a float index truncated)
+    v = Meld8Vector(3, seed=1)
+    v.reset()
+    before = v.seeds.copy()
+    with pytest.raises(ValueError, match=says):
+        v.start_games(index, seeds)
+    assert (v.seeds == before).all()  # nothing started

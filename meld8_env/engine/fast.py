@@ -47,6 +47,7 @@ from meld8_env import observation
 from meld8_env.actions import as_action_array, illegal_action_message, legal_ids
 from meld8_env.codes import Phase, check_native_constants
 from meld8_env.engine import _fast
+from meld8_env.engine.seeding import MASK64, check_game_index, check_seed_array
 from meld8_env.engine.view import GameView, view_of
 from meld8_env.rules import RuleConfig
 from meld8_env.scoring import score_params
@@ -263,15 +264,15 @@ class FastBatch:
 
     # -- whole batch ----------------------------------------------------------------------------
     def reset(self, seeds: np.ndarray) -> None:
-        seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+        seeds = check_seed_array(seeds, top=MASK64)
         if seeds.shape != (self.B,):
             raise ValueError(f"seeds must have shape ({self.B},), got {seeds.shape}")
         _fast.reset(self._state, self.packed_rules, seeds)
 
     def start(self, index: np.ndarray, seeds: np.ndarray) -> None:
         """Start new games at ``index`` with the given seeds (the others are untouched)."""
-        index = np.asarray(index, dtype=np.int64)
-        seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+        index = check_game_index(index, self.B)
+        seeds = check_seed_array(seeds, top=MASK64)
         if seeds.shape != index.shape:
             raise ValueError(f"give one seed per game: {index.shape} games, {seeds.shape} seeds")
         sub = self._raw[index].view(STATE_DTYPE)

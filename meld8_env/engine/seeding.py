@@ -30,6 +30,38 @@ def check_seed(seed: object, what: str = "seed") -> int:
     return int(seed)
 
 
+def check_seed_array(seeds: object, what: str = "seeds", top: int = MAX_SEED) -> np.ndarray:
+    """``seeds`` as a C-contiguous uint64 array, each an integer 0..``top`` (:func:`check_seed` for arrays: floats,
+    booleans and negatives were cast silently, -1 to 2**64 - 1 and 1.7 to 1). ``top`` is 2**63 for seeds a user
+    gives, ``MASK64`` inside the engine, where a batch seeded S plays S, S + 1, ..."""
+    limit = "2**63" if top == MAX_SEED else "2**64 - 1"
+    arr = np.asarray(seeds)
+    if arr.dtype == object:  # Python ints beyond int64
+        vals = arr.ravel().tolist()
+        if any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= top for x in vals):
+            raise ValueError(f"{what} must be integers 0..{limit}")
+        return np.array(vals, np.uint64).reshape(arr.shape)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{what} must be integers 0..{limit}, got dtype {arr.dtype}")
+    if arr.size and (arr.min() < 0 or int(arr.max()) > top):
+        bad = next(x for x in arr.ravel().tolist() if not 0 <= x <= top)
+        raise ValueError(f"{what} must be integers 0..{limit}, got {bad}")
+    return np.ascontiguousarray(arr, dtype=np.uint64)
+
+
+def check_game_index(index: object, n: int, what: str = "index") -> np.ndarray:
+    """``index`` as int64 positions of distinct games of a batch of ``n`` (-1 was the last game, 0.9 the first)."""
+    arr = np.asarray(index)
+    if arr.dtype.kind not in "iu" or arr.ndim != 1:
+        raise ValueError(f"{what} must be a 1-D array of game positions (integers), got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(f"{what} must hold game positions 0..{n - 1}, got {int(arr[(arr < 0) | (arr >= n)][0])}")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{what} names a game twice")
+    return arr
+
+
 def mix64(z: int) -> int:
     """The splitmix64 output function on one 64-bit int."""
     z = ((z ^ (z >> 30)) * _M1) & MASK64
