@@ -106,6 +106,7 @@ Where the caller gives no information sets (a face that does not pass them) the 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -229,11 +230,10 @@ def parse_options(text: str) -> dict[str, object]:
                 f"search option {part!r}: use key=value with key one of {', '.join(OPTIONS)} (e.g. search:worlds=32)"
             )
         kind = OPTIONS[key][0]
-        if kind is int:
-            try:
-                out[key] = int(value)
-            except ValueError:
-                raise ValueError(f"search option {key}={value!r}: give an integer") from None
+        if kind is int:  # ASCII digits only: int() also reads "3_2" as 32 and other scripts' digits
+            if not re.fullmatch(r"-?[0-9]{1,9}", value):
+                raise ValueError(f"search option {key}={value[:40]!r}: give an integer (digits 0-9)")
+            out[key] = int(value)
         else:
             out[key] = value
     return out

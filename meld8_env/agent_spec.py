@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.agent import BUILTIN, AgentProtocol, CheckpointError, as_agent
+from meld8_env.config_io import short_repr
 from meld8_env.rules import RuleConfig
 from meld8_env.seat_process import PREFIX, BotOptions, BotStartError, ExternalAgent
 
@@ -62,7 +63,7 @@ def load_agent(
     checkpoint zip; ``bots`` sets a ``cmd:`` bot's timeout, fallback and log folder."""
     rules = rules or RuleConfig()
     if not isinstance(spec, str) or not spec:
-        raise AgentLoadError(f"an agent spec is a non-empty string, got {spec!r}")
+        raise AgentLoadError(f"an agent spec is a non-empty string, got {short_repr(spec)}")
     if spec.startswith("rllib:"):
         return _load_trained("rllib", spec.removeprefix("rllib:"), rules, seed)
     if spec.startswith(PREFIX):
@@ -72,7 +73,7 @@ def load_agent(
         try:
             return as_agent(resolve(OPTION_AGENTS[name], spec)(options, rules, seed))
         except ValueError as exc:
-            raise AgentLoadError(f"agent {spec!r}: {exc}") from None
+            raise AgentLoadError(f"agent {short_repr(spec)}: {exc}") from None
     if spec in SHIPPED_MODELS:
         return _load_trained("ppo", str(shipped_model(spec)), rules, seed, trust=trust)
     if spec.startswith("ppo:") or spec.endswith(".zip"):
@@ -80,7 +81,7 @@ def load_agent(
     target = BUILTIN.get(spec) or _entry_point(spec) or (spec if ":" in spec else None)
     if target is None:
         raise AgentLoadError(
-            f"unknown agent {spec!r}: use one of {', '.join(BUILTIN)}, search (search:worlds=32,...), "
+            f"unknown agent {short_repr(spec)}: use one of {', '.join(BUILTIN)}, search (search:worlds=32,...), "
             "wary (wary:lam=10), ppo (the shipped baseline), distilled (the shipped network distilled from search), "
             "ppo:PATH.zip (a checkpoint), rllib:FOLDER (an RLlib policy), 'package.module:ClassName' or "
             "'cmd:COMMAND' (a seat-protocol bot)"
@@ -94,9 +95,11 @@ def load_agent(
     try:
         agent = cls(**kwargs)
     except Exception as exc:  # user code: report, do not crash deep inside
-        raise AgentLoadError(f"agent {spec!r}: constructing {target.split(':', 1)[1]} failed: {exc}") from None
+        raise AgentLoadError(
+            f"agent {short_repr(spec)}: constructing {target.split(':', 1)[1]} failed: {exc}"
+        ) from None
     if not isinstance(agent, AgentProtocol):
-        raise AgentLoadError(f"agent {spec!r} lacks name / act / act_batch (see meld8_env.agent.Agent)")
+        raise AgentLoadError(f"agent {short_repr(spec)} lacks name / act / act_batch (see meld8_env.agent.Agent)")
     return as_agent(agent)  # user code without setup / close gets them here, so no caller probes
 
 

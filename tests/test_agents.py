@@ -165,3 +165,20 @@ def test_greedy_beats_random_in_duplicate_play():
 def test_loader_errors(spec, message):
     with pytest.raises(AgentLoadError, match=message):
         load_agent(spec)
+
+
+@pytest.mark.parametrize("spec", ["search:worlds=٣", "search:worlds=3_2"])
+def test_search_options_read_ascii_digits_only(spec):
+    # red team, session 32: int() read another script's digits and "3_2" (as 32)
+    from meld8_env.agent_spec import AgentLoadError, load_agent
+
+    with pytest.raises(AgentLoadError, match="give an integer"):
+        load_agent(spec)
+
+
+def test_a_huge_agent_spec_is_not_echoed_whole():
+    from meld8_env.agent_spec import AgentLoadError, load_agent
+
+    with pytest.raises(AgentLoadError) as err:
+        load_agent("x" * 100_000)  # the error line echoed all 100,000 characters
+    assert len(str(err.value)) < 1000
