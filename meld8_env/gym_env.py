@@ -173,7 +173,10 @@ class Meld8VectorEnv(VectorEnv):
         carry, self._carry = self._carry, np.zeros(self.num_envs, np.float64)
         rewards = np.zeros(self.num_envs, np.float64)
         ended: list = []
-        self._engine_step(np.asarray(actions).reshape(self.num_envs), rewards, ended)
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):  # (4, 1) and (2, 2) were reshaped silently (red team, session 32)
+            raise ValueError(f"actions must have shape ({self.num_envs},), one per game, got shape {acts.shape}")
+        self._engine_step(acts, rewards, ended)
         self._play_opponents(rewards, ended)
         rewards += carry  # rewards that reached the learner before this episode's first action
         self._return += rewards

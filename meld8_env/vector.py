@@ -81,6 +81,8 @@ class Meld8Vector:
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
         self.shaping = check_shaping(shaping)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")  # 2.5 was read as 2, True as 1
         self.num_envs = int(num_envs)
         self.autoreset = autoreset
         self.engine = FastBatch(self.num_envs, self.rules, reward=reward, oracle=oracle)

@@ -143,3 +143,25 @@ def test_an_env_never_closed_exits_quietly():
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize("shape", [(4, 1), (2, 2), (3,), ()])
+def test_vector_step_takes_exactly_one_action_per_game(shape):
+    # red team, session 32: (4, 1) and (2, 2) were reshaped silently; (3,) failed inside numpy
+    envs = gymnasium.make_vec(
+        "meld8_env:Meld8-v0", num_envs=4, vectorization_mode="vector_entry_point", opponents=["greedy", "random"]
+    )
+    try:
+        envs.reset(seed=1)
+        with pytest.raises(ValueError, match=r"actions must have shape \(4,\), one per game"):
+            envs.step(np.zeros(shape, np.int64))
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("n", [2.5, True, 0])
+def test_a_batch_size_that_is_not_a_count_is_refused(n):
+    from meld8_env.vector import Meld8Vector
+
+    with pytest.raises(ValueError, match="num_envs must be an integer >= 1"):
+        Meld8Vector(n)
