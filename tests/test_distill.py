@@ -529,3 +529,14 @@ def test_train_with_a_bad_init_says_so_in_one_line(tmp_path, capsys):
             main(["train", "--data", str(tmp_path), "--init", str(init), "--out", str(tmp_path / "o.zip")])
         assert says in capsys.readouterr().err
     assert not (tmp_path / "o.zip").exists()
+
+
+@pytest.mark.parametrize("spec, says", [("greedy", "--spec must be a search agent"), ("search:worlds=abc", "worlds")])
+def test_generate_refuses_a_teacher_that_is_no_search_in_one_line(tmp_path, capsys, spec, says):
+    # red team, session 32: --spec greedy failed deep inside (act_batch got an unexpected keyword 'infosets')
+    from training.distill import main
+
+    with pytest.raises(SystemExit):
+        main(["generate", "--spec", spec, "--games", "2", "--chunk", "2", "--out", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and not (tmp_path / "d").exists()

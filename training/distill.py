@@ -173,6 +173,8 @@ def generate_parts(
     other returns, is refused: no mixed data)."""
     if not 0 < gamma <= 1:
         raise ValueError(f"gamma must be in (0, 1], got {gamma}")
+    if spec.partition(":")[0] != "search":  # the teacher's per-candidate values are what a part holds
+        raise ValueError(f"--spec must be a search agent (search or search:k=v+...), got {spec[:80]!r}")
     folder = Path(folder)
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
@@ -672,7 +674,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             folder = Path(args.out)
             paths = generate_parts(args.spec, args.games, args.seed, rules, folder, args.chunk, gamma=args.gamma)
-        except DistillDataError as exc:
+        except ValueError as exc:  # DistillDataError, a spec that is no search, an agent that does not load
             ap.error(str(exc))
         print(f"{args.out}: {len(paths)} parts, {args.games} games of seed {args.seed} in {time.time() - t0:.0f} s")
         return
