@@ -306,6 +306,15 @@ def _train(
     from training.single_seat import SingleSeatVecEnv
 
     out = folder.path
+    resumed = None
+    if resume_from is not None:  # the checkpoint and the logs read and checked before the folder's config is rewritten
+        steps = read_metadata(resume_from).get("num_timesteps")
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps < 2**62:
+            raise ValueError(f"{resume_from}: 'num_timesteps' must be an integer >= 0, got {str(steps)[:40]}")
+        resumed = load_tensors(resume_from, "policy.pth"), load_tensors(resume_from, "policy.optimizer.pth"), steps
+        for name in ("eval.jsonl", "opponents.jsonl"):
+            for row in folder.rows(name):
+                _logged_by(row, out / name)
     shutil.rmtree(out / SAVING, ignore_errors=True)  # scratch of a killed run (we hold the folder's lock)
     for name in (EVAL_COPY, "_best.tmp.zip"):  # (_best.tmp.zip: earlier versions' scratch name)
         (out / name).unlink(missing_ok=True)
@@ -324,13 +333,10 @@ def _train(
         clip_range=cfg.clip_range, target_kl=cfg.target_kl, policy_kwargs=kwargs, seed=cfg.seed,
         tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
     )  # fmt: skip
-    if resume_from is not None:  # weights only: the checkpoint's tensors into the network this config builds
-        model.policy.load_state_dict(load_tensors(resume_from, "policy.pth"))
-        model.policy.optimizer.load_state_dict(load_tensors(resume_from, "policy.optimizer.pth"))
-        steps = read_metadata(resume_from).get("num_timesteps")
-        if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps < 2**62:
-            raise ValueError(f"{resume_from}: 'num_timesteps' must be an integer >= 0, got {str(steps)[:40]}")
-        model.num_timesteps = start = steps
+    if resumed is not None:  # weights only: the checkpoint's tensors into the network this config builds
+        model.policy.load_state_dict(resumed[0])
+        model.policy.optimizer.load_state_dict(resumed[1])
+        model.num_timesteps = start = resumed[2]
         # rows a killed run logged after its last checkpoint: those steps run again
         for name in ("eval.jsonl", "opponents.jsonl"):
             folder.keep_rows(name, lambda r, name=name: _logged_by(r, out / name) <= start)
