@@ -23,7 +23,9 @@ ARGS=("$@")
   tests/test_cbots.py::test_rollout_deterministic_and_thread_independent
   tests/test_search.py::test_rollout_plays_each_record_once_whatever_the_threads
   tests/test_cbots.py::test_special_form_bound_equals_the_unbounded_searches
-  tests/test_rollout_external.py tests/test_belief_core.py tests/test_arena_c_games.py)
+  tests/test_rollout_external.py tests/test_belief_core.py tests/test_arena_c_games.py
+  tests/test_state_records.py::test_a_record_field_out_of_range_is_refused_on_every_path
+  tests/test_state_records.py::test_an_observed_seat_out_of_range_is_refused)
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 # the tracked files (links stay links), plus untracked test files while developing
