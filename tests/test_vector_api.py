@@ -151,3 +151,4 @@ def test_start_games_refuses_positions_and_seeds_it_used_to_cast(index, seeds, s
     with pytest.raises(ValueError, match=says):
         v.start_games(index, seeds)
     assert (v.seeds == before).all()  # nothing started
+    v.start_games([], [])  # no games: numpy reads [] as float64, which is still nothing to refuse

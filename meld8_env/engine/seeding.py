@@ -36,6 +36,8 @@ def check_seed_array(seeds: object, what: str = "seeds", top: int = MAX_SEED) ->
     gives, ``MASK64`` inside the engine, where a batch seeded S plays S, S + 1, ..."""
     limit = "2**63" if top == MAX_SEED else "2**64 - 1"
     arr = np.asarray(seeds)
+    if arr.size == 0:  # [] is float64 to numpy: no seeds, whatever its dtype
+        return np.zeros(arr.shape, np.uint64)
     if arr.dtype == object:  # Python ints beyond int64
         vals = arr.ravel().tolist()
         if any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= top for x in vals):
@@ -52,6 +54,8 @@ def check_seed_array(seeds: object, what: str = "seeds", top: int = MAX_SEED) ->
 def check_game_index(index: object, n: int, what: str = "index") -> np.ndarray:
     """``index`` as int64 positions of distinct games of a batch of ``n`` (-1 was the last game, 0.9 the first)."""
     arr = np.asarray(index)
+    if arr.size == 0 and arr.ndim == 1:  # [] is float64 to numpy: no games, whatever its dtype
+        return np.zeros(0, np.int64)
     if arr.dtype.kind not in "iu" or arr.ndim != 1:
         raise ValueError(f"{what} must be a 1-D array of game positions (integers), got dtype {arr.dtype}")
     arr = arr.astype(np.int64)
