@@ -540,3 +540,18 @@ def test_generate_refuses_a_teacher_that_is_no_search_in_one_line(tmp_path, caps
         main(["generate", "--spec", spec, "--games", "2", "--chunk", "2", "--out", str(tmp_path / "d")])
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and not (tmp_path / "d").exists()
+
+
+def test_train_refuses_parts_made_for_another_observation_width(parts, tmp_path):
+    # red team, session 32: parts of 786 observation values against a 1,017-wide init were a torch shape traceback
+    from agents.registry import shipped_baseline
+    from training.distill import TrainSettings, train_checkpoint
+    from training.distill_data import DistillDataError, read_part, save_part
+
+    data, meta = read_part(parts / "part_3_00000000.npz")
+    narrow = {**data, "obs": np.ascontiguousarray(data["obs"][:, :786])}
+    save_part(tmp_path / "d" / "part_3_00000000.npz", narrow, meta["spec"], 3, 0, meta["games"], meta["gamma"])
+    out = tmp_path / "n.zip"
+    with pytest.raises(DistillDataError, match=r"observations of 786 values, .* reads \d+"):
+        train_checkpoint([str(tmp_path / "d")], str(shipped_baseline()), out, RULES, TrainSettings(epochs=1), "x")
+    assert not out.exists()

@@ -460,6 +460,12 @@ def train_checkpoint(
     if labels == "own" and ts.soft > 0:
         raise ValueError("--labels own replaces the teacher's choices; its values would still leak in with --soft > 0")
     data, info = load_data(inputs)
+    width = int(read_metadata(init)["obs_size"])
+    if data["obs"].shape[1] != width:  # red team, session 32: a torch shape error from deep inside training
+        raise DistillDataError(
+            f"the parts hold observations of {data['obs'].shape[1]} values, {init} reads {width}: they were not made "
+            "for this network (generate them again, or train another --init)"
+        )
     if labels == "own":
         own = own_actions(init, rules, data["obs"], data["masks"])
         log(f"labels: {init}'s own actions (CONTROL); the teacher's agree on {(own == data['actions']).mean():.3f}")
