@@ -365,8 +365,10 @@ def sample_worlds(
         raise TypeError(f"sample_worlds takes an InfoSet (meld8_env.infoset.infoset), got {type(info).__name__}")
     if info.phase == Phase.OVER:
         raise ValueError("the game is over: there is no hidden card left to sample")
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:  # 2.5, '3': from deep inside before
+        raise ValueError(f"n must be an integer >= 1 (worlds), got {str(n)[:40]!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
     if isinstance(tries, bool) or not isinstance(tries, (int, np.integer)) or not 1 <= tries <= 4096:
         raise ValueError(f"tries must be an integer 1..4096 (proposals per world), got {tries!r}")
     if last_discard and method == "learned":

@@ -319,7 +319,11 @@ def test_bad_input_one_line():
         sample_worlds(info, 4, np.random.default_rng(0), "Learned")
     with pytest.raises(ValueError, match="use it with method two_level, not learned"):
         sample_worlds(info, 4, np.random.default_rng(0), "learned", last_discard=True)
-    with pytest.raises(ValueError, match="n must be >= 1"):
-        sample_worlds(info, 0, np.random.default_rng(0), "learned")
+    for n in (0, 2.5, "3", True):  # red team, session 32: 2.5 and "3" failed from deep inside
+        with pytest.raises(ValueError, match="n must be an integer >= 1"):
+            sample_worlds(info, n, np.random.default_rng(0), "learned")
+    for rng in (None, 42, np.random.RandomState(0)):
+        with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+            sample_worlds(info, 4, rng)
     assert status_key(info, info.opponents[0])[1] in (0, 1)
     assert packed(rules)
