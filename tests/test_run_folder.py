@@ -305,3 +305,13 @@ def test_a_resume_never_drops_log_rows_it_cannot_read(tmp_path):
     log.write_text(good + '{"mean_placement": 1.5, "timesteps": 128}\n{"mean_pla')  # a kill cut the last line
     folder.keep_rows("eval.jsonl", lambda r: _logged_by(r, log) <= 100)
     assert log.read_text() == good  # the torn line and the rows after the checkpoint go, as before
+
+
+@pytest.mark.parametrize("text", ["null", "[" * 5000])
+def test_a_run_file_of_null_or_deep_json_is_refused_not_overwritten(tmp_path, text):
+    # red team, session 32: a run.json of null counted as missing, and the folder was taken over
+    (tmp_path / "run.json").write_text(text)
+    (tmp_path / "best.zip").write_bytes(b"x")
+    with pytest.raises(RunFolderError, match="is not a run file meld8 wrote"):
+        RunFolder(tmp_path, "sb3").check(resume=True)
+    assert (tmp_path / "run.json").read_text() == text

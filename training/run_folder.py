@@ -102,9 +102,11 @@ class RunFolder:
         """The backend whose run the folder holds (``run.json``; older folders: from their files)."""
         try:
             doc = json.loads((self.path / RUN_FILE).read_text())
+            if doc is None:  # a run file of "null" is not a missing one (red team, session 32: it was overwritten)
+                raise ValueError("null")
         except FileNotFoundError:
             doc = None
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             raise RunFolderError(f"{self.path / RUN_FILE} is not a run file meld8 wrote; restore it or choose "
                                  "another out") from None  # fmt: skip
         if doc is not None:
