@@ -26,6 +26,24 @@ def test_resume_continues_from_the_newest_checkpoint(tmp_path):
     assert steps[-1] >= 384
 
 
+def test_a_resume_refuses_unreadable_logs_before_rewriting_the_config(tmp_path):
+    # red team, session 32: such rows were deleted, or failed after config.yaml had been rewritten
+    import json
+
+    train(TrainConfig(out=str(tmp_path), **TINY))
+    config, log = (tmp_path / "config.yaml").read_text(), tmp_path / "eval.jsonl"
+    rows = log.read_text()
+    for bad, says in [
+        (json.dumps({"mean_placement": "bad", "timesteps": 100}), "'mean_placement' is bad, not a number"),
+        (json.dumps({"mean_placement": 2.0, "timesteps": 64.0}), "'timesteps' is 64.0, not an integer"),
+        ('{"mean_placement": 2.0, "timesteps": 64},', "line 1 is not a JSON object"),
+    ]:
+        log.write_text(bad + "\n" + rows)
+        with pytest.raises(ValueError, match=says):
+            train(TrainConfig(out=str(tmp_path), resume=True, **{**TINY, "total_timesteps": 512, "seed": 9}))
+        assert log.read_text() == bad + "\n" + rows and (tmp_path / "config.yaml").read_text() == config
+
+
 def test_checkpoint_is_an_agent_in_tournaments(tmp_path):
     final = train(TrainConfig(out=str(tmp_path), **TINY))
     agent = load_agent(f"ppo:{final}")

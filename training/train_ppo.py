@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -315,6 +316,9 @@ def _train(
         for name in ("eval.jsonl", "opponents.jsonl"):
             for row in folder.rows(name):
                 _logged_by(row, out / name)
+                mp = row.get("mean_placement", 1.0)  # the best so far is read from these (a string failed there)
+                if isinstance(mp, bool) or not isinstance(mp, int | float) or not math.isfinite(mp):
+                    raise ValueError(f"{out / name}: a row's 'mean_placement' is {str(mp)[:40]}, not a number")
     shutil.rmtree(out / SAVING, ignore_errors=True)  # scratch of a killed run (we hold the folder's lock)
     for name in (EVAL_COPY, "_best.tmp.zip"):  # (_best.tmp.zip: earlier versions' scratch name)
         (out / name).unlink(missing_ok=True)
