@@ -228,6 +228,20 @@ INT32_MAX = 2**31 - 1
 MAX_HAN = 127  # han counts are small integers in the engine (int8/int16 fields)
 
 
+def largest_payment(c: RuleConfig) -> int:
+    """The most points one hand moves between two seats: a double yakuman, the biggest counted hand, or a chombo
+    paid to everyone (R37, R41)."""
+    return max(
+        2 * c.yakuman_value, (c.counted_yakuman_han - 1) * c.points_per_han, c.chombo_payment * (c.num_players - 1)
+    )
+
+
+def score_bound(c: RuleConfig) -> int:
+    """No score a game under ``c`` reaches lies outside ``+-score_bound(c)`` before placement points: every hand that
+    moves points ends a round (the engine's record check uses the same bound, ``_state.c: eng_check_ranges``)."""
+    return c.starting_score + c.rounds * largest_payment(c)
+
+
 def _check_engine_range(c: RuleConfig) -> None:
     """Refuse options under which a reachable score (or a hand's points) would overflow the engine's
     32-bit integers. A hand moves at most ``largest`` points between seats (a double yakuman, the
@@ -241,10 +255,8 @@ def _check_engine_range(c: RuleConfig) -> None:
     for v in c.min_yaku_han:
         if v > MAX_HAN:
             _fail("min_yaku_han", c.min_yaku_han, f"integers 1..{MAX_HAN}")
-    largest = max(
-        2 * c.yakuman_value, (c.counted_yakuman_han - 1) * c.points_per_han, c.chombo_payment * (c.num_players - 1)
-    )
-    worst = c.starting_score + c.rounds * largest + max(abs(v) for v in c.placement_points)
+    largest = largest_payment(c)
+    worst = score_bound(c) + max(abs(v) for v in c.placement_points)
     if worst > INT32_MAX:
         raise RuleConfigError(
             f"rule options can overflow the engine's 32-bit scores: starting_score ({c.starting_score:,}) + "

@@ -400,3 +400,37 @@ def test_an_observed_seat_out_of_range_is_refused(rules_name, seat):
         obs, masks = np.zeros((2, fb.obs_size), np.uint8), np.zeros((2, 64), np.uint8)
         with pytest.raises(ValueError, match=r"seats: row 0 is -?\d+; a seat is -1"):
             fb.observe_into(np.array([seat, 0], np.int8), obs, masks)
+
+
+def test_c_range_check_matches_its_numpy_twin_on_fields_out_of_range(bot_states):
+    """``_state.c: eng_check_ranges`` and ``fast.check_records`` refuse the same records, naming the same field."""
+    import re
+
+    from meld8_env.engine.fast import check_records
+
+    rules, states = bot_states
+    rng = np.random.default_rng(32)
+    P, p = rules.num_players, packed(rules)
+    fields = {"chiicha": (-128, 127), "current": (-128, 127), "acting": (-128, 127), "round": (-128, 127),
+              "drawn": (-128, 127), "scores": (-(2**31), 2**31 - 1)}  # fmt: skip
+    refused = 0
+    for i in rng.permutation(len(states))[:2000]:
+        one = states[i : i + 1].copy()
+        name = list(fields)[int(rng.integers(len(fields)))]
+        lo, hi = fields[name]
+        value = int(rng.integers(lo, hi, endpoint=True)) if rng.random() < 0.5 else int(rng.integers(-3, P + 3))
+        if name == "scores":
+            one[name][0, int(rng.integers(P))] = value // 1000 if rng.random() < 0.5 else value
+        else:
+            one[name][0] = value
+        c = _fast.check_cards(one, p, False)
+        try:
+            check_records(one, rules)
+            py = None
+        except ValueError as exc:
+            py = re.search(r"field '(\w+)'", str(exc)).group(1)
+        assert (c is None) == (py is None), f"state {i}, {name}={value}: C {c}, numpy {py}"
+        if c is not None:
+            refused += 1
+            assert f"field '{py}'" in c[1], (c, py)
+    assert refused > 500

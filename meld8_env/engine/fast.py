@@ -49,7 +49,7 @@ from meld8_env.codes import Phase, check_native_constants
 from meld8_env.engine import _fast
 from meld8_env.engine.seeding import MASK64, check_game_index, check_seed_array
 from meld8_env.engine.view import GameView, view_of
-from meld8_env.rules import RuleConfig
+from meld8_env.rules import RuleConfig, score_bound
 from meld8_env.scoring import score_params
 
 check_native_constants(_fast.constants())
@@ -137,9 +137,12 @@ def as_seats(seats: object, n: int, P: int) -> np.ndarray:
     return np.ascontiguousarray(s, dtype=np.int8)
 
 
-def check_records(rec: np.ndarray, P: int) -> None:
-    """Raise ValueError naming the first field of ``rec`` that the C engine could not index safely."""
+def check_records(rec: np.ndarray, rules: RuleConfig) -> None:
+    """Raise ValueError naming the first field of ``rec`` that the C engine could not index safely, or a score no
+    game under ``rules`` reaches (the numpy twin of ``_state.c: eng_check_ranges``)."""
     from meld8_env.codes import MAX_DISCARDS, N_CARDS
+
+    P = rules.num_players
 
     def bad(name: str, ok: np.ndarray) -> None:
         if not np.all(ok):
@@ -161,6 +164,8 @@ def check_records(rec: np.ndarray, P: int) -> None:
         bad(f, ((rec[f] >= -1) & (rec[f] < P)).reshape(len(rec), -1).all(axis=1))
     bad("chiicha", (rec["chiicha"] >= 0) & (rec["chiicha"] < P))
     bad("current", (rec["phase"] == int(Phase.OVER)) | (rec["current"] >= 0))
+    bound = score_bound(rules)
+    bad("scores", (np.abs(rec["scores"][:, :P].astype(np.int64)) <= bound).all(axis=1))
 
 
 class FastBatch:
@@ -307,7 +312,7 @@ class FastBatch:
         records = np.ascontiguousarray(records)
         if records.dtype != STATE_DTYPE:
             raise TypeError("observe_records takes records made by this engine (dtype STATE_DTYPE)")
-        check_records(records, self.P)
+        check_records(records, self.rules)
         _fast.observe(records, self.packed_rules, seats, self.oracle, obs, masks)
 
     @property
