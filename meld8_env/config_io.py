@@ -6,6 +6,7 @@ Configs are taken as a path or as the name of a config shipped in the package
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ class ConfigSyntaxError(ValueError):
     """A config file this reader refuses before any option is looked at (the message names the line)."""
 
 
+@functools.cache
 def _strict_loader() -> type:
     """yaml.SafeLoader with three changes for hand-written config files:
 

@@ -343,7 +343,7 @@ def _train(
         model.num_timesteps = start = resumed[2]
         # rows a killed run logged after its last checkpoint: those steps run again
         for name in ("eval.jsonl", "opponents.jsonl"):
-            folder.keep_rows(name, lambda r, name=name: _logged_by(r, out / name) <= start)
+            folder.keep_rows(name, lambda r: r["timesteps"] <= start)  # every row checked above
     elif init is not None:
         _load_init(model, init)
     recover(out / "best.zip")
