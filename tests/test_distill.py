@@ -127,6 +127,57 @@ def test_load_data_refuses_bad_files_in_one_line(parts, tmp_path):
         load_data([tmp_path / "out_of_range.npz"])
 
 
+def test_load_data_refuses_parts_whose_fields_are_not_a_real_decisions(parts, tmp_path):
+    """A part is input from outside: a spec that is an array (str() of it would name a teacher that never
+    played), seeds and game ids past int64 (the merged ``seed`` column and the held-out keys are int64), a mask
+    no decision has (every action, or discards beside claims, or claims without pass: R11, R22, R29) and a value
+    on an illegal action (the soft targets would put weight on it) are refused in one line naming the file."""
+    from training.distill_data import DistillDataError, load_data, read_part
+
+    arrays, _ = read_part(parts / "part_3_00000000.npz")
+    scalars = {"seed": np.array(3), "first": np.array(0), "games": np.array(2), "gamma": np.array(0.995)}
+    np.savez(tmp_path / "spec.npz", **arrays, **scalars, spec=np.array([SMALL, "search"]))
+    with pytest.raises(DistillDataError, match=r"spec\.npz: spec must be one string of 1\.\.400 characters"):
+        load_data([tmp_path / "spec.npz"])
+    np.savez(tmp_path / "seed.npz", **arrays, **(scalars | {"seed": np.array(2**64 - 1, np.uint64)}), spec=SMALL)
+    with pytest.raises(DistillDataError, match=r"seed must be 0\.\.2\*\*63 - 1 .* got seed=18446744073709551615"):
+        load_data([tmp_path / "seed.npz"])
+    big = 2**63 - 2
+    huge = dict(arrays, game=np.full(len(arrays["game"]), big, np.uint64))
+    np.savez(tmp_path / "ids.npz", **huge, **(scalars | {"first": np.array(big, np.uint64)}), spec=SMALL)
+    with pytest.raises(DistillDataError, match="first \\+ games must stay below 2\\*\\*63"):
+        load_data([tmp_path / "ids.npz"])
+    for name, row in [("all", np.ones(64, bool)), ("mixed", np.eye(64, dtype=bool)[0] | np.eye(64, dtype=bool)[63]),
+                      ("nopass", np.eye(64, dtype=bool)[53]), ("none", np.zeros(64, bool))]:  # fmt: skip
+        bad = dict(arrays, masks=arrays["masks"].copy(), actions=arrays["actions"].copy())
+        bad["masks"][1] = row
+        bad["actions"][1] = int(np.flatnonzero(row)[0]) if row.any() else bad["actions"][1]
+        _write(tmp_path / f"{name}.npz", bad)
+        want = "illegal under its mask" if name == "none" else "decision 1's mask allows actions .* with pass \\(63\\)"
+        with pytest.raises(DistillDataError, match=want):
+            load_data([tmp_path / f"{name}.npz"])
+    k = 0
+    a = int(np.flatnonzero(~arrays["masks"][k])[0])
+    off = dict(arrays, values=arrays["values"].copy())
+    off["values"][k, a] = 0.5
+    _write(tmp_path / "off.npz", off)
+    with pytest.raises(DistillDataError, match=f"decision {k} has a value for action {a}, illegal under its mask"):
+        load_data([tmp_path / "off.npz"])
+    assert read_part(parts / "part_3_00000000.npz")[1]["seed"] == 3  # the real part still loads
+
+
+def test_generate_refuses_a_seed_whose_deals_leave_the_seeds_before_writing(tmp_path):
+    from training.distill import DEAL_STRIDE, TrainSettings, generate_parts, iterate
+
+    top = (2**63 - 3) // DEAL_STRIDE
+    for seed in (-1, top + 1):
+        with pytest.raises(ValueError, match=f"--seed must be 0\\.\\.{top} for 3 games .* got {seed}"):
+            generate_parts(SMALL, 3, seed, RULES, tmp_path / "g")
+        with pytest.raises(ValueError, match="--seed must be 0"):
+            iterate(SMALL, 1, 3, seed, tmp_path / "none.zip", tmp_path / "it", RULES, TrainSettings())
+    assert not (tmp_path / "g").exists() and not (tmp_path / "it").exists()
+
+
 @pytest.mark.parametrize("gamma", [1.0, 0.9])
 def test_returns_are_the_seats_score_changes_to_the_end_of_the_game(gamma):
     """A decision's return is the discounted sum, over this and the seat's later decisions (forced ones

@@ -56,6 +56,7 @@ from agents.registry import load_agent, shipped_baseline
 from meld8_env.agent import wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
+from meld8_env.engine.seeding import MAX_SEED
 from meld8_env.rules import RuleConfig
 from training.distill_data import DistillDataError, load_data, part_path, read_part, save_part
 
@@ -73,12 +74,24 @@ def discounted_returns(step_rewards: list[float], gamma: float) -> np.ndarray:
     return out
 
 
+DEAL_STRIDE = 100_003  # game g of seed s is dealt from s * DEAL_STRIDE + g
+
+
+def check_generate_seed(seed: int, games: int) -> None:
+    """ValueError unless every game's deal seed ``seed * DEAL_STRIDE + g`` (g < ``games``) lies in 0..2**63 - 1
+    (int64, as the deal seeds are computed)."""
+    top = (MAX_SEED - games) // DEAL_STRIDE
+    if not 0 <= seed <= top:
+        raise ValueError(f"--seed must be 0..{top} for {games} games (game g is dealt from seed * {DEAL_STRIDE} + g), "
+                         f"got {seed}")  # fmt: skip
+
+
 def generate(
     spec: str, games: int, seed: int, rules: RuleConfig, batch: int = 64, first: int = 0, gamma: float = GAMMA
 ) -> dict[str, np.ndarray]:
     """Decisions of the search seat (module docstring) from games ``first .. first + games - 1``.
 
-    Game ``g`` is dealt from seed ``seed * 100_003 + g`` with the search in seat ``g % players``, and every
+    Game ``g`` is dealt from seed ``seed * DEAL_STRIDE + g`` with the search in seat ``g % players``, and every
     agent is seeded with ``seed`` alone; a search decision is a pure function of its seed and the
     information set, so the data of a game does not depend on which call (chunk) played it: chunks
     concatenate to exactly the data of one long call (tests/test_distill.py checks it). Arrays: ``obs``
@@ -91,6 +104,7 @@ def generate(
     """
     from meld8_env.features import augment
 
+    check_generate_seed(seed, first + games)
     P = rules.num_players
     search = load_agent(spec, rules, seed)
     opps = [load_agent("defensive", rules, seed + 1), load_agent("greedy", rules, seed + 2)]
@@ -99,7 +113,7 @@ def generate(
     while done < first + games:
         n = min(batch, first + games - done)
         ids = np.arange(done, done + n, dtype=np.int64)
-        recs = start_records(rules, (seed * 100_003 + ids).astype(np.uint64))
+        recs = start_records(rules, (seed * DEAL_STRIDE + ids).astype(np.uint64))
         me = ids % P  # the search seat, rotated
         # per record: the search seat's reward in each of its steps (a step runs from its decision to its next),
         # and (record, step) of every recorded decision, in the order they were recorded
@@ -175,6 +189,7 @@ def generate_parts(
         raise ValueError(f"gamma must be in (0, 1], got {gamma}")
     if spec.partition(":")[0] != "search":  # the teacher's per-candidate values are what a part holds
         raise ValueError(f"--spec must be a search agent (search or search:k=v+...), got {spec[:80]!r}")
+    check_generate_seed(seed, games)
     folder = Path(folder)
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
@@ -584,6 +599,8 @@ def iterate(
     as a shell comment. Returns each round's checkpoint."""
     if rounds < 1:
         raise ValueError(f"--rounds must be >= 1, got {rounds}")
+    check_generate_seed(seed + rounds - 1, games)
+    check_generate_seed(seed, games)
     ts.check()
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: exists and is not a folder (iterate writes round{{r}}/ folders into it)")

@@ -20,10 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
+from meld8_env.actions import NUM_ACTIONS, PASS, RON, TSUMO
+
 ARRAYS = ("obs", "masks", "actions", "values", "game", "returns")
 SCALARS = ("spec", "seed", "first", "games")
 OPTIONAL = ("returns", "gamma")  # absent from parts made before the Monte-Carlo returns were recorded
-NUM_ACTIONS = 64
+MAX_SPEC = 400
 
 
 class DistillDataError(ValueError):
@@ -69,9 +71,17 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
         raise
     except Exception as exc:  # a truncated or foreign file: one line, not a traceback
         raise DistillDataError(f"{path}: cannot read as .npz ({exc})") from None
-    if raw["spec"].dtype.kind != "U" or any(raw[k].dtype.kind not in "iu" or raw[k].ndim for k in SCALARS[1:]):
-        raise DistillDataError(f"{path}: spec must be a string and seed/first/games integers")
-    meta = {"spec": str(raw["spec"]), **{k: int(raw[k]) for k in SCALARS[1:]}, "gamma": None}
+    spec = raw["spec"]
+    if spec.dtype.kind != "U" or spec.ndim or not 0 < len(str(spec)) <= MAX_SPEC:
+        raise DistillDataError(f"{path}: spec must be one string of 1..{MAX_SPEC} characters (the teacher's spec)")
+    if any(raw[k].dtype.kind not in "iu" or raw[k].ndim for k in SCALARS[1:]):
+        raise DistillDataError(f"{path}: seed, first and games must be integers")
+    meta = {"spec": str(spec), **{k: int(raw[k]) for k in SCALARS[1:]}, "gamma": None}
+    # game ids and seeds are held as int64 (load_data's ``seed`` column, the held-out split's keys)
+    if not (0 <= meta["seed"] < 2**63 and meta["first"] >= 0 and meta["games"] >= 0):
+        raise DistillDataError(f"{path}: seed must be 0..2**63 - 1 and first/games >= 0, got {_scalars(meta)}")
+    if meta["first"] + meta["games"] >= 2**63:
+        raise DistillDataError(f"{path}: first + games must stay below 2**63, got {_scalars(meta)}")
     obs, masks, acts, vals, game = (arrays[k] for k in ARRAYS[:5])
     n = len(acts)
     if "gamma" in raw:
@@ -104,10 +114,36 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
         raise DistillDataError(f"{path}: game ids must lie in {lo}..{hi - 1} (its first/games)")
     if np.isinf(vals).any():
         raise DistillDataError(f"{path}: values must be finite or NaN")
+    if n:
+        _check_masks(path, masks, vals)
     arrays["actions"] = acts.astype(np.int64)
     arrays["game"] = game.astype(np.int64)
     arrays["values"] = vals.astype(np.float32)
     return arrays, meta
+
+
+def _scalars(meta: dict[str, object]) -> str:
+    return ", ".join(f"{k}={meta[k]}" for k in SCALARS[1:])
+
+
+def _check_masks(path: Path, masks: np.ndarray, vals: np.ndarray) -> None:
+    """Each mask is one decision's (R11, R22, R29): discards and perhaps Tsumo, or claims (Ron, Pon, Chii)
+    with pass; a value (the search's mean leaf value of a candidate) only on a legal action, since the soft
+    targets put weight on every action with a value."""
+    claims = masks[:, RON:].any(axis=1)
+    mixed = claims & masks[:, :RON].any(axis=1)
+    odd = np.flatnonzero(mixed | (claims & ~masks[:, PASS]) | ~masks.any(axis=1))
+    if odd.size:
+        k = int(odd[0])
+        raise DistillDataError(
+            f"{path}: decision {k}'s mask allows actions {np.flatnonzero(masks[k]).tolist()}: a mask is one "
+            f"decision's, discards (0..{TSUMO - 1}) and Tsumo ({TSUMO}), or claims ({RON}..{PASS - 1}) with pass "
+            f"({PASS})"
+        )
+    off = ~np.isnan(vals) & ~masks
+    if off.any():
+        k, a = (int(i) for i in np.argwhere(off)[0])
+        raise DistillDataError(f"{path}: decision {k} has a value for action {a}, illegal under its mask")
 
 
 def files_of(inputs: Iterable[str | Path]) -> list[Path]:
