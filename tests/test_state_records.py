@@ -6,6 +6,8 @@ Joker discarded), R22 (a claim window asks each eligible seat; an edited record 
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -365,10 +367,15 @@ def _live_records(n: int = 2) -> np.ndarray:
     [("chiicha", -128), ("chiicha", 3), ("current", -1), ("scores", 2**31 - 1000), ("scores", -(2**31) + 5)],
 )
 def test_a_record_field_out_of_range_is_refused_on_every_path(field, value):
+    from meld8_env.engine.bots import play_games_raw, policy_act_raw, rollout_raw
     from meld8_env.policies import policy_act
     from meld8_env.rollout import rollout
 
     rules = RULES["3p"]
+    P = rules.num_players
+    weights = np.zeros((1, FastBatch(1, rules).obs_size), np.uint64)
+    i8, i32 = partial(np.zeros, dtype=np.int8), partial(np.zeros, dtype=np.int32)  # policy code 0: greedy
+    u64 = partial(np.ones, dtype=np.uint64)
     bad = _live_records()
     if field == "scores":
         bad[field][0, 0] = value
@@ -382,6 +389,12 @@ def test_a_record_field_out_of_range_is_refused_on_every_path(field, value):
         "waits_records": lambda r: waits_records(rules, r),
         "rollout": lambda r: rollout(rules, r, ["greedy"] * 3, np.array([1, 2], np.uint64), until="game"),
         "policy_act": lambda r: policy_act(rules, r, np.zeros(2, np.int8), np.ones(2, np.uint64)),
+        # the C entry points themselves check the records, not only the wrappers above them
+        "policy_act_raw": lambda r: policy_act_raw(r, packed(rules), i8(2), u64(2), np.empty(2, np.int64)),
+        "rollout_raw": lambda r: rollout_raw(r, packed(rules), i8((2, P)), u64(2), 1, 10_000, i32(2), i32((2, P)), 1),
+        "play_games_raw": lambda r: play_games_raw(
+            r, packed(rules), i8(1), u64(1), weights, i8((2, P)), np.zeros((2, 4000), np.uint8), i32(2), i32((2, 6, P))
+        ),
     }
     for call in calls.values():
         with pytest.raises(ValueError, match=says):

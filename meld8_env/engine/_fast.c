@@ -463,18 +463,12 @@ static int hand_size_ok(u64 hand, u64 meld) {
 
 /* records that the engine can index safely: the fields a bot or a step reads as indices */
 static int check_states(const game_t *g, Py_ssize_t n, const rules_t *R) {
+    char msg[200] = {0};
     for (Py_ssize_t i = 0; i < n; i++) {
         const game_t *x = &g[i];
-        int bad = x->phase < PH_DRAW || x->phase > PH_OVER || x->acting < -1 || x->acting >= R->P ||
-                  x->current < -1 || x->current >= R->P || x->wall_len > N_CARDS || x->wall_pos > x->wall_len ||
-                  x->wall_end > x->wall_len || x->round < 0 || x->round >= 16 || x->claim_n < 0 || x->claim_n > 2 ||
-                  x->claim_idx < 0 || x->claim_idx > 2 || x->claim_card < -1 || x->claim_card >= N_CARDS ||
-                  x->drawn < -1 || x->drawn >= N_CARDS || x->claim_discarder < -1 || x->claim_discarder >= R->P;
-        for (int p = 0; p < MAXP && !bad; p++) bad = x->ndisc[p] > MAXD;
-        for (int k = 0; k < MAXP - 1 && !bad; k++) bad = x->claim_asked[k] < -1 || x->claim_asked[k] >= R->P;
-        for (int k = 0; k < x->wall_len && !bad; k++) bad = x->wall[k] < 0 || x->wall[k] >= N_CARDS;
-        if (bad) {
-            PyErr_Format(PyExc_ValueError, "record %zd has fields out of range (not a state of this engine)", i);
+        /* every field the engine indexes with, and the scores' bound: records.check_ranges's words */
+        if (eng_check_ranges(x, R, msg, (int)sizeof msg)) {
+            PyErr_Format(PyExc_ValueError, "engine record %zd: %s", i, msg);
             return 0;
         }
         for (int p = 0; p < R->P && x->phase != PH_OVER; p++)

@@ -1,6 +1,9 @@
-"""The C bots' and rollout's calls into the engine extension (``_bots.c`` through ``_fast``), unchecked:
-``meld8_env.policies`` and ``meld8_env.rollout`` check every argument first (their docstrings give the
-contracts and shapes); only the engine package touches ``_fast``."""
+"""The C bots' and rollout's calls into the engine extension (``_bots.c`` through ``_fast``).
+
+The C side checks the buffers' sizes, the policy codes and every record's fields (``eng_check_ranges``: what
+``meld8_env.engine.records.check_ranges`` checks, in its words, and each live seat's hand size) before any
+record is read; ``meld8_env.policies`` and ``meld8_env.rollout`` check the rest (dtypes, shapes, contiguity;
+their docstrings give the contracts). Only the engine package touches ``_fast``."""
 
 from __future__ import annotations
 
