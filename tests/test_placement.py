@@ -36,6 +36,31 @@ def test_edited_or_foreign_table_is_refused_in_one_line(tmp_path):
         load_outcomes(tmp_path / "missing.json", RULES)
 
 
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (lambda d: d.update(unit=0), "field 'unit' must be an integer 1..30000, got 0"),
+        (lambda d: d.update(unit=True), "field 'unit' must be an integer"),
+        (lambda d: d["rounds"].pop(), "field 'rounds' must be a list of 6 rounds"),
+        (lambda d: d["rounds"].__setitem__(2, {}), "round 2 must be a list of outcome rows"),
+        (lambda d: d["rounds"][1][0].update(count=-1), "round 1 row 0 must be {count: int >= 0"),
+        (lambda d: d["rounds"][1][3].update(payments=[1, 2]), "round 1 row 3 must be .* 3 integers"),
+        (lambda d: d["rounds"][0][0].update(payments=[10**12, 0, -(10**12)]), "round 0 row 0 must be .* within"),
+        (lambda d: d["rounds"][0][0].update(payments=[1.5, 0, -1.5]), "round 0 row 0 must be"),
+    ],
+)
+def test_a_table_whose_rows_are_not_outcomes_is_refused_even_with_a_fresh_checksum(tmp_path, edit, says):
+    """The checksum catches an edit, not a file built wrong: its shape is checked too (a payment past the grid
+    or a negative count would make expected placements outside 1..P)."""
+    data = json.loads(shipped_path(RULES).read_text())
+    edit(data)
+    data["sha256"] = payload_checksum(data)
+    bad = tmp_path / "t.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=f"t.json: placement table {says}"):
+        load_outcomes(bad, RULES)
+
+
 def test_game_over_is_exact_with_chiicha_tie_break_R40():
     t = shipped_table(RULES)
     scores = np.array([[40000, 30000, 20000], [30000, 30000, 30000], [30000, 30000, 30000]])
