@@ -67,6 +67,12 @@ def test_bad_config_and_missing_checkpoint(tmp_path, capsys):
         TrainConfig.load(None, ["learning_rat=0.1"])
     assert main(["train", "ppo_vs_bots", "--set", "n_envs=0"]) == 2
     assert "'n_envs' must be an integer >= 1" in capsys.readouterr().err
+    # a few zeros too many asked for hundreds of GiB after the run folder was made, and the folder blocked a rerun
+    for bad, says in [("n_envs=1000000000", "'n_envs' must be at most 65,536 games, got 1,000,000,000"),
+                      ("n_steps=1000000000", "n_envs * n_steps (the rollout buffer's steps) must be at most 1,048,576"),
+                      ("n_envs=65536", "got 65,536 * 64")]:  # fmt: skip
+        assert main(["train", "ppo_vs_bots", "--set", bad, "--set", f"out={tmp_path}/big"]) == 2
+        assert says in capsys.readouterr().err and not (tmp_path / "big").exists()
     with pytest.raises(ValueError, match="'network' must be one of separate, shared, card_heads"):
         TrainConfig.load(None, ["network=cnn"])
     with pytest.raises(ValueError, match="network=card_heads needs features=true"):

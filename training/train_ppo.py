@@ -45,6 +45,10 @@ __all__ = ["TrainConfig", "TrainingInterrupted", "check_rates", "evaluate", "plo
            "train"]  # fmt: skip
 
 
+MAX_ENVS = 65_536  # games in one engine batch, as `meld8 simulate --batch`
+MAX_ROLLOUT = 2**20  # 64x the default rollout: a float32 observation per step is ~4 GiB at this size
+
+
 @dataclasses.dataclass
 class TrainConfig:
     total_timesteps: int = 200_000
@@ -154,6 +158,13 @@ class TrainConfig:
         ):
             if not isinstance(getattr(cfg, name), int) or getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be an integer >= 1, got {getattr(cfg, name)!r}")
+        # games and buffers are allocated up front: a typo of a few zeros asked for hundreds of GiB after the run
+        # folder was made (red team, session 33)
+        if cfg.n_envs > MAX_ENVS:
+            raise ValueError(f"train option 'n_envs' must be at most {MAX_ENVS:,} games, got {cfg.n_envs:,}")
+        if cfg.n_envs * cfg.n_steps > MAX_ROLLOUT:
+            raise ValueError(f"train options n_envs * n_steps (the rollout buffer's steps) must be at most "
+                             f"{MAX_ROLLOUT:,}, got {cfg.n_envs:,} * {cfg.n_steps:,}")  # fmt: skip
         check_common(cfg)
         from agents.checkpoint import CRITICS
 
