@@ -166,6 +166,24 @@ def test_load_data_refuses_parts_whose_fields_are_not_a_real_decisions(parts, tm
     assert read_part(parts / "part_3_00000000.npz")[1]["seed"] == 3  # the real part still loads
 
 
+@pytest.mark.parametrize(
+    "out, says",
+    [("{tmp}/afile", "afile: exists and is not a folder"), ("{tmp}/afile/sub", "afile is not a folder"), ("", "empty")],
+)
+def test_generate_checks_its_out_folder_before_playing(tmp_path, capsys, out, says):
+    """A file where the parts' folder should be failed in a traceback after the first chunk of games was played;
+    an empty --out meant the current folder."""
+    from training.distill import main
+
+    (tmp_path / "afile").write_text("a file")
+    before = sorted(tmp_path.iterdir())
+    with pytest.raises(SystemExit):
+        main(["generate", "--spec", SMALL, "--games", "2", "--out", out.format(tmp=tmp_path)])
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and err.count("error:") == 1
+    assert sorted(tmp_path.iterdir()) == before
+
+
 def test_generate_refuses_a_seed_whose_deals_leave_the_seeds_before_writing(tmp_path):
     from training.distill import DEAL_STRIDE, TrainSettings, generate_parts, iterate
 
@@ -355,17 +373,35 @@ def test_train_is_deterministic_under_its_seed(parts):
 
 
 def test_train_cli_refuses_bad_options(parts, tmp_path, capsys):
+    from agents.registry import shipped_baseline
     from training.distill import main
 
+    (tmp_path / "afile").write_text("a file, not a folder")
+    (tmp_path / "d.zip").mkdir()
+    init = tmp_path / "init.zip"
+    init.write_bytes(shipped_baseline().read_bytes())
     for argv, says in (
-        (["--soft", "2"], "--soft in 0..1"),
+        (["--soft", "2"], "--soft must be a number in [0, 1], got 2.0"),
         (["--out", str(tmp_path / "x.pt")], "name a .zip"),
         (["--data", str(tmp_path / "none")], "no such file"),
+        # floats are read by float(): each of these used to end the training in a torch dump of NaN logits
+        (["--lr", "inf"], "--lr must be a number in [1e-08, 1], got inf"),
+        (["--soft", "0.5", "--temp", "nan"], "--temp must be a number in [0.0001, 1000], got nan"),
+        (["--soft", "0.5", "--temp", "1e-320"], "--temp must be a number"),
+        (["--value-coef", "1e308"], "--value-coef must be a number in [0, 1000], got 1e+308"),
+        # --out is checked before the data is read: these failed after training, in a traceback
+        (["--out", str(tmp_path / "d.zip")], "d.zip: is a folder; name a new .zip file"),
+        (["--out", str(tmp_path / "afile" / "x.zip")], "afile is not a folder"),
+        (["--out", ""], "--out is empty"),
+        # and it never overwrites a checkpoint: --out naming its own --init replaced the init
+        (["--init", str(init), "--out", str(init)], "init.zip: exists; a checkpoint is not overwritten"),
     ):
         with pytest.raises(SystemExit):
             main(["train", "--data", str(parts), "--out", str(tmp_path / "y.zip"), *argv])
-        assert says in capsys.readouterr().err
-    assert not (tmp_path / "y.zip").exists()
+        err = capsys.readouterr().err
+        assert says in err and err.count("error:") == 1, (argv, err)
+    assert not (tmp_path / "y.zip").exists() and not list(tmp_path.glob("*.png")) and not list(tmp_path.glob("*.tmp"))
+    assert init.read_bytes() == shipped_baseline().read_bytes() and (tmp_path / "d.zip").is_dir()
 
 
 def test_own_labels_control_trains_on_the_init_networks_own_choices(parts, tmp_path, capsys):
@@ -554,7 +590,10 @@ def test_iterate_resumes_a_partial_round_to_the_same_network_and_refuses_changed
         (["--out", "{tmp}/a+b"], "neither ',' nor '+'"),
         (["--out", "{tmp}/file"], "exists and is not a folder"),
         (["--init", "{tmp}/missing.zip", "--out", "{tmp}/x"], "checkpoint not found"),
-        (["--rounds", "0", "--out", "{tmp}/x"], "--rounds must be >= 1"),
+        (["--rounds", "0", "--out", "{tmp}/x"], "--rounds must be 1..1,000, got 0"),
+        (["--rounds", "10000000", "--out", "{tmp}/x"], "--rounds must be 1..1,000, got 10,000,000"),  # hung building
+        (["--out", "{tmp}/file/sub"], "file is not a folder"),  # failed after generating round 1
+        (["--temp", "nan", "--soft", "0.5", "--out", "{tmp}/x"], "--temp must be a number"),  # after round 1's data
     ],
 )
 def test_iterate_checks_its_arguments_before_anything_is_written(tmp_path, capsys, args, says):

@@ -74,6 +74,31 @@ def discounted_returns(step_rewards: list[float], gamma: float) -> np.ndarray:
     return out
 
 
+MAX_ROUNDS = 1_000  # rounds of iterate; each plays and trains, so more is days of work (and lists built up front)
+
+
+def check_out(out: str | Path, flag: str, kind: str) -> Path:
+    """``out`` as a Path, checked before any play or training (ValueError in one line): not empty; a ``folder``
+    that exists is a folder, a new ``file`` (a checkpoint is never overwritten: --out named its own --init once) is
+    not there yet; and the first existing folder above it is a folder."""
+    if not str(out).strip():
+        raise ValueError(f"{flag} is empty: name the {kind} to write")
+    path = Path(out)
+    if kind == "folder" and path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} {path}: exists and is not a folder")
+    if kind == "file" and path.is_dir():
+        raise ValueError(f"{flag} {path}: is a folder; name a new .zip file")
+    if kind == "file" and (path.exists() or path.is_symlink()):
+        raise ValueError(f"{flag} {path}: exists; a checkpoint is not overwritten (delete it or name another file)")
+    below = path if kind == "folder" else path.parent
+    for up in [below, *below.parents]:
+        if up.exists() or up.is_symlink():
+            if not up.is_dir():
+                raise ValueError(f"{flag} {path}: {up} is not a folder")
+            break
+    return path
+
+
 DEAL_STRIDE = 100_003  # game g of seed s is dealt from s * DEAL_STRIDE + g
 
 
@@ -177,7 +202,7 @@ def generate_parts(
     games: int,
     seed: int,
     rules: RuleConfig,
-    folder: Path,
+    folder: str | Path,
     chunk: int = 64,
     log: Callable[[str], None] = print,
     gamma: float = GAMMA,
@@ -190,7 +215,7 @@ def generate_parts(
     if spec.partition(":")[0] != "search":  # the teacher's per-candidate values are what a part holds
         raise ValueError(f"--spec must be a search agent (search or search:k=v+...), got {spec[:80]!r}")
     check_generate_seed(seed, games)
-    folder = Path(folder)
+    folder = check_out(folder, "--out", "folder")
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
         n = min(chunk, games - first)
@@ -415,6 +440,9 @@ def save(policy, meta: dict, init: str, out: Path, extra: dict) -> None:
     tmp.replace(out)
 
 
+MIN_TEMP = 1e-4  # placement units: values / temp must stay finite in the soft targets' softmax
+
+
 @dataclass(frozen=True)
 class TrainSettings:
     """The ``train`` options (``iterate`` passes the same to every round)."""
@@ -433,10 +461,15 @@ class TrainSettings:
 
     def check(self) -> None:
         """ValueError in one line on a setting out of range."""
-        if self.epochs < 0 or self.lr <= 0 or self.batch < 1 or not 0 <= self.soft <= 1 or self.temp <= 0:
-            raise ValueError("need --epochs >= 0, --lr > 0, --batch >= 1, --soft in 0..1 and --temp > 0")
-        if not self.value_coef >= 0:
-            raise ValueError(f"--value-coef must be >= 0, got {self.value_coef}")
+        if self.epochs < 0 or self.batch < 1:
+            raise ValueError(f"need --epochs >= 0 and --batch >= 1, got {self.epochs} and {self.batch}")
+        # floats are read by float(): inf, nan and 1e-320 used to pass and end the training in a torch dump of NaN
+        # logits that named no flag (red team, session 33)
+        floats = {"--lr": (self.lr, 1e-8, 1.0), "--soft": (self.soft, 0.0, 1.0), "--temp": (self.temp, MIN_TEMP, 1e3),
+                  "--value-coef": (self.value_coef, 0.0, 1e3)}  # fmt: skip
+        for flag, (v, lo, hi) in floats.items():
+            if not lo <= v <= hi:
+                raise ValueError(f"{flag} must be a number in [{lo:g}, {hi:g}], got {v}")
 
 
 def own_actions(init: str, rules: RuleConfig, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -472,6 +505,9 @@ def train_checkpoint(
     policy on its own choices still changes about a tenth of them) is told apart from what the teacher teaches."""
     if labels not in ("teacher", "own"):
         raise ValueError(f"--labels must be teacher or own, got {labels!r}")
+    out = check_out(out, "--out", "file")
+    if out.suffix != ".zip":
+        raise ValueError(f"--out {out}: name a .zip (the checkpoint)")
     if labels == "own" and ts.soft > 0:
         raise ValueError("--labels own replaces the teacher's choices; its values would still leak in with --soft > 0")
     data, info = load_data(inputs)
@@ -579,7 +615,7 @@ def iterate(
     games: int,
     seed: int,
     init: Path,
-    out: Path,
+    out: str | Path,
     rules: RuleConfig,
     ts: TrainSettings,
     chunk: int = 64,
@@ -597,13 +633,12 @@ def iterate(
     (the teacher spec, the paths that go inside it, the init) and on the finished rounds runs before anything is
     written. ``command`` (the iterate command line) is stored in each round's checkpoint with its round number
     as a shell comment. Returns each round's checkpoint."""
-    if rounds < 1:
-        raise ValueError(f"--rounds must be >= 1, got {rounds}")
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise ValueError(f"--rounds must be 1..{MAX_ROUNDS:,}, got {rounds:,}")
     check_generate_seed(seed + rounds - 1, games)
     check_generate_seed(seed, games)
     ts.check()
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: exists and is not a folder (iterate writes round{{r}}/ folders into it)")
+    out = check_out(out, "--out", "folder")  # iterate writes round{r}/ folders into it
     net = Path(init).resolve()
     read_metadata(net)  # CheckpointError in one line on a missing or foreign init, before anything is written
     ckpts = [out.resolve() / f"round{r}" / "net.zip" for r in range(1, rounds + 1)]
@@ -648,7 +683,9 @@ def _train_options(t: argparse.ArgumentParser, seed_flag: str = "--seed") -> Non
     t.add_argument("--lr", type=float, default=3e-4)
     t.add_argument("--batch", type=int, default=512)
     t.add_argument("--soft", type=float, default=0.0, help="weight of the softmax of the search's values (0..1)")
-    t.add_argument("--temp", type=float, default=0.1, help="softmax temperature in placement units (> 0)")
+    t.add_argument(
+        "--temp", type=float, default=0.1, help=f"softmax temperature in placement units ({MIN_TEMP:g}..1000)"
+    )
     t.add_argument(seed_flag, dest="train_seed", metavar="SEED", type=int, default=0,
                    help="seed of the training (torch, shuffles)")  # fmt: skip
     t.add_argument("--value-coef", type=float, default=0.0,
@@ -695,8 +732,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.cmd == "generate":
         t0 = time.time()
         try:
-            folder = Path(args.out)
-            paths = generate_parts(args.spec, args.games, args.seed, rules, folder, args.chunk, gamma=args.gamma)
+            paths = generate_parts(args.spec, args.games, args.seed, rules, args.out, args.chunk, gamma=args.gamma)
         except ValueError as exc:  # DistillDataError, a spec that is no search, an agent that does not load
             ap.error(str(exc))
         print(f"{args.out}: {len(paths)} parts, {args.games} games of seed {args.seed} in {time.time() - t0:.0f} s")
@@ -709,16 +745,16 @@ def main(argv: list[str] | None = None) -> None:
     init = args.init or str(shipped_baseline())
     if args.cmd == "iterate":
         try:
-            nets = iterate(args.spec, args.rounds, args.games, args.seed, Path(init), Path(args.out), rules, settings,
+            nets = iterate(args.spec, args.rounds, args.games, args.seed, Path(init), args.out, rules, settings,
                            args.chunk, args.gamma, command=command)  # fmt: skip
         except ValueError as exc:  # DistillDataError and CheckpointError are ValueErrors: one line each
             ap.error(str(exc))
         print(f"{args.out}: {len(nets)} rounds; the last network {nets[-1]} (play it as ppo:{nets[-1]})")
         return
-    out = Path(args.out)
-    if out.suffix != ".zip":
-        ap.error(f"--out {out}: name a .zip (the checkpoint)")
     try:
+        out = check_out(args.out, "--out", "file")
+        if out.suffix != ".zip":
+            raise ValueError(f"--out {out}: name a .zip (the checkpoint)")
         read_metadata(init)  # a missing or foreign --init in one line, before the data is read
         train_checkpoint(args.data, init, out, rules, settings, command, labels=args.labels)
     except ValueError as exc:  # DistillDataError, CheckpointError, a bad --labels / --soft pair: one line each
