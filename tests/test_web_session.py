@@ -124,6 +124,22 @@ def test_review_of_an_agent_against_itself_agrees_everywhere(tmp_path):
     assert len(discard["discards"][0]["danger"]) == 2  # one number per opponent
 
 
+def test_review_by_an_information_set_agent_that_keeps_no_values():
+    """``wary`` reads information sets as the search does, but keeps no per-candidate values: it crashed the
+    review (red team, session 33). Its choices are the hint: greedy's offense, so it agrees with a greedy seat
+    on most decisions, not all (its defense differs)."""
+    from agents.registry import load_agent
+
+    rules = RuleConfig()
+    g = LiveGame(["greedy", "greedy"], seat=0, seed=3, rules=rules)
+    me = load_agent("greedy", rules)
+    while not g.over:
+        g.play(int(me.act_batch(g.vec.observation, g.vec.action_mask)[0]), g.state()["seq"])
+    doc = review(rules, 3, g.actions, seat=0, agent="wary")
+    assert doc["summary"]["decisions"] > 10 and 0.5 < doc["summary"]["agreement"] < 1.0
+    assert all(o["p"] is None and "value" not in o for d in doc["decisions"] for o in d["options"])
+
+
 def test_review_gives_policy_probabilities():
     actions = _random_game(1, SHORT)
     doc = review(SHORT, 1, actions, seat=1, agent="ppo", threshold=0.5)

@@ -84,10 +84,11 @@ def review(
                 return {"id": x, "name": action_name(x), "label": action_words(x, claim)}
 
             values = None
-            if wants_infoset(ref):  # the search agent: its per-candidate values
+            if wants_infoset(ref):  # it decides from the seat's information set (search, wary)
                 info = [infoset(rec, seat, rules)]
                 choice = int(ref.act_batch(obs.copy(), masks.astype(bool), infosets=info)[0])
-                values = ref.last_values[0]
+                kept = getattr(ref, "last_values", None)  # the search's per-candidate values; wary keeps none
+                values = kept[0] if kept else None
             else:
                 choice = int(ref.act_batch(obs.copy(), masks.copy())[0])
             probs = ref.probabilities(obs, masks)[0] if hasattr(ref, "probabilities") else None
