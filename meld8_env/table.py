@@ -25,11 +25,28 @@ from typing import Any
 
 import numpy as np
 
+from meld8_env.actions import NUM_ACTIONS
 from meld8_env.agent import plays_streams, wants_infoset
 from meld8_env.infoset import infoset
 from meld8_env.outcomes import game_outcomes, hand_outcomes
 from meld8_env.protocol import EventDeriver, Routed
 from meld8_env.vector import Meld8Vector
+
+
+def agent_actions(agent: Any, got: object, n: int) -> np.ndarray:
+    """An in-process agent's ``act_batch`` answer for ``n`` rows as (n,) int64 action ids, or ValueError in one
+    line naming the agent: its answer is input from outside, and float ids were truncated, strings parsed and
+    short arrays broadcast into a numpy error that named no agent (red team, session 33). Whether each id is
+    legal is the engine's check, at the step."""
+    a = np.asarray(got) if isinstance(got, np.ndarray | list | tuple) else None
+    name = str(getattr(agent, "name", type(agent).__name__))[:80]
+    if a is None or a.shape != (n,) or a.dtype.kind not in "iu":
+        what = f"{a.dtype} values of shape {a.shape}" if a is not None else f"a {type(got).__name__}"
+        raise ValueError(f"agent {name!r}: act_batch must return {n} integer action ids (shape ({n},)), got {what}")
+    if n and (a.min() < 0 or a.max() >= NUM_ACTIONS):
+        bad = int(a[(a < 0) | (a >= NUM_ACTIONS)][0])
+        raise ValueError(f"agent {name!r}: act_batch returned {bad}, not an action id 0..{NUM_ACTIONS - 1}")
+    return a.astype(np.int64)
 
 
 class Table:
@@ -118,9 +135,10 @@ class Table:
                 continue
             if wants_infoset(agent):
                 sets = [infoset(v.engine.record(i), seat_now[i], v.rules) for i in rows.tolist()]
-                actions[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows], infosets=sets)
+                got = agent.act_batch(v.observation[rows], v.action_mask[rows], infosets=sets)
             else:
-                actions[rows] = agent.act_batch(v.observation[rows], v.action_mask[rows])
+                got = agent.act_batch(v.observation[rows], v.action_mask[rows])
+            actions[rows] = agent_actions(agent, got, len(rows))
         for agent, rows in streams:
             keys = self.stream_key[rows, seat_now[rows]]
             actions[rows] = agent.act_streams(keys, v.observation[rows], v.action_mask[rows])

@@ -2,6 +2,7 @@
 built-ins are module:Class strings resolved at run time, objects lacking setup / close get the whole
 contract once, a cmd: bot is handed its fallback, a bad spec is one line."""
 
+import re
 import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -99,3 +100,44 @@ def test_a_cmd_bot_is_handed_its_fallback():
         assert agent.plays_streams and as_agent(agent) is agent
     finally:
         agent.close()
+
+
+class Answers(OldStyle):
+    """Answers ``act_batch`` with ``shape(first legal ids)``: a user agent whose answer is malformed."""
+
+    def __init__(self, shape) -> None:
+        self.shape = shape
+
+    def act_batch(self, obs, masks):
+        return self.shape(np.asarray(masks).astype(bool).argmax(axis=1))
+
+
+@pytest.mark.parametrize(
+    "shape, says",
+    [
+        (lambda a: a + 0.9, "must return 2 integer action ids (shape (2,)), got float64 values of shape (2,)"),
+        (lambda a: [str(x) for x in a], "got <U"),
+        (lambda a: a[:1], "got int64 values of shape (1,)"),
+        (lambda a: int(a[0]), "got a int"),
+        (lambda a: np.full(2, np.nan), "got float64 values"),
+        (lambda a: a + 2**40, "act_batch returned 1099511627"),
+        (lambda a: a - 100, "returned -"),
+    ],
+)
+def test_an_agents_malformed_actions_are_refused_naming_the_agent(shape, says):
+    """An in-process agent's answer is input from outside (meld8_env.table.agent_actions): float ids were
+    truncated and played, strings parsed, short arrays broadcast into a numpy error naming no agent."""
+    from meld8_env.table import Table
+
+    vec = Meld8Vector(2, seed=3)
+    vec.reset()
+    table = Table(vec)
+    agent = Answers(shape)
+    table.seat([0, 1], [[agent] * vec.P] * 2)
+    actions = np.full(2, -1, np.int64)
+    with pytest.raises(ValueError, match=f"agent 'old-style': .*{re.escape(says)}"):
+        table.act(actions)
+    assert (actions == -1).all()  # nothing filled in
+    table.seat([0, 1], [[Answers(lambda a: a)] * vec.P] * 2)
+    table.act(actions)
+    assert vec.action_mask[np.arange(2), actions].all()  # the same agent with well-formed answers plays
