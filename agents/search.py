@@ -106,7 +106,6 @@ Where the caller gives no information sets (a face that does not pass them) the 
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
@@ -127,6 +126,7 @@ from meld8_env.placement import shipped_table
 from meld8_env.policies import EXTERNAL_CODE, POLICY
 from meld8_env.rollout import MAX_THREADS
 from meld8_env.rules import RuleConfig
+from meld8_env.spec_options import int_option, spec_options
 
 OPTIONS: dict[str, tuple[type, object, str]] = {
     "worlds": (int, 48, "worlds sampled per decision (>= 1)"),
@@ -221,22 +221,9 @@ CHOICES = {
 
 def parse_options(text: str) -> dict[str, object]:
     """``k=v,k=v`` (or ``k=v+k=v``, for command lines whose agent lists are comma-separated) -> options
-    (ValueError in one line naming the bad part and the allowed ones)."""
-    out: dict[str, object] = {}
-    for part in filter(None, (p.strip() for p in text.replace("+", ",").split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or key not in OPTIONS:
-            raise ValueError(
-                f"search option {part!r}: use key=value with key one of {', '.join(OPTIONS)} (e.g. search:worlds=32)"
-            )
-        kind = OPTIONS[key][0]
-        if kind is int:  # ASCII digits only: int() also reads "3_2" as 32 and other scripts' digits
-            if not re.fullmatch(r"-?[0-9]{1,9}", value):
-                raise ValueError(f"search option {key}={value[:40]!r}: give an integer (digits 0-9)")
-            out[key] = int(value)
-        else:
-            out[key] = value
-    return out
+    (ValueError in one line naming the bad part and the allowed ones; ``meld8_env.spec_options``)."""
+    raw = spec_options(text, "search", OPTIONS)
+    return {k: int_option("search", k, v) if OPTIONS[k][0] is int else v for k, v in raw.items()}
 
 
 def screens(opts: dict[str, object]) -> bool:

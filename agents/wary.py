@@ -35,6 +35,7 @@ from meld8_env.cardmask import discard_masks
 from meld8_env.features import discard_table
 from meld8_env.observation import decode
 from meld8_env.rules import RuleConfig
+from meld8_env.spec_options import float_option, spec_options
 from meld8_env.wait_model import wait_probs
 
 #: about the ``scale`` that makes ``deal_in_risk`` match the rate of a Ron offered on the discard in bot games:
@@ -109,14 +110,5 @@ class WaryAgent(Agent):
 
 def load_wary(options: str, rules: RuleConfig, seed: int) -> WaryAgent:
     """The agent of spec ``wary`` / ``wary:lam=20`` (ValueError in one line on a bad option)."""
-    kwargs: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in options.replace("+", ",").split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or key not in OPTIONS:
-            keys = ", ".join(OPTIONS)
-            raise ValueError(f"wary option {part!r}: use key=value with key one of {keys} (e.g. wary:lam=20)")
-        try:
-            kwargs[key] = float(value)
-        except ValueError:
-            raise ValueError(f"wary option {key}={value!r}: give a number") from None
+    kwargs = {k: float_option("wary", k, v) for k, v in spec_options(options, "wary", OPTIONS).items()}
     return WaryAgent(rules=rules, seed=seed, **kwargs)

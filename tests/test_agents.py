@@ -1,6 +1,7 @@
 """Bots: never a masked action, take wins, discard by distance, call sensibly, defend; the loader."""
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -174,6 +175,28 @@ def test_search_options_read_ascii_digits_only(spec):
 
     with pytest.raises(AgentLoadError, match="give an integer"):
         load_agent(spec)
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("search:worlds=4+worlds=8", "search option worlds given twice ('4' and '8'): give it once"),
+        ("search:worlds=4,cands=2,worlds=4", "worlds given twice"),
+        ("wary:lam=5+lam=7", "wary option lam given twice ('5' and '7')"),
+        ("wary:lam=1_0", "give a finite number"),
+        ("wary:lam=١٠", "give a finite number"),
+        ("wary:lam=nan", "give a finite number"),
+        ("wary:lam=1e309", "give a finite number"),
+    ],
+)
+def test_agent_options_are_read_once_and_strictly(spec, says):
+    # red team, session 33: a repeated key was taken last-wins (and a distillation part stored the spec that named
+    # the other value); wary read "1_0" and Arabic-Indic digits as 10 through float()
+    from meld8_env.agent_spec import AgentLoadError, load_agent
+
+    with pytest.raises(AgentLoadError, match=re.escape(says)):
+        load_agent(spec)
+    assert load_agent("wary:lam=2.5").lam == 2.5 and load_agent("wary:lam=.5e1").lam == 5.0
 
 
 def test_a_huge_agent_spec_is_not_echoed_whole():
