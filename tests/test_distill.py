@@ -389,6 +389,7 @@ def test_train_cli_refuses_bad_options(parts, tmp_path, capsys):
         (["--soft", "0.5", "--temp", "nan"], "--temp must be a number in [0.0001, 1000], got nan"),
         (["--soft", "0.5", "--temp", "1e-320"], "--temp must be a number"),
         (["--value-coef", "1e308"], "--value-coef must be a number in [0, 1000], got 1e+308"),
+        (["--seed", "-1"], "the training's seed (train --seed, iterate --train-seed) must be an integer 0..2**63"),
         # --out is checked before the data is read: these failed after training, in a traceback
         (["--out", str(tmp_path / "d.zip")], "d.zip: is a folder; name a new .zip file"),
         (["--out", str(tmp_path / "afile" / "x.zip")], "afile is not a folder"),

@@ -56,7 +56,7 @@ from agents.registry import load_agent, shipped_baseline
 from meld8_env.agent import wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
-from meld8_env.engine.seeding import MAX_SEED
+from meld8_env.engine.seeding import MAX_SEED, check_seed
 from meld8_env.rules import RuleConfig
 from training.distill_data import DistillDataError, load_data, part_path, read_part, save_part
 
@@ -470,6 +470,7 @@ class TrainSettings:
         for flag, (v, lo, hi) in floats.items():
             if not lo <= v <= hi:
                 raise ValueError(f"{flag} must be a number in [{lo:g}, {hi:g}], got {v}")
+        check_seed(self.seed, "the training's seed (train --seed, iterate --train-seed)")  # torch's words named none
 
 
 def own_actions(init: str, rules: RuleConfig, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
