@@ -199,7 +199,11 @@ def test_wary_is_greedy_at_lam_zero_and_avoids_risk_above_it():
     a = load_agent("wary", RULES)
     np.testing.assert_array_equal(a.act_batch(obs[:8], masks[:8]), greedy[:8])  # no information sets: greedy
     assert a.fallback_decisions == 8
-    for bad, why in [("wary:lam=x", "give a finite number"), ("wary:lamb=3", "key one of lam"), ("wary:lam=-1", "0..1000")]:
+    for bad, why in [
+        ("wary:lam=x", "give a finite number"),
+        ("wary:lamb=3", "key one of lam"),
+        ("wary:lam=-1", "0..1000"),
+    ]:
         with pytest.raises(AgentLoadError, match=why):
             load_agent(bad, RULES)
 
