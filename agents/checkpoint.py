@@ -50,6 +50,7 @@ __all__ = [
     "NETWORKS",
     "CheckpointError",
     "check_compatible",
+    "checkpoint_file",
     "load_tensors",
     "make_metadata",
     "read_member",
@@ -140,11 +141,27 @@ def load_tensors(path: str | Path, name: str) -> Any:
         raise CheckpointError(f"{path}: {name} is not a plain tensor file ({why})") from None
 
 
+def checkpoint_file(path: str | Path) -> Path:
+    """``path`` as a checkpoint file to open; CheckpointError when it is empty, missing, or there but no regular
+    file: a folder or a device (``ppo:/tmp`` and ``ppo:/dev/zero`` were "checkpoint not found", and
+    ``ppo:`` was "checkpoint not found: ." - Path("") is the current folder)."""
+    if isinstance(path, str) and not path.strip():
+        raise CheckpointError(
+            f"the checkpoint path is empty ({path!r}): name a checkpoint file (as an agent: ppo:PATH.zip, or plain "
+            "ppo for the shipped baseline)"
+        )
+    p = Path(path)
+    if not p.exists():
+        raise CheckpointError(f"checkpoint not found: {p}")
+    if not p.is_file():
+        kind = "a folder" if p.is_dir() else "a device, pipe or socket"
+        raise CheckpointError(f"{p} exists but is not a checkpoint file (a regular .zip file): it is {kind}")
+    return p
+
+
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The checkpoint's metadata; CheckpointError when it is not a Meld8 checkpoint."""
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint not found: {path}")
+    path = checkpoint_file(path)
     try:
         with zipfile.ZipFile(path) as z:
             if MEMBER not in z.namelist():

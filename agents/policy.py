@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.checkpoint import CheckpointError, check_compatible, read_metadata
+from agents.checkpoint import CheckpointError, check_compatible, checkpoint_file, read_metadata
 from agents.networks import load_policy
 from meld8_env.agent import Agent
 from meld8_env.features import augment
@@ -46,6 +46,7 @@ class PolicyAgent(Agent):
         """SB3's own loader: it unpickles the zip's ``data`` (code may run). Only on explicit trust."""
         from sb3_contrib import MaskablePPO
 
+        checkpoint_file(self.path)  # trusted or not, a file: /dev/zero was read until memory ran out (red team, s33)
         try:
             self.meta = read_metadata(self.path)
         except CheckpointError:

@@ -92,6 +92,8 @@ class RllibPolicyAgent(Agent):
 
     def __init__(self, path: str | Path, rules: RuleConfig | None = None, seed: int = 0) -> None:
         super().__init__(rules, seed)
+        if not str(path).strip():  # Path("") is the current folder
+            raise CheckpointError("the RLlib policy path is empty: name a policy folder (rllib:OUT/best)")
         folder = Path(path)
         if folder.is_dir() and not (folder / META).exists() and (folder / "best" / META).exists():
             folder = folder / "best"  # a run's output folder: its best policy
