@@ -168,7 +168,11 @@ def test_load_data_refuses_parts_whose_fields_are_not_a_real_decisions(parts, tm
 
 @pytest.mark.parametrize(
     "out, says",
-    [("{tmp}/afile", "afile: exists and is not a folder"), ("{tmp}/afile/sub", "afile is not a folder"), ("", "empty")],
+    [
+        ("{tmp}/afile", "afile, which exists and is not a folder"),
+        ("{tmp}/afile/sub", "afile is not a folder"),
+        ("", "--out is an empty path: give a folder for the part files"),
+    ],  # fmt: skip
 )
 def test_generate_checks_its_out_folder_before_playing(tmp_path, capsys, out, says):
     """A file where the parts' folder should be failed in a traceback after the first chunk of games was played;
@@ -391,11 +395,11 @@ def test_train_cli_refuses_bad_options(parts, tmp_path, capsys):
         (["--value-coef", "1e308"], "--value-coef must be a number in [0, 1000], got 1e+308"),
         (["--seed", "-1"], "the training's seed (train --seed, iterate --train-seed) must be an integer 0..2**63"),
         # --out is checked before the data is read: these failed after training, in a traceback
-        (["--out", str(tmp_path / "d.zip")], "d.zip: is a folder; name a new .zip file"),
+        (["--out", str(tmp_path / "d.zip")], "d.zip, which is a folder: give a new .zip file for the checkpoint"),
         (["--out", str(tmp_path / "afile" / "x.zip")], "afile is not a folder"),
-        (["--out", ""], "--out is empty"),
+        (["--out", ""], "--out is an empty path"),
         # and it never overwrites a checkpoint: --out naming its own --init replaced the init
-        (["--init", str(init), "--out", str(init)], "init.zip: exists; a checkpoint is not overwritten"),
+        (["--init", str(init), "--out", str(init)], "init.zip, which exists and is not overwritten"),
     ):
         with pytest.raises(SystemExit):
             main(["train", "--data", str(parts), "--out", str(tmp_path / "y.zip"), *argv])
@@ -589,7 +593,7 @@ def test_iterate_resumes_a_partial_round_to_the_same_network_and_refuses_changed
     "args, says",
     [
         (["--out", "{tmp}/a+b"], "neither ',' nor '+'"),
-        (["--out", "{tmp}/file"], "exists and is not a folder"),
+        (["--out", "{tmp}/file"], "which exists and is not a folder: give a folder for iterate's round{r}/ folders"),
         (["--init", "{tmp}/missing.zip", "--out", "{tmp}/x"], "checkpoint not found"),
         (["--rounds", "0", "--out", "{tmp}/x"], "--rounds must be 1..1,000, got 0"),
         (["--rounds", "10000000", "--out", "{tmp}/x"], "--rounds must be 1..1,000, got 10,000,000"),  # hung building

@@ -57,6 +57,7 @@ from meld8_env.agent import wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.engine.seeding import MAX_SEED, check_seed
+from meld8_env.paths import output_path
 from meld8_env.rules import RuleConfig
 from training.distill_data import DistillDataError, load_data, part_path, read_part, save_part
 
@@ -74,29 +75,8 @@ def discounted_returns(step_rewards: list[float], gamma: float) -> np.ndarray:
     return out
 
 
+NEW_CHECKPOINT = "a new .zip file for the checkpoint"
 MAX_ROUNDS = 1_000  # rounds of iterate; each plays and trains, so more is days of work (and lists built up front)
-
-
-def check_out(out: str | Path, flag: str, kind: str) -> Path:
-    """``out`` as a Path, checked before any play or training (ValueError in one line): not empty; a ``folder``
-    that exists is a folder, a new ``file`` (a checkpoint is never overwritten: --out named its own --init once) is
-    not there yet; and the first existing folder above it is a folder."""
-    if not str(out).strip():
-        raise ValueError(f"{flag} is empty: name the {kind} to write")
-    path = Path(out)
-    if kind == "folder" and path.exists() and not path.is_dir():
-        raise ValueError(f"{flag} {path}: exists and is not a folder")
-    if kind == "file" and path.is_dir():
-        raise ValueError(f"{flag} {path}: is a folder; name a new .zip file")
-    if kind == "file" and (path.exists() or path.is_symlink()):
-        raise ValueError(f"{flag} {path}: exists; a checkpoint is not overwritten (delete it or name another file)")
-    below = path if kind == "folder" else path.parent
-    for up in [below, *below.parents]:
-        if up.exists() or up.is_symlink():
-            if not up.is_dir():
-                raise ValueError(f"{flag} {path}: {up} is not a folder")
-            break
-    return path
 
 
 DEAL_STRIDE = 100_003  # game g of seed s is dealt from s * DEAL_STRIDE + g
@@ -215,7 +195,7 @@ def generate_parts(
     if spec.partition(":")[0] != "search":  # the teacher's per-candidate values are what a part holds
         raise ValueError(f"--spec must be a search agent (search or search:k=v+...), got {spec[:80]!r}")
     check_generate_seed(seed, games)
-    folder = check_out(folder, "--out", "folder")
+    folder = output_path(folder, "--out", "a folder for the part files", "folder")
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
         n = min(chunk, games - first)
@@ -506,7 +486,7 @@ def train_checkpoint(
     policy on its own choices still changes about a tenth of them) is told apart from what the teacher teaches."""
     if labels not in ("teacher", "own"):
         raise ValueError(f"--labels must be teacher or own, got {labels!r}")
-    out = check_out(out, "--out", "file")
+    out = output_path(out, "--out", NEW_CHECKPOINT, "file")  # never overwritten: --out named its own --init once
     if out.suffix != ".zip":
         raise ValueError(f"--out {out}: name a .zip (the checkpoint)")
     if labels == "own" and ts.soft > 0:
@@ -639,7 +619,7 @@ def iterate(
     check_generate_seed(seed + rounds - 1, games)
     check_generate_seed(seed, games)
     ts.check()
-    out = check_out(out, "--out", "folder")  # iterate writes round{r}/ folders into it
+    out = output_path(out, "--out", "a folder for iterate's round{r}/ folders", "folder")
     net = Path(init).resolve()
     read_metadata(net)  # CheckpointError in one line on a missing or foreign init, before anything is written
     ckpts = [out.resolve() / f"round{r}" / "net.zip" for r in range(1, rounds + 1)]
@@ -753,7 +733,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{args.out}: {len(nets)} rounds; the last network {nets[-1]} (play it as ppo:{nets[-1]})")
         return
     try:
-        out = check_out(args.out, "--out", "file")
+        out = output_path(args.out, "--out", NEW_CHECKPOINT, "file")
         if out.suffix != ".zip":
             raise ValueError(f"--out {out}: name a .zip (the checkpoint)")
         read_metadata(init)  # a missing or foreign --init in one line, before the data is read

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from meld8_env.paths import nonempty_path
 from meld8_env.rules import RuleConfig
 
 
-def rules_from(spec: str | None) -> RuleConfig:
-    """``--rules``: a YAML path or a built-in name; the defaults when not given."""
-    return RuleConfig.load(spec) if spec else RuleConfig()
+def rules_from(spec: str | None, flag: str = "--rules") -> RuleConfig:
+    """``--rules``: a YAML path or a built-in name; the defaults when not given. An empty value is refused, not
+    read as the defaults: ``--rules "$UNSET_VARIABLE"`` is a mistake to say, not a choice."""
+    if spec is None:
+        return RuleConfig()
+    nonempty_path(spec, flag, "a rule config YAML or a built-in name (default, two_player), or leave it out for the "
+                  "default rules")  # fmt: skip
+    return RuleConfig.load(spec)

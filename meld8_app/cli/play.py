@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from meld8_app.cli.common import rules_from
 from meld8_env.engine.seeding import check_seed
+from meld8_env.paths import output_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
     import random
 
     require_web()
+    # "" would be the current folder, and an existing file failed at mkdir as a bare "[Errno 17] File exists"
+    replays = output_path(args.replays, "--replays", "a folder for the finished games' replays (default replays/)")
     check_server(args)
     rules = rules_from(args.rules)
     if not 0 <= args.seat < rules.num_players:
@@ -111,12 +113,23 @@ def run(args: argparse.Namespace) -> int:
     # with --seed the games are first, first + 1, ... (reproducible, the user chose them); without it every game's
     # seed is drawn fresh: a revealed seed (shown once a game is over) must not give away the next game's cards
     games = iter(range(first, first + 2**31)) if args.seed is not None else _fresh_seeds(first)
-    LiveGame(agents, args.seat, rules, first, None).close()  # fail fast: bad agents or seat, before serving
+    # fail fast, before serving: bad agents or seat (a CHEATING records agent is refused by LiveGame), and an agent
+    # that raised before your first move (the page would get a game whose seat the fallback already plays)
+    probe = LiveGame(agents, args.seat, rules, first, None)
+    probe.close()
+    if probe.failures:
+        seat, spec, why = probe.failures[0]
+        raise ValueError(f"agent {spec!r} (seat {seat}) failed at its first decision: {why}; fix it or choose "
+                         "another --agents")  # fmt: skip
     # after every check (nothing is written before), before serving: a folder that cannot be written fails now
-    Path(args.replays).mkdir(parents=True, exist_ok=True)
+    try:
+        replays.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--replays {replays}: cannot create the folder ({exc.strerror or exc}); give a folder "
+                         "you can write to") from None  # fmt: skip
 
     def new_game() -> LiveGame:
-        return LiveGame(agents, args.seat, rules, next(games), args.replays)
+        return LiveGame(agents, args.seat, rules, next(games), replays)
 
     serve(lambda **guard: create_app("play", new_game=new_game, **guard), args.host, args.port, not args.no_browser)
     return 0

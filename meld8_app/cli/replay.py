@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from meld8_env.paths import nonempty_path
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     rp = sub.add_parser("replay", help="re-simulate a replay file and print it hand by hand")
@@ -15,6 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from meld8_env.replay import narrate, open_game
 
+    # "" is no file ("." was read and refused as a folder, a name the user never gave)
+    nonempty_path(args.file, "FILE", "a replay file, or a tournament log (games.jsonl) with --game")
     doc = open_game(args.file, args.game)
     for line in narrate(doc):
         print(line)

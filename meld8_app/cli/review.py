@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from meld8_app.cli.play import add_server_options, check_server, require_web
+from meld8_env.paths import nonempty_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from meld8_app.web.review import format_review, review
     from meld8_env.rules import RuleConfig
 
+    nonempty_path(args.file, "FILE", "a replay file, or a tournament log (games.jsonl) with --game")
     if not 0 <= args.threshold <= 1:  # also refuses nan
         raise ValueError(f"--threshold must be a probability 0..1, got {args.threshold}")
     if args.agent is not None and args.agent.strip().startswith("cmd:"):  # refused before a bot is started

@@ -7,6 +7,7 @@ import argparse
 from meld8_app.cli.common import rules_from
 from meld8_env.config_io import short_repr
 from meld8_env.engine.seeding import check_seed
+from meld8_env.paths import nonempty_path, output_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     from training.tournament import TournamentConfig, format_table, run
 
     settings: dict = {}
-    if args.config:
+    if args.config is not None:  # an empty --config is refused, not read as "no config"
+        nonempty_path(args.config, "--config", "a tournament YAML (keys: agents, boards, seed, workers, out, rules)")
         from meld8_env.config_io import read_yaml_mapping
 
         settings = read_yaml_mapping(args.config, "tournament config", kind="tournament")
@@ -99,16 +101,25 @@ def run(args: argparse.Namespace) -> int:
     for key in ("out", "rules"):
         if key in settings and not isinstance(settings[key], str):
             raise ValueError(f"{key} must be a path or name, got {short_repr(settings[key])}")
+    # where each value came from, for the messages: the command line wins over the config
+    source = {k: f"{k!r} in {args.config}" if args.config and getattr(args, k) is None and k in settings else f"--{k}"
+              for k in ("out", "rules")}  # fmt: skip
+    # checked here, before any agent loads: "" would be the current folder (results.json written into it), and a
+    # file on the way would fail at mkdir with a bare OSError after the agents had started
+    out = settings.get("out", "results/tournament")
+    output_path(out, source["out"], "a folder for the tournament's outputs (default results/tournament)")
+    if args.bot_log_dir is not None:
+        output_path(args.bot_log_dir, "--bot-log-dir", "a folder for the bots' stderr logs (default OUT/bots)")
     cfg = TournamentConfig(
         agents=agents,
         boards=settings.get("boards", 100),
         seed=seed,
         workers=settings.get("workers", 1),
-        out=settings.get("out", "results/tournament"),
+        out=out,
         resume=args.resume,
         backend=args.backend,
         trust_checkpoints=args.trust_checkpoint,
-        rules=rules_from(settings.get("rules")),
+        rules=rules_from(settings.get("rules"), source["rules"]),
         bots=BotOptions(timeout=args.bot_timeout, fallback=args.fallback, log_dir=args.bot_log_dir),
     )
     res = run(cfg)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from meld8_app.cli.play import add_server_options, check_server, require_web
+from meld8_env.paths import nonempty_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +30,7 @@ def viewer_data(path: str, game: int | None) -> tuple[dict, dict]:
 
 def run(args: argparse.Namespace) -> int:
     require_web()
+    nonempty_path(args.file, "FILE", "a replay file, or a tournament log (games.jsonl) with --game")
     check_server(args)
     _, data = viewer_data(args.file, args.game)
     from meld8_app.web.app import create_app, serve

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+import sys
 from collections.abc import Callable, Sequence
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -198,6 +199,9 @@ def create_app(
                 return
             await ws.send_json({"type": "state", "state": g.state()})
             for note in g.take_notices():  # an agent failed: the fallback plays its seat (the state lists them too)
+                # and on the terminal that started the server: the page's box clears at the next move, so the
+                # swap must not rest on a message that is gone once the game goes on
+                print(f"meld8 play: {note}", file=sys.stderr, flush=True)
                 await ws.send_json({"type": "error", "message": note, "notice": True})
 
         async def start() -> bool:

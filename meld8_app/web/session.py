@@ -6,10 +6,14 @@ replay. Both sit on the engine's public surface and the seat protocol's events; 
   checkpoints, ``cmd:`` bots). ``play(action, seq)`` checks the move (over, not your turn, stale,
   illegal - each a :class:`PlayError` with a message for the page) and plays the agents on until the
   human must act again. A finished game is saved as a replay. The state carries the game's ``seed``
-  only once the game is over (it re-creates every hidden hand and the wall).
+  only once the game is over (it re-creates every hidden hand and the wall). A CHEATING diagnostic that
+  wants the true records (``wants_records``) is refused when the game is made, as ``meld8 tournament``
+  refuses it.
 - :class:`GuardedAgent`: each other seat's agent; one that raises (a checkpoint failing at its first
   forward pass) or faults (a ``cmd:`` bot's bad line) is replaced by the fallback bot for the rest of
-  the game, as in tournaments, and the page is told (``notices`` in the state, :meth:`LiveGame.take_notices`).
+  the game, as in tournaments, and the page is told (``notices`` in the state, :meth:`LiveGame.take_notices`);
+  :attr:`LiveGame.failures` lists the agents that raised (``meld8 play`` refuses to serve when one already
+  did in its trial game).
 - :func:`replay_frames`: one full-information table state per action of a replay (the viewer).
 """
 
@@ -24,7 +28,7 @@ import numpy as np
 
 from meld8_app.web.tableview import SeatView, merge
 from meld8_env.actions import action_name, illegal_action_message
-from meld8_env.agent import wants_infoset
+from meld8_env.agent import wants_infoset, wants_records
 from meld8_env.agent_spec import load_agent
 from meld8_env.codes import Phase
 from meld8_env.protocol import GameStreams, parse_action
@@ -75,6 +79,7 @@ class GuardedAgent:
         self.plays_streams = bool(getattr(agent, "plays_streams", False))
         self.wants_infoset = wants_infoset(agent)  # a search agent sees its infoset here too
         self.failed = False
+        self.raised: str | None = None  # why, when the agent raised (a bug in it; a bot's fault is no exception)
         self._key: int | None = None
 
     def _fail(self, why: str) -> None:
@@ -83,35 +88,38 @@ class GuardedAgent:
             fb = getattr(self.fallback, "name", "the fallback")
             self.notices.append(f"seat {self.seat} ({self.label}) failed: {why}; {fb} plays that seat from now on")
 
-    def _guard(self, call, *args):
+    def _guard(self, name: str, call, *args):
         if self.failed:
             return None
         try:
             return call(*args)
         except Exception as exc:  # any agent failure: the fallback plays on, the page is told
-            self._fail(f"{type(exc).__name__}: {exc}"[:300])
+            # which call raised what: a bare NotImplementedError() said "failed: NotImplementedError: ;"
+            why = (f"its {name} raised {type(exc).__name__}" + (f": {exc}" if str(exc) else ""))[:300]
+            self.raised = why  # the first failure: a failed seat's agent is not called again
+            self._fail(why)
             return None
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray, infosets: list | None = None) -> np.ndarray:
         if infosets is not None:
-            got = self._guard(lambda: self.inner.act_batch(obs, masks, infosets=infosets))
+            got = self._guard("act_batch", lambda: self.inner.act_batch(obs, masks, infosets=infosets))
         else:
-            got = self._guard(self.inner.act_batch, obs, masks)
+            got = self._guard("act_batch", self.inner.act_batch, obs, masks)
         return got if got is not None else self.fallback.act_batch(obs, masks)
 
     # stream agents: the same, around the seat protocol's calls
     def open_stream(self, key: int, info: dict) -> None:
         self._key = key
-        self._guard(self.inner.open_stream, key, info)
+        self._guard("open_stream", self.inner.open_stream, key, info)
 
     def feed(self, key: int, events: list[dict]) -> None:
-        self._guard(self.inner.feed, key, events)
+        self._guard("feed", self.inner.feed, key, events)
 
     def flush(self) -> None:
-        self._guard(self.inner.flush)
+        self._guard("flush", self.inner.flush)
 
     def act_streams(self, keys: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        got = self._guard(self.inner.act_streams, keys, obs, masks)
+        got = self._guard("act_streams", self.inner.act_streams, keys, obs, masks)
         faults = getattr(self.inner, "stream_faults", None)
         if not self.failed and faults is not None and self._key is not None:
             found = faults(self._key)
@@ -121,7 +129,7 @@ class GuardedAgent:
         return got if got is not None else self.fallback.act_batch(obs, masks)
 
     def close_stream(self, key: int) -> list[dict]:
-        got = self._guard(self.inner.close_stream, key)
+        got = self._guard("close_stream", self.inner.close_stream, key)
         return got if isinstance(got, list) else []
 
     def close(self) -> None:
@@ -158,6 +166,11 @@ class LiveGame:
         try:
             for k, s in enumerate(specs):
                 self.agents.append(load_agent(s, self.rules, self.seed + 1 + k, trust))
+                if wants_records(self.agents[-1]):  # as meld8 tournament: refused now, not at its first decision
+                    raise PlayError(
+                        f"agent {s!r} is a CHEATING diagnostic that decides from the true records, which the "
+                        "browser table never hands out: play it with python -m training.search_eval"
+                    )
             for a in self.agents:
                 a.setup(self.rules)
         except BaseException:
@@ -177,6 +190,7 @@ class LiveGame:
             stand_in = load_agent(fallback, self.rules, self.seed + 100 + s)
             seated.append((GuardedAgent(agent, s, spec, stand_in, self.notices), spec))
         lineup, self.names = [a for a, _ in seated], [n for _, n in seated]
+        self._guarded = [a for a in lineup if isinstance(a, GuardedAgent)]
         self.human.view.names = self.names  # "you draw", "greedy discards 7♠"
         self.table.seat([0], [lineup], [{}])  # no seed in fault reports: it would re-create every hidden card
         self.actions: list[int] = []
@@ -231,6 +245,12 @@ class LiveGame:
         s.update(seq=len(self.actions), names=self.names, replay_file=self.replay_file, notices=list(self.notices),
                  seed=self.seed if self.over else None)  # fmt: skip  # the seed re-creates every hidden card
         return s
+
+    @property
+    def failures(self) -> list[tuple[int, str, str]]:
+        """(seat, spec, why) of each agent that raised so far (the fallback plays its seat); a ``cmd:`` bot's
+        protocol fault is not listed (it is the bot's answer, handled as in tournaments)."""
+        return [(g.seat, g.label, g.raised) for g in self._guarded if g.raised is not None]
 
     def take_notices(self) -> list[str]:
         """Notices (an agent failed; the fallback plays its seat) not yet taken."""

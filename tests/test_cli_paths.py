@@ -1,0 +1,224 @@
+"""Path-valued options and agents the browser table cannot seat (red team 33, findings 10, 15 and 16): an
+empty path is refused in one line naming the option (``Path("")`` is the current folder, never "the default"),
+an output folder that is a file is refused before anything starts, a checkpoint path that is a folder or a
+device says so, and ``meld8 play`` refuses a CHEATING records agent (as ``meld8 tournament`` does) or an agent
+that already raised in its trial game, before the server starts. Each case checks that nothing was written."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import pytest
+
+from meld8_app.cli import main
+from meld8_env.rules import RuleConfig
+
+GREEDY3 = ["--agents", "greedy,greedy,greedy", "--boards", "1"]
+CHEAT = "search:cheat=1+worlds=1+cands=1+stages=1"  # wants_records: it decides from the true records
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _run(argv: list[str], capsys) -> str:
+    """stderr of ``meld8 ARGV``, which must fail with one line and exit 2."""
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert rc == 2, f"{argv}: exit {rc}, stderr {err!r}"
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """An empty current folder with one file, ``afile``; the test checks that nothing else appears in it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("not a folder\n")
+    return tmp_path
+
+
+def _untouched(folder) -> None:
+    assert sorted(p.name for p in folder.iterdir()) == ["afile"]
+
+
+@pytest.fixture
+def no_server(monkeypatch):
+    """``meld8_app.web.app.serve`` replaced by a recorder: a refusal must come before it is called."""
+    pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
+    import meld8_app.web.app as web
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(web, "serve", lambda *a, **k: calls.append(a))
+    return calls
+
+
+# -- finding 15: an empty path is not the default -------------------------------------------------
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["tournament", *GREEDY3, "--out", ""], "--out is an empty path: give a folder for the tournament's outputs"),
+        (["tournament", *GREEDY3, "--out", "afile"], "--out names afile, which exists and is not a folder"),
+        (["tournament", *GREEDY3, "--out", "afile/sub"], "--out names afile/sub, but afile is not a folder"),
+        (["tournament", *GREEDY3, "--out", "o", "--rules", ""], "--rules is an empty path: give a rule config YAML"),
+        (["tournament", *GREEDY3, "--out", "o", "--config", ""], "--config is an empty path: give a tournament YAML"),
+        (["tournament", *GREEDY3, "--out", "o", "--bot-log-dir", ""], "--bot-log-dir is an empty path: give a folder"),
+        (["simulate", "--games", "1", "--rules", ""], "--rules is an empty path: give a rule config YAML"),
+        (["replay", ""], "FILE is an empty path: give a replay file"),
+    ],
+)
+def test_an_empty_or_file_path_is_refused_in_one_line_and_nothing_is_written(argv, says, here, capsys):
+    err = _run(argv, capsys)
+    assert says in err
+    _untouched(here)  # before the fix, --out "" wrote results.json, games.csv, ... here ("written: /results.json")
+
+
+@pytest.mark.parametrize("key", ["out", "rules"])
+def test_an_empty_path_in_the_tournament_config_is_refused_naming_the_key_and_file(key, here, capsys):
+    other = "rules: default" if key == "out" else "out: o"
+    (here / "t.yaml").write_text(f'agents: [greedy, greedy, greedy]\nboards: 1\n{other}\n{key}: ""\n')
+    err = _run(["tournament", "--config", "t.yaml"], capsys)
+    assert f"'{key}' in t.yaml is an empty path" in err
+    (here / "t.yaml").unlink()
+    _untouched(here)
+
+
+@pytest.mark.parametrize(
+    "replays, says",
+    [
+        ("", "--replays is an empty path: give a folder for the finished games' replays (default replays/)"),
+        ("afile", "--replays names afile, which exists and is not a folder"),  # was "[Errno 17] File exists"
+        ("afile/sub", "--replays names afile/sub, but afile is not a folder"),
+    ],
+)
+def test_play_refuses_a_replays_path_that_is_empty_or_a_file_before_serving(replays, says, here, capsys, no_server):
+    err = _run(
+        ["play", "--agents", "greedy", "--no-browser", "--replays", replays, "--port", str(_free_port())], capsys
+    )
+    assert says in err and no_server == []
+    _untouched(here)
+
+
+def test_play_refuses_empty_rules_before_serving(here, capsys, no_server):
+    err = _run(["play", "--agents", "greedy", "--no-browser", "--rules", "", "--port", str(_free_port())], capsys)
+    assert "--rules is an empty path" in err and no_server == []
+    _untouched(here)
+
+
+@pytest.mark.parametrize("command", [["view", ""], ["review", "", "--seat", "0", "--json"], ["replay", ""]])
+def test_view_review_and_replay_refuse_an_empty_file(here, capsys, command):
+    pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
+    err = _run([*command, "--no-browser", "--port", str(_free_port())] if command[0] == "view" else command, capsys)
+    assert "FILE is an empty path" in err and "'.'" not in err and ": ." not in err
+
+
+def test_an_empty_rllib_path_is_named_empty():
+    from agents.rllib_policy import RllibPolicyAgent
+    from meld8_env.agent import CheckpointError
+
+    with pytest.raises(
+        CheckpointError, match=r"^the RLlib policy path is empty: name a policy folder \(rllib:OUT/best\)"
+    ):
+        RllibPolicyAgent("")
+
+
+def test_rules_from_keeps_none_as_the_defaults():
+    from meld8_app.cli.common import rules_from
+
+    assert rules_from(None) == RuleConfig() and rules_from("two_player") == RuleConfig.two_player()
+
+
+# -- finding 10: agents the browser table cannot seat are refused before it serves -------------------
+@pytest.mark.parametrize("cheat", [CHEAT, "agents.oracle:OracleAgent"])
+def test_play_refuses_a_records_agent_before_serving_as_tournament_does(cheat, here, capsys, no_server):
+    err = _run(["play", "--agents", f"{cheat},greedy", "--no-browser", "--port", str(_free_port())], capsys)
+    assert f"agent {cheat!r} is a CHEATING diagnostic" in err and "training.search_eval" in err
+    assert no_server == []  # before the fix: served, then greedy quietly took the seat at its first decision
+    _untouched(here)  # no replays/ folder either
+    tour = _run(["tournament", "--agents", f"{cheat},greedy,greedy", "--boards", "1", "--out", "o"], capsys)
+    assert f"agent {cheat!r} is a CHEATING diagnostic" in tour  # the same refusal, the same words
+
+
+def test_live_game_refuses_a_records_agent():
+    from meld8_app.web.session import LiveGame, PlayError
+
+    with pytest.raises(PlayError, match="CHEATING diagnostic"):
+        LiveGame([CHEAT, "greedy"], seat=0, seed=3)
+
+
+def test_play_refuses_an_agent_that_raised_in_its_trial_game(here, capsys, no_server):
+    """Seat 0 moves before the human at seat 1 (seed 3: seat 0 deals; without a seed the dealer is drawn and the
+    human could move first): the base Agent's act_batch raises NotImplementedError there."""
+    argv = ["play", "--agents", "meld8_env.agent:Agent,greedy", "--seat", "1", "--seed", "3", "--no-browser"]
+    err = _run([*argv, "--port", str(_free_port())], capsys)
+    assert "agent 'meld8_env.agent:Agent' (seat 0) failed at its first decision" in err
+    assert "its act_batch raised NotImplementedError" in err and no_server == []
+    _untouched(here)
+
+
+def test_a_bare_exception_is_named_with_the_call_that_raised_and_listed_in_failures():
+    from meld8_app.web.session import LiveGame
+
+    g = LiveGame(["meld8_env.agent:Agent", "greedy"], seat=1, seed=3)
+    try:
+        notes = g.take_notices()
+        assert len(notes) == 1 and "NotImplementedError: ;" not in notes[0]  # the old words: an empty reason
+        assert "seat 0 (meld8_env.agent:Agent) failed: its act_batch raised NotImplementedError; greedy" in notes[0]
+        assert g.failures == [(0, "meld8_env.agent:Agent", "its act_batch raised NotImplementedError")]
+    finally:
+        g.close()
+    ok = LiveGame(["greedy"], seat=1, seed=3)
+    ok.close()
+    assert ok.failures == []
+
+
+def test_the_fallback_notice_reaches_the_terminal_too(capfd):
+    """The page's message box clears at the next move; the terminal that started the server keeps the line."""
+    pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
+    from starlette.testclient import TestClient
+
+    from meld8_app.web.app import create_app
+    from meld8_app.web.session import LiveGame
+
+    app = create_app("play", new_game=lambda: LiveGame(["meld8_env.agent:Agent", "greedy"], seat=1, seed=3), port=8008)
+    with TestClient(app, base_url="http://127.0.0.1:8008").websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        assert ws.receive_json()["type"] == "state"
+        note = ws.receive_json()
+    assert note["notice"] and "act_batch raised NotImplementedError" in note["message"]
+    assert f"meld8 play: {note['message']}\n" in capfd.readouterr().err
+
+
+# -- finding 16: checkpoint paths that exist but are no checkpoint file --------------------------------
+@pytest.mark.parametrize(
+    "path, says",
+    [
+        ("", "the checkpoint path is empty (''): name a checkpoint file (as an agent: ppo:PATH.zip, or plain ppo"),
+        ("{tmp}", "{tmp} exists but is not a checkpoint file (a regular .zip file): it is a folder"),
+        ("/dev/zero", "/dev/zero exists but is not a checkpoint file (a regular .zip file): it is a device"),
+        ("{tmp}/missing.zip", "checkpoint not found: {tmp}/missing.zip"),
+    ],
+)
+def test_a_checkpoint_path_says_what_it_is(path, says, tmp_path):
+    from agents.checkpoint import CheckpointError, read_metadata
+
+    path, says = path.replace("{tmp}", str(tmp_path)), says.replace("{tmp}", str(tmp_path))
+    if path == "/dev/zero" and not sys.platform.startswith("linux"):
+        pytest.skip("/dev/zero is a Linux device here")
+    with pytest.raises(CheckpointError) as got:
+        read_metadata(path)
+    assert says in str(got.value)
+    pytest.importorskip("sb3_contrib", reason="ppo: agents need the train extra")
+    from agents.registry import AgentLoadError, load_agent
+
+    with pytest.raises(AgentLoadError) as got:  # the agent spec ppo:PATH says the same
+        load_agent(f"ppo:{path}")
+    assert says in str(got.value)
+    with pytest.raises(AgentLoadError) as got:  # and so does a trusted one (/dev/zero was read until memory ran out)
+        load_agent(f"ppo:{path}", trust=True)
+    assert says in str(got.value)
