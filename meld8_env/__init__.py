@@ -5,6 +5,7 @@ distance to win; C with a pure-Python twin), ``scoring`` (yaku, han, points).
 """
 
 from meld8_env.cards import JOKER, CardError, format_cards, parse_cards
+from meld8_env.config_io import env_flag
 from meld8_env.rules import RuleConfig, RuleConfigError
 from meld8_env.version import __version__
 
@@ -28,9 +29,7 @@ def _register() -> None:
     """Make the faces reachable by name: ``pettingzoo.make("aec", "meld8/meld8_v0")`` (PettingZoo >= 1.27),
     ``gymnasium.make("meld8_env:Meld8-v0")`` and ``gymnasium.make_vec(...)``. Skipped with
     ``MELD8_NO_REGISTER=1`` (a lighter import for tools that use only the rules core)."""
-    import os
-
-    if os.environ.get("MELD8_NO_REGISTER") == "1":
+    if env_flag("MELD8_NO_REGISTER"):
         return
     try:
         from pettingzoo import register as register_aec  # the registry arrived in PettingZoo 1.27

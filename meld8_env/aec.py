@@ -26,6 +26,7 @@ from pettingzoo.utils import wrappers
 
 from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id, legal_ids
 from meld8_env.codes import Phase
+from meld8_env.config_io import check_flag
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_seed
 from meld8_env.one_game import observe_seat
@@ -67,9 +68,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
         self.reward_mode = reward
-        self.oracle = oracle
+        self.oracle = check_flag(oracle, "oracle")  # 'no' switched the cheating full-information observation on
         self.possible_agents = [f"player_{i}" for i in range(self.rules.num_players)]
-        self.engine = FastBatch(1, self.rules, reward=reward, oracle=oracle)  # a single env is a batch of one
+        self.engine = FastBatch(1, self.rules, reward=reward, oracle=self.oracle)  # a single env is a batch of one
         size = self.engine.obs_size
         obs_space = spaces.Dict(
             {

@@ -83,6 +83,7 @@ import numpy as np
 from meld8_env import hands as _hands
 from meld8_env.cardmask import ALL, BITS, JK
 from meld8_env.codes import HAND_SIZE, N_CARDS, Phase
+from meld8_env.config_io import env_flag
 from meld8_env.discard_history import discard_order, passed_cards
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import check_conservation, refresh
@@ -107,7 +108,7 @@ __all__ = [
 try:  # the C core (meld8_env/_belief.c); absent in a build without compiler, then the numpy twin serves
     from meld8_env import _belief as _core
 except ImportError as e:  # pragma: no cover - depends on the build
-    if os.environ.get("MELD8_REQUIRE_NATIVE") == "1" or os.environ.get("MELD8_BACKEND") == "c":  # as meld8_env.hands
+    if env_flag("MELD8_REQUIRE_NATIVE") or os.environ.get("MELD8_BACKEND") == "c":  # as meld8_env.hands
         raise ImportError(
             f"MELD8_REQUIRE_NATIVE=1 or MELD8_BACKEND=c, but meld8_env._belief did not import: {e}"
         ) from e

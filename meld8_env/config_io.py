@@ -1,4 +1,5 @@
-"""Reading YAML config files (rules, training, tournaments) with one set of clear errors.
+"""Reading options from outside with one set of clear errors: YAML config files (rules, training, tournaments),
+integer and on/off arguments (``check_int``, ``check_flag``) and on/off environment variables (``env_flag``).
 
 Configs are taken as a path or as the name of a config shipped in the package
 (``meld8_env/configs/<kind>/<name>.yaml``, also reachable as ``configs/`` in a checkout):
@@ -7,9 +8,13 @@ Configs are taken as a path or as the name of a config shipped in the package
 from __future__ import annotations
 
 import functools
+import operator
+import os
 import re
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 KINDS = ("rules", "tournament", "train")
 
@@ -131,3 +136,36 @@ def read_yaml_mapping(
     if not isinstance(data, dict):
         raise error(f"{p}: expected a mapping of options (key: value lines), got {type(data).__name__}")
     return data
+
+
+def check_int(value: object, what: str, lo: int, hi: int | None = None, error: type[Exception] = ValueError) -> int:
+    """``value`` as an int in ``lo..hi`` (``hi`` None: no upper end), or ``error`` naming ``what`` and the range.
+    Python and numpy integers are integers; bools, floats and strings are not (``int()`` read 2.5 as 2, True
+    as 1 and '3' as 3)."""
+    allowed = f"an integer >= {lo}" if hi is None else f"{lo}..{hi} (an integer)"
+    if isinstance(value, bool):
+        raise error(f"{what} must be {allowed}, got {value!r}")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise error(f"{what} must be {allowed}, got {short_repr(value)}") from None
+    if n < lo or (hi is not None and n > hi):
+        raise error(f"{what} must be {allowed}, got {n}")
+    return n
+
+
+def check_flag(value: object, what: str) -> bool:
+    """``value`` as a bool, or ValueError naming ``what``: a switch is True or False (a Python or numpy bool), never
+    a truthy value ('no' switched the cheating oracle observation on)."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{what} must be True or False, got {short_repr(value)}")
+    return bool(value)
+
+
+def env_flag(name: str) -> bool:
+    """An on/off environment variable (MELD8_NO_REGISTER, MELD8_REQUIRE_NATIVE): unset, "" or "0" is off, "1" is on;
+    any other value is refused (only "1" counted, so MELD8_REQUIRE_NATIVE=yes silently required nothing)."""
+    value = os.environ.get(name, "")
+    if value not in ("", "0", "1"):
+        raise ValueError(f"{name} must be 1 (on), or 0, empty or unset (off), got {value!r}")
+    return value == "1"

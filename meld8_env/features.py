@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from meld8_env.actions import CHII_LOW, N_CALL_ACTIONS, PASS, PON_BASE
+from meld8_env.actions import CHII_LOW, N_CALL_ACTIONS, NUM_ACTIONS, PASS, PON_BASE
 from meld8_env.calls import call_cards, kuikae_after
 from meld8_env.cardmask import (
     BITS,
@@ -236,12 +236,26 @@ def _code(dist: np.ndarray) -> np.ndarray:
 
 
 def augment(obs: np.ndarray, masks: np.ndarray, rules: RuleConfig) -> np.ndarray:
-    """``obs`` (N, obs_size) uint8 and ``masks`` (N, 64) bool -> (N, augmented_size) uint8."""
-    obs = np.asarray(obs, dtype=np.uint8)
-    masks = np.asarray(masks).astype(bool)
-    n, base, P = len(obs), obs_size(rules), rules.num_players
-    if obs.ndim != 2 or obs.shape[1] != base:
-        raise ValueError(f"augment expects observations of shape (N, {base}), got {obs.shape}")
+    """``obs`` (N, obs_size) uint8 and ``masks`` (N, 64) bool (or integers 0/1, as the engine's uint8 and the AEC's
+    int8 masks) -> (N, augmented_size) uint8."""
+    obs, masks = np.asarray(obs), np.asarray(masks)
+    base, P = obs_size(rules), rules.num_players
+    # checked, not cast: float observations were truncated, int64 ones wrapped at 256, and masks of another
+    # shape gave other features or an IndexError deep inside
+    if obs.dtype != np.uint8 or obs.ndim != 2 or obs.shape[1] != base:
+        raise ValueError(
+            f"augment expects observations of shape (N, {base}) and dtype uint8, got shape {obs.shape} {obs.dtype}"
+        )
+    n = len(obs)
+    if masks.shape != (n, NUM_ACTIONS):
+        raise ValueError(f"augment expects masks of shape ({n}, {NUM_ACTIONS}), one per observation, got {masks.shape}")
+    if masks.dtype != np.bool_:
+        if masks.dtype.kind not in "iu":
+            raise ValueError(f"augment expects masks of bools (or integers 0/1), got dtype {masks.dtype}")
+        other = masks[(masks != 0) & (masks != 1)]
+        if other.size:
+            raise ValueError(f"augment expects masks of bools (or integers 0/1), got the value {other[0]}")
+        masks = masks.astype(bool)
     out = np.zeros((n, base + extra_size(rules)), np.uint8)
     out[:, :base] = obs
     if n == 0:

@@ -29,6 +29,7 @@ adapts it.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -42,6 +43,8 @@ from gymnasium.vector.utils import batch_space
 from meld8_env.actions import NUM_ACTIONS, is_action_id
 from meld8_env.agent import as_agent
 from meld8_env.agent_spec import load_agent
+from meld8_env.config_io import check_flag
+from meld8_env.engine.seeding import check_seed
 from meld8_env.features import augment, augmented_size
 from meld8_env.one_game import observe_seat
 from meld8_env.rules import RuleConfig
@@ -54,6 +57,8 @@ def load_opponents(opponents: str | Sequence, rules: RuleConfig, seed: int = 0) 
     """Agent objects for the P - 1 other seats from specs (``meld8_env.agent_spec``) or objects (given the
     whole contract by ``meld8_env.agent.as_agent``)."""
     P = rules.num_players
+    if not isinstance(opponents, str | Sequence):  # 123 failed inside list() ("'int' object is not iterable")
+        raise ValueError(f"opponents must be an agent name or a list of {P - 1} agents, got {type(opponents).__name__}")
     specs = [opponents] * (P - 1) if isinstance(opponents, str) else list(opponents)
     if len(specs) != P - 1:
         raise ValueError(f"give {P - 1} opponents (the other seats), got {len(specs)}")
@@ -77,15 +82,16 @@ class Meld8VectorEnv(VectorEnv):
         if render_mode is not None:
             raise ValueError("Meld8VectorEnv renders nothing; watch games through the AEC env or replays")
         self.rules = RuleConfig.load(rules)
-        self.num_envs = int(num_envs)
-        self.opponents = load_opponents(opponents, self.rules, 0 if seed is None else int(seed))
+        self.features = check_flag(features, "features")  # 'no' was truthy: features on
+        # the batch checks num_envs (2.5 was int()ed to 2), seed, reward and shaping before any opponent starts
+        self.vec = Meld8Vector(num_envs, rules=self.rules, seed=seed, reward=reward, shaping=shaping)
+        self.num_envs = self.vec.num_envs
+        self.opponents = load_opponents(opponents, self.rules, 0 if seed is None else check_seed(seed))
         for a in self.opponents:
             a.setup(self.rules)
-        self.vec = Meld8Vector(self.num_envs, rules=self.rules, seed=seed, reward=reward, shaping=shaping)
         self.table = Table(self.vec)
         self.P = self.rules.num_players
         self.learner_seat = (np.arange(self.num_envs) % self.P).astype(np.int64)
-        self.features = bool(features)
         size = augmented_size(self.rules) if self.features else self.vec.obs_size
         self.single_observation_space = spaces.Box(0, 255, (size,), np.uint8)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
@@ -216,10 +222,26 @@ class Meld8VectorEnv(VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         if sys.is_finalizing():  # an env never closed, collected at exit: numpy is half torn down by now, and
             return  # the external bots' processes end through their own exit hook (meld8_env.seat_process)
-        self.table.close()
-        for agent in self.opponents:  # external bots' processes end with the env
+        # a construction that failed half way (a bad argument) is closed by __del__ too: close what was made, or
+        # its ValueError was followed by a second traceback ("no attribute 'table'")
+        if hasattr(self, "table"):
+            self.table.close()
+        for agent in getattr(self, "opponents", ()):  # external bots' processes end with the env
             agent.close()
-        self.vec.close()
+        if hasattr(self, "vec"):
+            self.vec.close()
+
+
+def _finite_number(value: object, what: str) -> float:
+    """``value`` as a finite float, or ValueError naming ``what``: float('x') failed without naming the argument,
+    and nan or inf were taken as rewards."""
+    if not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating):
+        try:
+            if math.isfinite(number := float(value)):
+                return number
+        except OverflowError:  # an int beyond the float range
+            pass
+    raise ValueError(f"{what} must be a finite number, got {value!r}")
 
 
 class Meld8SingleEnv(gymnasium.Env):
@@ -243,8 +265,10 @@ class Meld8SingleEnv(gymnasium.Env):
     ) -> None:
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        self.illegal_reward = _finite_number(illegal_reward, "illegal_reward")
+        if "num_envs" in kwargs:
+            raise ValueError("Meld8SingleEnv plays one game; for several use Meld8VectorEnv (gymnasium.make_vec)")
         self.illegal_action = illegal_action
-        self.illegal_reward = float(illegal_reward)
         self._vec = Meld8VectorEnv(num_envs=1, render_mode=render_mode, **kwargs)
         self.observation_space = self._vec.single_observation_space
         self.action_space = LegalDiscrete(lambda: self._mask)

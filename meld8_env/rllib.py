@@ -31,6 +31,7 @@ import numpy as np
 from gymnasium import spaces
 
 from meld8_env.actions import NUM_ACTIONS
+from meld8_env.config_io import check_flag
 from meld8_env.features import augment, augmented_size
 from meld8_env.one_game import observe_seat
 from meld8_env.rules import RuleConfig
@@ -76,7 +77,7 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         self._rng = np.random.default_rng(seed)
         self.vec = Meld8Vector(1, rules=self.rules, seed=seed, autoreset=False, reward=cfg.get("reward", "points"),
                                shaping=cfg.get("shaping", 0.0))  # fmt: skip
-        self.features = bool(cfg.get("features", False))
+        self.features = check_flag(cfg.get("features", False), "env_config features")
         size = augmented_size(self.rules) if self.features else self.vec.obs_size
         self.possible_agents = [agent_id(s) for s in range(self.P)]
         self.agents = list(self.possible_agents)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.codes import HAND_SIZE
-from meld8_env.config_io import read_yaml_mapping, short_repr
+from meld8_env.config_io import check_int, read_yaml_mapping, short_repr
 
 STARTING_DEALER_CHOICES = ("draw",)
 KUIKAE_CHOICES = ("other_end", "off")
@@ -128,6 +128,14 @@ class RuleConfig:
             return spec
         if isinstance(spec, dict):
             return cls.from_dict(spec)
+        if not isinstance(spec, str | Path):  # 5 failed inside pathlib ("expected str, bytes or os.PathLike")
+            raise TypeError(
+                f"rules must be a RuleConfig, a dict of options, a built-in name or a YAML path, got {short_repr(spec)}"
+            )
+        if isinstance(spec, str) and not spec.strip():  # not the defaults: those are None (or leaving it out)
+            raise RuleConfigError(
+                "rules: an empty name is no rule config (give a built-in name, e.g. 'two_player', or a YAML path)"
+            )
         if spec == "two_player":
             return cls.two_player()
         return cls.from_yaml(spec)
@@ -159,9 +167,8 @@ class RuleConfig:
 
     def min_han(self, round_index: int) -> int:
         """Minimum standard-yaku han in round ``round_index`` (1-based, R30)."""
-        if not 1 <= round_index <= self.rounds:
-            raise RuleConfigError(f"round must be 1..{self.rounds}, got {round_index}")
-        return self.min_yaku_han[round_index - 1]
+        index = check_int(round_index, "round", 1, self.rounds, error=RuleConfigError)  # '1', 1.5 failed in a compare
+        return self.min_yaku_han[index - 1]
 
 
 def _fail(key: str, value: Any, allowed: str) -> None:

@@ -50,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from meld8_env.actions import IllegalActionError, as_action_array
+from meld8_env.config_io import check_flag, check_int
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_game_index, check_seed, check_seed_array
 from meld8_env.hands import distance_batch
@@ -81,18 +82,19 @@ class Meld8Vector:
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
         self.shaping = check_shaping(shaping)
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")  # 2.5 was read as 2, True as 1
-        self.num_envs = int(num_envs)
-        self.autoreset = autoreset
+        self.num_envs = check_int(num_envs, "num_envs", 1)  # 2.5 was read as 2, True as 1
+        # switches are bools, never truthy values: oracle='no' turned the cheating full-information observation on
+        self.autoreset = check_flag(autoreset, "autoreset")
+        oracle = check_flag(oracle, "oracle")
+        n_threads = None if threads is None else check_int(threads, "threads", 1)  # 2.5 and -3 were taken
+        self._base_seed = None if seed is None else check_seed(seed)
         self.engine = FastBatch(self.num_envs, self.rules, reward=reward, oracle=oracle)
         self.P = self.rules.num_players
         self.obs_size = self.engine.obs_size
-        # measured (bench/env_throughput.py): a second thread pays off from about a thousand games
-        n_threads = threads if threads is not None else (2 if self.num_envs >= 2048 else 1)
-        self._parts = [p for p in np.array_split(np.arange(self.num_envs), max(1, n_threads)) if p.size]
+        if n_threads is None:  # measured (bench/env_throughput.py): a second thread pays off from ~a thousand games
+            n_threads = 2 if self.num_envs >= 2048 else 1
+        self._parts = [p for p in np.array_split(np.arange(self.num_envs), n_threads) if p.size]
         self._pool = ThreadPoolExecutor(len(self._parts)) if len(self._parts) > 1 else None
-        self._base_seed = None if seed is None else check_seed(seed)
         self.seeds = np.zeros(self.num_envs, np.uint64)
         self._buffers()
         self._no_outcomes()

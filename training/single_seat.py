@@ -23,6 +23,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from meld8_env.actions import NUM_ACTIONS
+from meld8_env.config_io import check_flag
 from meld8_env.gym_env import Meld8VectorEnv
 from meld8_env.rules import RuleConfig
 
@@ -46,7 +47,7 @@ class SingleSeatVecEnv(VecEnv):
         self.env = Meld8VectorEnv(n_envs, list(opponents), self.rules, features=features, reward=reward, seed=seed,
                                   shaping=shaping)  # fmt: skip
         self.render_mode = None
-        self.oracle = bool(oracle)
+        self.oracle = check_flag(oracle, "oracle")  # a truthy 'no' switched the CHEATING critic input on
         space = self.env.single_observation_space
         self.honest_size = int(space.shape[0])
         if self.oracle:

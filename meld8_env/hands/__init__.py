@@ -17,9 +17,17 @@ from types import ModuleType
 
 import numpy as np
 
-from meld8_env.cards import JOKER, CardError, card_str, from_mask, parse_cards, to_mask
+from meld8_env.cards import CardError, card_str, from_mask, parse_cards, to_mask
+from meld8_env.config_io import env_flag
 from meld8_env.hands import _reference
-from meld8_env.hands.contract import called_meld_error, check_card_sets, check_hands, exact_int, exact_uint64
+from meld8_env.hands.contract import (
+    check_card_sets,
+    check_hands,
+    check_mask_args,
+    exact_int,
+    exact_uint64,
+    parse_meld,
+)
 from meld8_env.hands.forms import FORM_NAMES, UNREACHABLE, Reading
 
 __all__ = [
@@ -44,7 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without a C comp
     _native = None
     _native_error = exc
 
-if os.environ.get("MELD8_REQUIRE_NATIVE") == "1" and _native is None:
+if env_flag("MELD8_REQUIRE_NATIVE") and _native is None:
     raise ImportError(f"MELD8_REQUIRE_NATIVE=1 but the C extension did not build/import: {_native_error}")
 
 _choice = os.environ.get("MELD8_BACKEND", "c" if _native is not None else "python")
@@ -108,14 +116,7 @@ def _masks(hand: str | Iterable[int | str], meld: str | Iterable[int | str] | No
     h = _cards_mask(hand, "hand")
     if meld is None:
         return h, 0
-    m = to_mask(parse_cards(meld, count=3))
-    if m >> JOKER & 1:
-        raise CardError("the Joker can never be in a called meld (R12)")
-    if h & m:
-        raise CardError(f"duplicate card {card_str(from_mask(h & m)[0])} (in hand and meld)")
-    if err := called_meld_error(m):
-        raise CardError(err)
-    return h, m
+    return h, parse_meld(meld, h)
 
 
 def _check_size(mask: int, meld: int, sizes: tuple[int, int], what: str) -> None:
@@ -129,14 +130,17 @@ def _check_size(mask: int, meld: int, sizes: tuple[int, int], what: str) -> None
 # -- mask-level API (the engine uses these) ------------------------------------------------------
 def readings_of_masks(mask: int, meld: int = 0) -> list[Reading]:
     """Readings in canonical order: by form, then groups, then the Joker's card."""
+    mask, meld = check_mask_args("readings", mask, meld)
     return sorted(backend().readings(mask, meld), key=lambda r: (r[0], tuple(sorted(r[1])), r[2]))
 
 
 def is_win_form_mask(mask: int, meld: int = 0) -> bool:
+    mask, meld = check_mask_args("is_win_form", mask, meld)
     return bool(backend().is_win_form(mask, meld))
 
 
 def waits_of_masks(mask: int, meld: int = 0) -> int:
+    mask, meld = check_mask_args("waits", mask, meld)
     return backend().waits(mask, meld)
 
 
