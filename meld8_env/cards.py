@@ -12,6 +12,7 @@ Bad input raises :class:`CardError` naming the offending token and what would be
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 
 JOKER = 52
@@ -75,27 +76,51 @@ def parse_card(token: str, position: int | None = None) -> int:
     raise CardError(f"unknown card {tok!r}{where}: expected rank A 2-9 T/10 J Q K + suit s h d c, or JK")
 
 
-def parse_cards(text: str | Iterable[int | str], count: int | None = None) -> list[int]:
+def as_card(item: object, what: str | None = None, position: int | None = None) -> int:
+    """One card given as an R4 token or an id 0..52 (a Python or numpy integer). Floats and bools are no card
+    ids: ``int()`` read 1.9 as card 1 and True as card 1, and numpy's 44 failed inside ``str.strip``."""
+    head = f"{what}: " if what else ""
+    where = f" at position {position}" if position is not None else ""
+    if isinstance(item, str):
+        try:
+            return parse_card(item, position)
+        except CardError as exc:
+            raise CardError(head + str(exc)) from None
+    try:
+        c = None if isinstance(item, bool) else operator.index(item)
+    except TypeError:
+        c = None
+    if c is None:
+        raise CardError(f"{head}unknown card {item!r}{where}: give an R4 token such as '9c' or an integer id 0..52")
+    if not 0 <= c < NUM_CARDS:
+        raise CardError(f"{head}unknown card id {c}{where}: ids are 0..52")
+    return c
+
+
+def parse_cards(text: str | Iterable[int | str], count: int | None = None, what: str | None = None) -> list[int]:
     """Parse cards given as R4 text, or as an iterable of ids / tokens; reject duplicates.
 
-    ``count`` (optional) is the exact number of cards required.
+    ``count`` (optional) is the exact number of cards required; ``what`` (optional) names the argument in errors.
     """
+    try:
+        return _parse_cards(text, count)
+    except CardError as exc:
+        if what is None:
+            raise
+        raise CardError(f"{what}: {exc}") from None
+
+
+def _parse_cards(text: str | Iterable[int | str], count: int | None) -> list[int]:
     if isinstance(text, str):
-        items: list[int | str] = list(text.replace(",", " ").split())
-    else:
+        items: list[object] = list(text.replace(",", " ").split())
+    elif isinstance(text, Iterable) and not isinstance(text, bytes | bytearray):
         items = list(text)
+    else:
+        raise CardError(f"cards must be R4 text or a list of card ids or tokens, got {type(text).__name__}")
     cards: list[int] = []
     seen: set[int] = set()
     for pos, item in enumerate(items, start=1):
-        if isinstance(item, str):
-            c = parse_card(item, pos)
-        else:
-            try:
-                c = int(item)
-            except (TypeError, ValueError):
-                raise CardError(f"unknown card {item!r} at position {pos}") from None
-            if not 0 <= c < NUM_CARDS:
-                raise CardError(f"unknown card id {c} at position {pos}: ids are 0..52")
+        c = as_card(item, position=pos)
         if c in seen:
             raise CardError(f"duplicate card {card_str(c)}")
         seen.add(c)

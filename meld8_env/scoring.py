@@ -15,9 +15,30 @@ from typing import Any
 
 import numpy as np
 
-from meld8_env.cards import JOKER, CardError, card_str, parse_card, parse_cards, rank_of, suit_of, to_mask
+from meld8_env.cards import (
+    JOKER,
+    CardError,
+    as_card,
+    card_str,
+    format_cards,
+    from_mask,
+    parse_cards,
+    rank_of,
+    suit_of,
+    to_mask,
+)
+from meld8_env.config_io import check_flag, check_int
 from meld8_env.hands import backend, native_module, readings_of_masks, relaxed_joker_standard, waits_of_masks
-from meld8_env.hands.contract import called_meld_error, check_card_sets, check_hands, exact_int, exact_uint64
+from meld8_env.hands.contract import (
+    CARD_BITS,
+    check_card_sets,
+    check_hands,
+    check_mask_args,
+    exact_int,
+    exact_mask,
+    exact_uint64,
+    parse_meld,
+)
 from meld8_env.hands.forms import (
     FORM_CROWN_PAIRS,
     FORM_FOUR_PAIRS,
@@ -313,6 +334,11 @@ def _illegal_joker(hand: int, meld: int) -> bool:
     return relaxed_joker_standard(hand, meld)
 
 
+def _check_rules(rules: object) -> None:
+    if not isinstance(rules, RuleConfig):
+        raise TypeError(f"rules must be a RuleConfig (RuleConfig.load reads names, files), got {type(rules).__name__}")
+
+
 def score_masks(
     hand: int,
     meld: int,
@@ -327,7 +353,20 @@ def score_masks(
     discards: int = 0,
     rules: RuleConfig = DEFAULT_RULES,
 ) -> ScoreResult:
-    """Score on masks (the engine's entry point); see :func:`score_hand`."""
+    """Score on masks (the engine's entry point); see :func:`score_hand`. Checked as :func:`score_batch` checks its
+    arrays: a winning card that is not in the hand was scored as if it were."""
+    _check_rules(rules)
+    hand, meld = check_mask_args("score", hand, meld)
+    win_card = check_int(win_card, "win_card", 0, JOKER)
+    if not hand >> win_card & 1:
+        raise ValueError(f"win_card: the winning card {card_str(win_card)} is not in the hand")
+    min_han = check_int(min_han, "min_han", 0, 127)
+    dora = check_int(dora, "dora", -1, JOKER)
+    discards = exact_mask(discards, "discards")
+    if not 0 <= discards <= CARD_BITS:
+        raise ValueError(f"discards: a card id outside 0..52 (mask {discards:#x})")
+    tsumo, dealer = check_flag(tsumo, "tsumo"), check_flag(dealer, "dealer")
+    first_draw, last_card = check_flag(first_draw, "first_draw"), check_flag(last_card, "last_card")
     reads = readings_of_masks(hand, meld)
     if not reads:
         return _fail("illegal_joker" if _illegal_joker(hand, meld) else "no_form")
@@ -363,34 +402,44 @@ def score_hand(
     ``meld``: the exposed called meld (3 cards); ``discards``: the winner's own discard history
     still in front of them (R33, only matters for Ron); ``round``: 1-based (R30 minimum).
     """
+    _check_rules(rules)
+    tsumo, dealer = check_flag(tsumo, "tsumo"), check_flag(dealer, "dealer")
+    first_draw, last_card = check_flag(first_draw, "first_draw"), check_flag(last_card, "last_card")
+    min_han = rules.min_han(round)
     cards = parse_cards(concealed)
-    meld_cards = parse_cards(meld, count=3) if meld is not None else []
-    expected = 5 if meld_cards else 8
+    hand = to_mask(cards)
+    meld_mask = 0 if meld is None else parse_meld(meld, hand)
+    expected = 5 if meld_mask else 8
     if len(cards) != expected:
         raise CardError(f"expected {expected} concealed cards including the winning card, got {len(cards)}")
-    if JOKER in meld_cards:
-        raise CardError("the Joker can never be in a called meld (R12)")
-    clash = set(cards) & set(meld_cards)
-    if clash:
-        raise CardError(f"duplicate card {card_str(min(clash))} (in hand and meld)")
-    if meld_cards and (err := called_meld_error(to_mask(meld_cards))):
-        raise CardError(err)
-    win = win_card if isinstance(win_card, int) else parse_card(win_card)
+    win = as_card(win_card, "win_card")
     if win not in cards:
         raise CardError(f"winning card {card_str(win)} is not among the concealed cards")
     dora = -1
     if dora_indicator is not None:
-        ind = dora_indicator if isinstance(dora_indicator, int) else parse_card(dora_indicator)
+        ind = as_card(dora_indicator, "dora_indicator")
         if ind == JOKER:
             raise CardError("the Joker cannot be the dora indicator (R35)")
+        if first_draw and dealer:
+            raise CardError("dora_indicator: there is none when the dealer wins on the first draw (R35)")
         dora = dora_of(ind)
-    disc = parse_cards(discards)
-    if JOKER in disc:
+    disc = to_mask(parse_cards(discards, what="discards"))
+    if disc >> JOKER & 1:
         raise CardError("the Joker can never be discarded (R12)")
-    min_han = rules.min_han(round)
+    if disc & (hand | meld_mask):  # every card exists once (R1): a held or called card is not also a discard
+        c = from_mask(disc & (hand | meld_mask))[0]
+        where = "hand" if hand >> c & 1 else "meld"
+        raise CardError(f"discards: {card_str(c)} is in the {where}, and a card is never both held and discarded (R1)")
+    if first_draw and (not tsumo or meld_mask or disc):
+        # Tenhou / Chiihou (section 7): won by Tsumo on one's first draw, with no call before it - so no discard yet
+        why = "a Ron" if not tsumo else "a called meld" if meld_mask else f"discards ({format_cards(from_mask(disc))})"
+        raise CardError(
+            f"first_draw: Tenhou and Chiihou are won by Tsumo on one's first draw before any call or discard "
+            f"(section 7), so it does not go with {why}"
+        )
     return score_masks(
-        to_mask(cards),
-        to_mask(meld_cards),
+        hand,
+        meld_mask,
         win,
         tsumo=tsumo,
         min_han=min_han,
@@ -398,7 +447,7 @@ def score_hand(
         dora=dora,
         first_draw=first_draw,
         last_card=last_card,
-        discards=to_mask(disc),
+        discards=disc,
         rules=rules,
     )
 

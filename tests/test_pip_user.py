@@ -40,7 +40,7 @@ def test_version_and_python_m(capsys):
 @pytest.mark.parametrize(
     "argv, rule",
     [
-        (["2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h", "--discards", "8h"], "(R33)"),
+        (["2s 3s 4s 6h 7h 8h 9d 9c", "--win", "8h", "--discards", "5h"], "(R33)"),
         (["As Ac Ad 5s 6s 7s JK 9c", "--win", "9c"], "(R25, R27)"),
         (["2s 3s 5h 6h 8d 9d Jc Qc", "--win", "Qc"], "R26"),
     ],

@@ -2,6 +2,7 @@
 
 import pytest
 
+from meld8_env.cards import CardError
 from meld8_env.scoring import score_hand
 
 
@@ -109,7 +110,8 @@ def test_tenhou_chiihou():
     assert yaku("2s 3s 4s 6h 7h 8h 9d 9c", "8h", tsumo=True, first_draw=True)["chiihou"] == 4
     y = yaku("2s 3s 4s 6h 7h JK 9d 9c", "JK", tsumo=True, first_draw=True)
     assert y["chiihou"] == 4  # never reduced
-    assert "chiihou" not in yaku("2s 3s 4s 6h 7h 8h 9d 9c", "8h", first_draw=True)  # Ron is not Chiihou
+    with pytest.raises(CardError, match="first_draw: .* does not go with a Ron"):  # Ron is never a first-draw win
+        score_hand("2s 3s 4s 6h 7h 8h 9d 9c", "8h", tsumo=False, first_draw=True)
 
 
 def test_two_quads():

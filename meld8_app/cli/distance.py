@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from meld8_env.cards import parse_cards
+from meld8_env.cards import CardError, card_str, parse_cards
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,9 +22,13 @@ def run(args: argparse.Namespace) -> int:
 
     unseen = None
     if args.seen:
-        held = set(parse_cards(args.cards)) | set(parse_cards(args.meld or ""))
-        seen = set(parse_cards(args.seen))
-        unseen = [c for c in range(53) if c not in seen and c not in held]
+        hand, meld = parse_cards(args.cards), parse_cards(args.meld or "")
+        seen = parse_cards(args.seen, what="--seen")
+        for c in seen:  # every card exists once (R1): a card held or in the meld was not seen elsewhere
+            if c in hand or c in meld:
+                where = "hand" if c in hand else "--meld"
+                raise CardError(f"--seen: {card_str(c)} is in your {where}; give only cards seen elsewhere (R1)")
+        unseen = [c for c in range(53) if c not in seen and c not in hand and c not in meld]
     d = distance_to_win(args.cards, args.meld, unseen)
     if args.json:
         print(json.dumps({"distance": d if d != UNREACHABLE else None}))

@@ -19,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--round", type=int, default=1, help="round number 1..6 (R30 minimum)")
     s.add_argument("--dealer", action="store_true", help="the winner is the dealer")
     s.add_argument("--dora-indicator", help="the dealer's first discard (R35)")
-    s.add_argument("--first-draw", action="store_true", help="won on the first draw (Tenhou/Chiihou)")
+    s.add_argument(
+        "--first-draw", action="store_true", help="Tsumo on the first draw, before any call or discard (Tenhou/Chiihou)"
+    )
     s.add_argument("--last-card", action="store_true", help="Tsumo on the last card / Ron on the final discard")
     s.add_argument("--discards", help="the winner's own discards, for furiten (R33)")
     s.add_argument("--rules", help="rule config YAML (default: the defaults of docs/rules.md)")

@@ -13,9 +13,12 @@ negative masks and values that do not fit are refused instead of being cast.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Iterable
+
 import numpy as np
 
-from meld8_env.cards import mask_str
+from meld8_env.cards import JOKER, CardError, mask_str, parse_cards, to_mask
 
 CARD_BITS = (1 << 53) - 1
 REAL_BITS = (1 << 52) - 1
@@ -46,6 +49,41 @@ def is_meld_shape(meld: int) -> bool:
 def called_meld_error(meld: int) -> str | None:
     """Why the 3 playing cards ``meld`` are not a called meld (the single-hand API's words), or None."""
     return None if is_meld_shape(meld) else f"called meld {mask_str(meld)} is {NOT_A_MELD} (R15, R16)"
+
+
+def parse_meld(meld: str | Iterable[int | str], hand: int = 0) -> int:
+    """The called meld of the single-hand API (R4 text, ids or tokens) as a mask: 3 playing cards, none of them in
+    the ``hand`` mask, that make a Pon or a Chii (R12, R15, R16); otherwise CardError saying so."""
+    cards = parse_cards(meld, what="meld")
+    if len(cards) != 3:  # "expected 3 cards, got 1" did not say what a meld is
+        raise CardError(f"meld: a called meld is 3 cards (a Pon or a Chii, R15, R16), got {len(cards)}")
+    if JOKER in cards:
+        raise CardError("the Joker can never be in a called meld (R12)")
+    mask = to_mask(cards)
+    if mask & hand:
+        raise CardError(f"duplicate card {mask_str(mask & hand).split()[0]} (in hand and meld)")
+    if err := called_meld_error(mask):
+        raise CardError(err)
+    return mask
+
+
+def exact_mask(value: object, what: str) -> int:
+    """One mask argument of the mask-level API as an int: a Python or numpy integer, never a bool or a float (the
+    Python twin read a meld of 2.5 as 2, the C backend refused it without naming it)."""
+    try:
+        if not isinstance(value, bool):
+            return operator.index(value)
+    except TypeError:
+        pass
+    raise TypeError(f"{what} must be an integer card mask, got {type(value).__name__} {value!r}")
+
+
+def check_mask_args(fn: str, mask: object, meld: object = 0) -> tuple[int, int]:
+    """(mask, meld) as ints that keep ``fn``'s contract, or TypeError / ValueError naming what is wrong (-1 was a raw
+    OverflowError of the C backend)."""
+    mask, meld = exact_mask(mask, f"{fn}: mask"), exact_mask(meld, f"{fn}: meld")
+    check_hand(fn, mask, meld)
+    return mask, meld
 
 
 def hand_error(mask: int, meld: int, lo: int, hi: int) -> str | None:
