@@ -66,6 +66,9 @@ def check_shaping(shaping: object) -> float:
     return float(shaping)
 
 
+MAX_ENVS = 2**20  # games in one vector: ~1.4 GB of records and observation buffers
+
+
 class Meld8Vector:
     def __init__(
         self,
@@ -82,7 +85,8 @@ class Meld8Vector:
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
         self.shaping = check_shaping(shaping)
-        self.num_envs = check_int(num_envs, "num_envs", 1)  # 2.5 was read as 2, True as 1
+        # 2.5 was read as 2, True as 1; 10**7 games failed deep in numpy (about 1.3 KB of buffers per game)
+        self.num_envs = check_int(num_envs, "num_envs", 1, MAX_ENVS)
         # switches are bools, never truthy values: oracle='no' turned the cheating full-information observation on
         self.autoreset = check_flag(autoreset, "autoreset")
         oracle = check_flag(oracle, "oracle")
