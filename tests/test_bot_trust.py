@@ -92,6 +92,42 @@ def test_every_unreadable_line_is_a_garbage_protocol_error(line):
         decode_hello(line)
 
 
+def test_the_bounds_skip_json_strings_as_a_regex_over_whole_strings_did():
+    """``check_line`` counts brackets and digits outside JSON strings in one pass (``_outside_strings``). Its
+    oracle is the regex it replaced (strings that close become ``""``; an unclosed one is left in), which rescanned
+    the rest of the line from every quote of a string that never closed: quadratic, 50 ms per 4 KB line on the web
+    table's event loop (red team, session 33). Where the string never closes the two may differ, and then the line
+    is no JSON: it must still fail as garbage."""
+    import random
+    import re
+
+    from meld8_env.protocol import _outside_strings, loads_bounded
+
+    strings, digits = re.compile(rb'"(?:[^"\\]|\\.)*"'), re.compile(rb"[0-9]+")
+
+    def oracle(raw: bytes) -> tuple[int, int]:
+        bare = strings.sub(b'""', raw)
+        depth = deepest = 0
+        for ch in bare:
+            depth += (ch in b"[{") - (ch in b"]}")
+            deepest = max(deepest, depth)
+        return deepest, max((len(m) for m in digits.findall(bare)), default=0)
+
+    rng = random.Random(33)
+    closed = 0
+    for _ in range(20_000):
+        raw = bytes(rng.choice(b'[]{}"\\0123456789a ,:') for _ in range(rng.randrange(1, 40)))
+        if b'"' not in strings.sub(b"", raw):  # every string closes
+            closed += 1
+            assert _outside_strings(raw) == oracle(raw), raw
+    assert closed > 5_000
+    evil = b"{" * 9 + b'"' + b'\\"' * 2043  # 4 KB, a string that never closes behind 9 brackets
+    with pytest.raises(ProtocolError, match="nested 9 deep"):
+        loads_bounded(evil)
+    with pytest.raises(ProtocolError, match="not JSON"):
+        loads_bounded(b'{"a": "' + b"[" * 20 + b'\\"' * 100)  # brackets inside the unclosed string: no JSON
+
+
 @pytest.mark.parametrize("version", ["true", "1.0", '"1"', "0", "2"])
 def test_a_hello_speaks_exactly_the_integer_protocol_version(version):
     # red team: true and 1.0 were accepted (they equal 1 in Python)
