@@ -117,6 +117,22 @@ def test_a_token_that_is_not_ascii_is_refused_in_one_line():
     assert client.get("/api/config", headers={"cookie": f"{name}=".encode() + b"\xc3\xa9"}).status_code == 403
 
 
+def test_the_token_cookie_is_found_among_others_and_a_huge_cookie_header_is_not_parsed():
+    """The token cookie is read by a plain split (``app._cookie``): SimpleCookie took 0.56 s per 16 KB header
+    (quadratic), on the event loop, before refusing a request without the token (red team, session 33)."""
+    from meld8_app.web.app import MAX_COOKIE, _cookie
+
+    client = _client(_app(token="s3cret-token"))
+    name = f"meld8_{hashlib.sha256(b's3cret-token').hexdigest()[:12]}"
+    assert client.get("/api/config", headers={"cookie": f"theme=dark; {name}=s3cret-token; x=1"}).status_code == 200
+    assert client.get("/api/config", headers={"cookie": f"{name}x=s3cret-token"}).status_code == 403
+    slow = 'a="' + "\\" * 8000 + '"'  # what made SimpleCookie quadratic
+    assert client.get("/api/config", headers={"cookie": slow}).status_code == 403
+    padded = f"{name}=s3cret-token; pad={'x' * MAX_COOKIE}"
+    assert client.get("/api/config", headers={"cookie": padded}).status_code == 403  # over the limit: not read
+    assert _cookie(slow, "a") == "" and _cookie(f"a=1; {name}=t", name) == "t" and _cookie("a", "a") == ""
+
+
 def test_the_printed_link_carries_a_fresh_token(monkeypatch, capsys):
     import uvicorn
 
