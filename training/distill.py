@@ -59,7 +59,7 @@ from meld8_env.engine.records import observe_records, start_records, step_record
 from meld8_env.engine.seeding import MAX_SEED, check_seed
 from meld8_env.paths import output_path
 from meld8_env.rules import RuleConfig
-from training.distill_data import DistillDataError, load_data, part_path, read_part, save_part
+from training.distill_data import MAX_SPEC, DistillDataError, load_data, part_path, read_part, save_part
 
 GAMMA = 0.995
 """The discount of the Monte-Carlo returns: the shipped ppo recipe's (configs/train/ppo_vs_bots.yaml)."""
@@ -82,13 +82,14 @@ MAX_ROUNDS = 1_000  # rounds of iterate; each plays and trains, so more is days 
 DEAL_STRIDE = 100_003  # game g of seed s is dealt from s * DEAL_STRIDE + g
 
 
-def check_generate_seed(seed: int, games: int) -> None:
+def check_generate_seed(seed: int, games: int, what: str = "") -> None:
     """ValueError unless every game's deal seed ``seed * DEAL_STRIDE + g`` (g < ``games``) lies in 0..2**63 - 1
-    (int64, as the deal seeds are computed)."""
+    (int64, as the deal seeds are computed); ``what`` names a seed derived from --seed."""
     top = (MAX_SEED - games) // DEAL_STRIDE
     if not 0 <= seed <= top:
+        got = what or str(seed)
         raise ValueError(f"--seed must be 0..{top} for {games} games (game g is dealt from seed * {DEAL_STRIDE} + g), "
-                         f"got {seed}")  # fmt: skip
+                         f"got {got}")  # fmt: skip
 
 
 def generate(
@@ -195,6 +196,8 @@ def generate_parts(
     if spec.partition(":")[0] != "search":  # the teacher's per-candidate values are what a part holds
         raise ValueError(f"--spec must be a search agent (search or search:k=v+...), got {spec[:80]!r}")
     check_generate_seed(seed, games)
+    if len(spec) > MAX_SPEC:  # a part stores its teacher's spec; the reader refuses longer ones
+        raise ValueError(f"--spec is {len(spec):,} characters, at most {MAX_SPEC:,} (with the paths inside it)")
     folder = output_path(folder, "--out", "a folder for the part files", "folder")
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
@@ -472,7 +475,7 @@ def own_actions(init: str, rules: RuleConfig, obs: np.ndarray, masks: np.ndarray
 def train_checkpoint(
     inputs: list[str],
     init: str,
-    out: Path,
+    out: str | Path,
     rules: RuleConfig,
     ts: TrainSettings,
     command: str,
@@ -491,8 +494,8 @@ def train_checkpoint(
         raise ValueError(f"--out {out}: name a .zip (the checkpoint)")
     if labels == "own" and ts.soft > 0:
         raise ValueError("--labels own replaces the teacher's choices; its values would still leak in with --soft > 0")
+    width = int(read_metadata(init)["obs_size"])  # a missing or foreign --init in one line, before the data is read
     data, info = load_data(inputs)
-    width = int(read_metadata(init)["obs_size"])
     if data["obs"].shape[1] != width:  # red team, session 32: a torch shape error from deep inside training
         raise DistillDataError(
             f"the parts hold observations of {data['obs'].shape[1]} values, {init} reads {width}: they were not made "
@@ -616,8 +619,10 @@ def iterate(
     as a shell comment. Returns each round's checkpoint."""
     if not 1 <= rounds <= MAX_ROUNDS:
         raise ValueError(f"--rounds must be 1..{MAX_ROUNDS:,}, got {rounds:,}")
-    check_generate_seed(seed + rounds - 1, games)
     check_generate_seed(seed, games)
+    check_generate_seed(
+        seed + rounds - 1, games, f"--seed + --rounds - 1 = {seed + rounds - 1} (the last round's seed)"
+    )
     ts.check()
     out = output_path(out, "--out", "a folder for iterate's round{r}/ folders", "folder")
     net = Path(init).resolve()
@@ -689,7 +694,7 @@ def main(argv: list[str] | None = None) -> None:
     _train_options(t)
     t.add_argument("--labels", choices=("teacher", "own"), default="teacher",
                    help="own: a CONTROL, the init network's own actions as labels on the same states")  # fmt: skip
-    t.add_argument("--out", required=True, help="the checkpoint zip; its learning curve goes beside it (.png)")
+    t.add_argument("--out", required=True, help="a new checkpoint zip (never overwritten); the curve goes beside it")
     it = sub.add_parser("iterate", help="expert iteration: generate with the network inside the search, train, repeat")
     it.add_argument("--spec", default="search", help="the search teacher; each round adds prior=ppo:NET+keep=prior")
     it.add_argument("--rounds", type=int, default=2, help="rounds of generate + train (>= 1)")
@@ -733,11 +738,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{args.out}: {len(nets)} rounds; the last network {nets[-1]} (play it as ppo:{nets[-1]})")
         return
     try:
-        out = output_path(args.out, "--out", NEW_CHECKPOINT, "file")
-        if out.suffix != ".zip":
-            raise ValueError(f"--out {out}: name a .zip (the checkpoint)")
-        read_metadata(init)  # a missing or foreign --init in one line, before the data is read
-        train_checkpoint(args.data, init, out, rules, settings, command, labels=args.labels)
+        train_checkpoint(args.data, init, args.out, rules, settings, command, labels=args.labels)
     except ValueError as exc:  # DistillDataError, CheckpointError, a bad --labels / --soft pair: one line each
         ap.error(str(exc))
 

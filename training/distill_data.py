@@ -25,7 +25,7 @@ from meld8_env.actions import NUM_ACTIONS, PASS, RON, TSUMO
 ARRAYS = ("obs", "masks", "actions", "values", "game", "returns")
 SCALARS = ("spec", "seed", "first", "games")
 OPTIONAL = ("returns", "gamma")  # absent from parts made before the Monte-Carlo returns were recorded
-MAX_SPEC = 400
+MAX_SPEC = 8192  # a spec holds paths (iterate's prior=ppo:OUT/roundN/net.zip): PATH_MAX-sized room
 
 
 class DistillDataError(ValueError):
@@ -130,9 +130,9 @@ def _check_masks(path: Path, masks: np.ndarray, vals: np.ndarray) -> None:
     """Each mask is one decision's (R11, R22, R29): discards and perhaps Tsumo, or claims (Ron, Pon, Chii)
     with pass; a value (the search's mean leaf value of a candidate) only on a legal action, since the soft
     targets put weight on every action with a value."""
-    claims = masks[:, RON:].any(axis=1)
+    claims = masks[:, RON:].any(axis=1)  # (an empty mask is refused before: its decision's action is illegal)
     mixed = claims & masks[:, :RON].any(axis=1)
-    odd = np.flatnonzero(mixed | (claims & ~masks[:, PASS]) | ~masks.any(axis=1))
+    odd = np.flatnonzero(mixed | (claims & ~masks[:, PASS]))
     if odd.size:
         k = int(odd[0])
         raise DistillDataError(
