@@ -41,7 +41,7 @@ def agent_actions(agent: Any, got: object, n: int) -> np.ndarray:
     a = np.asarray(got) if isinstance(got, np.ndarray | list | tuple) else None
     name = str(getattr(agent, "name", type(agent).__name__))[:80]
     if a is None or a.shape != (n,) or a.dtype.kind not in "iu":
-        what = f"{a.dtype} values of shape {a.shape}" if a is not None else f"a {type(got).__name__}"
+        what = f"{a.dtype} values of shape {a.shape}" if a is not None else f"a value of type {type(got).__name__}"
         raise ValueError(f"agent {name!r}: act_batch must return {n} integer action ids (shape ({n},)), got {what}")
     if n and (a.min() < 0 or a.max() >= NUM_ACTIONS):
         bad = int(a[(a < 0) | (a >= NUM_ACTIONS)][0])

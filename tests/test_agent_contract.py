@@ -118,7 +118,7 @@ class Answers(OldStyle):
         (lambda a: a + 0.9, "must return 2 integer action ids (shape (2,)), got float64 values of shape (2,)"),
         (lambda a: [str(x) for x in a], "got <U"),
         (lambda a: a[:1], "got int64 values of shape (1,)"),
-        (lambda a: int(a[0]), "got a int"),
+        (lambda a: int(a[0]), "got a value of type int"),
         (lambda a: np.full(2, np.nan), "got float64 values"),
         (lambda a: a + 2**40, "act_batch returned 1099511627"),
         (lambda a: a - 100, "returned -"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import sys
 
+import numpy as np
 import pytest
 
 from meld8_app.cli import main
@@ -176,6 +177,36 @@ def test_a_bare_exception_is_named_with_the_call_that_raised_and_listed_in_failu
     ok = LiveGame(["greedy"], seat=1, seed=3)
     ok.close()
     assert ok.failures == []
+
+
+class FloatAnswers:
+    """Answers with float action ids (the first legal one + 0.0): a malformed answer, not a raise."""
+
+    name = "floats"
+
+    def act(self, obs, mask):
+        return self.act_batch(obs[None], mask[None])[0]
+
+    def act_batch(self, obs, masks):
+        return np.asarray(masks).astype(bool).argmax(axis=1) + 0.0
+
+
+def test_a_malformed_answer_fails_the_seat_like_a_raise(monkeypatch):
+    """The table refuses a float answer (meld8_env.table.agent_actions); the browser table must treat that as the
+    agent failing, fallback and notice, not stop mid-game (review, session 33: 'it is not your turn' for ever)."""
+    import types
+
+    from meld8_app.web.session import LiveGame
+
+    monkeypatch.setitem(sys.modules, "floatagents", types.SimpleNamespace(FloatAnswers=FloatAnswers))
+    g = LiveGame(["floatagents:FloatAnswers", "greedy"], seat=1, seed=3)
+    try:
+        (note,) = g.take_notices()
+        assert "seat 0 (floatagents:FloatAnswers) failed: its act_batch raised ValueError: agent 'floats': " in note
+        assert "got float64 values of shape (1,); greedy plays that seat from now on" in note
+        assert g.state()["seq"] >= 0 and not g.over  # the game goes on, the fallback at seat 0
+    finally:
+        g.close()
 
 
 def test_the_fallback_notice_reaches_the_terminal_too(capfd):

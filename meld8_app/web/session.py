@@ -33,7 +33,7 @@ from meld8_env.agent_spec import load_agent
 from meld8_env.codes import Phase
 from meld8_env.protocol import GameStreams, parse_action
 from meld8_env.rules import RuleConfig
-from meld8_env.table import Table
+from meld8_env.table import Table, agent_actions
 from meld8_env.vector import Meld8Vector
 
 
@@ -101,10 +101,13 @@ class GuardedAgent:
             return None
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray, infosets: list | None = None) -> np.ndarray:
-        if infosets is not None:
-            got = self._guard("act_batch", lambda: self.inner.act_batch(obs, masks, infosets=infosets))
-        else:
-            got = self._guard("act_batch", self.inner.act_batch, obs, masks)
+        # a malformed answer (floats, the wrong length) fails the agent like a raise: checked outside the guard, it
+        # stopped the table mid-game with no fallback (review, session 33)
+        def answer() -> np.ndarray:
+            kw = {"infosets": infosets} if infosets is not None else {}
+            return agent_actions(self.inner, self.inner.act_batch(obs, masks, **kw), len(obs))
+
+        got = self._guard("act_batch", answer)
         return got if got is not None else self.fallback.act_batch(obs, masks)
 
     # stream agents: the same, around the seat protocol's calls
