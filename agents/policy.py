@@ -46,6 +46,8 @@ class PolicyAgent(Agent):
         """SB3's own loader: it unpickles the zip's ``data`` (code may run). Only on explicit trust."""
         from sb3_contrib import MaskablePPO
 
+        if not Path(self.path).exists() and Path(self.path + ".zip").is_file():
+            self.path += ".zip"  # SB3's own convention, which trusted paths always followed
         checkpoint_file(self.path)  # trusted or not, a file: /dev/zero was read until memory ran out (red team, s33)
         try:
             self.meta = read_metadata(self.path)

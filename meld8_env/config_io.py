@@ -155,11 +155,13 @@ def check_int(value: object, what: str, lo: int, hi: int | None = None, error: t
 
 
 def check_flag(value: object, what: str) -> bool:
-    """``value`` as a bool, or ValueError naming ``what``: a switch is True or False (a Python or numpy bool), never
-    a truthy value ('no' switched the cheating oracle observation on)."""
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{what} must be True or False, got {short_repr(value)}")
-    return bool(value)
+    """``value`` as a bool, or ValueError naming ``what``: a switch is True or False (a Python or numpy bool, or the
+    integers 0 and 1), never any other truthy value ('no' switched the cheating oracle observation on)."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"{what} must be True or False, got {short_repr(value)}")
 
 
 def env_flag(name: str) -> bool:

@@ -241,11 +241,15 @@ def augment(obs: np.ndarray, masks: np.ndarray, rules: RuleConfig) -> np.ndarray
     obs, masks = np.asarray(obs), np.asarray(masks)
     base, P = obs_size(rules), rules.num_players
     # checked, not cast: float observations were truncated, int64 ones wrapped at 256, and masks of another
-    # shape gave other features or an IndexError deep inside
-    if obs.dtype != np.uint8 or obs.ndim != 2 or obs.shape[1] != base:
+    # shape gave other features or an IndexError deep inside; integers 0..255 of a wider type are the same bytes
+    if obs.dtype.kind not in "iu" or obs.ndim != 2 or obs.shape[1] != base:
         raise ValueError(
             f"augment expects observations of shape (N, {base}) and dtype uint8, got shape {obs.shape} {obs.dtype}"
         )
+    if obs.dtype != np.uint8:
+        if obs.size and (obs.min() < 0 or obs.max() > 255):
+            raise ValueError(f"augment expects observation bytes 0..255, got values {obs.min()}..{obs.max()}")
+        obs = obs.astype(np.uint8)
     n = len(obs)
     if masks.shape != (n, NUM_ACTIONS):
         raise ValueError(f"augment expects masks of shape ({n}, {NUM_ACTIONS}), one per observation, got {masks.shape}")

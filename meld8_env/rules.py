@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,7 @@ class RuleConfig:
             return spec
         if isinstance(spec, dict):
             return cls.from_dict(spec)
-        if not isinstance(spec, str | Path):  # 5 failed inside pathlib ("expected str, bytes or os.PathLike")
+        if not isinstance(spec, str | os.PathLike):  # 5 failed inside pathlib ("expected str, bytes or os.PathLike")
             raise TypeError(
                 f"rules must be a RuleConfig, a dict of options, a built-in name or a YAML path, got {short_repr(spec)}"
             )

@@ -253,3 +253,12 @@ def test_a_checkpoint_path_says_what_it_is(path, says, tmp_path):
     with pytest.raises(AgentLoadError) as got:  # and so does a trusted one (/dev/zero was read until memory ran out)
         load_agent(f"ppo:{path}", trust=True)
     assert says in str(got.value)
+
+
+def test_a_trusted_checkpoint_keeps_sb3s_implied_zip_suffix(tmp_path):
+    """SB3's loader adds ``.zip`` to a path without it; trusted ``ppo:PATH`` relied on that before the path check."""
+    pytest.importorskip("sb3_contrib", reason="ppo: agents need the train extra")
+    from agents.registry import load_agent, shipped_baseline
+
+    (tmp_path / "net.zip").write_bytes(shipped_baseline().read_bytes())
+    assert load_agent(f"ppo:{tmp_path / 'net'}", trust=True).path == str(tmp_path / "net.zip")

@@ -38,7 +38,7 @@ def test_vector_env_refuses_a_batch_size_that_is_not_a_count(n):
         Meld8VectorEnv(num_envs=n)
 
 
-@pytest.mark.parametrize("value", ["no", "false", 1, None])
+@pytest.mark.parametrize("value", ["no", "false", 2, None])
 def test_vector_env_features_must_be_a_bool(value):
     with pytest.raises(ValueError, match=f"features must be True or False, got {value!r}"):
         Meld8VectorEnv(features=value)
@@ -90,11 +90,23 @@ def test_single_env_names_num_envs_instead_of_a_keyword_clash():
 
 
 @pytest.mark.parametrize("flag", ["oracle", "autoreset"])
-@pytest.mark.parametrize("value", ["no", "", 0, 1, None])
+@pytest.mark.parametrize("value", ["no", "", 2, -1, 0.0, None])
 def test_vector_switches_must_be_bools(flag, value):
     # oracle='no' was truthy: the full-information (cheating) observation was switched on
     with pytest.raises(ValueError, match=f"{flag} must be True or False, got {value!r}"):
         Meld8Vector(4, **{flag: value})
+
+
+def test_switches_take_0_and_1_as_false_and_true():
+    from meld8_env.config_io import check_flag
+
+    assert [check_flag(v, "x") for v in (0, 1, np.int64(0), np.uint8(1), np.bool_(True))] == [
+        False,
+        True,
+        False,
+        True,
+        True,
+    ]
 
 
 def test_vector_switches_take_python_and_numpy_bools():
@@ -115,7 +127,7 @@ def test_vector_threads_and_size_take_numpy_integers():
     v.close()
 
 
-@pytest.mark.parametrize("value", ["no", "yes", 1, None])
+@pytest.mark.parametrize("value", ["no", "yes", 2, None])
 def test_aec_oracle_must_be_a_bool(value):
     import meld8_env
 
@@ -165,7 +177,7 @@ def test_augment_checks_the_masks_against_the_observations(batch, make_masks, sa
     "make_obs, says",
     [
         (lambda o: o + 0.7, r"shape \(N, 786\) and dtype uint8, got shape \(4, 786\) float64"),
-        (lambda o: o.astype(np.int64) + 256, r"shape \(N, 786\) and dtype uint8, got shape \(4, 786\) int64"),
+        (lambda o: o.astype(np.int64) + 256, r"augment expects observation bytes 0\.\.255, got values 256\.\.\d+"),
         (lambda o: np.full(o.shape, np.nan), r"dtype uint8, got shape \(4, 786\) float64"),
     ],
 )
@@ -176,6 +188,12 @@ def test_augment_refuses_observations_that_are_not_uint8(batch, make_obs, says):
         augment(make_obs(obs), masks, RULES)
 
 
+def test_augment_reads_integer_observations_of_any_width_as_their_bytes(batch):
+    # int64 observations holding 0..255 worked before the strict check: the same bytes, the same features
+    obs, masks = batch
+    np.testing.assert_array_equal(augment(obs.astype(np.int64), masks, RULES), augment(obs, masks, RULES))
+
+
 def test_augment_checks_the_width_against_the_rules(batch):
     obs, masks = batch
     with pytest.raises(ValueError, match=r"shape \(N, 597\) and dtype uint8, got shape \(4, 786\) uint8"):
@@ -183,6 +201,15 @@ def test_augment_checks_the_width_against_the_rules(batch):
 
 
 # -- RuleConfig.load ----------------------------------------------------------------------------------
+def test_rule_config_load_takes_any_path_like(tmp_path):
+    import os
+
+    class Where(os.PathLike):  # a path type that is not pathlib's
+        def __fspath__(self) -> str:
+            return str(tmp_path / "r.yaml")
+
+    (tmp_path / "r.yaml").write_text("starting_score: 25000\n")
+    assert RuleConfig.load(Where()).starting_score == 25000
 
 
 @pytest.mark.parametrize("spec", [5, 2.5, True, ["default"], b"default"])
