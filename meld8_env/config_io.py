@@ -8,6 +8,7 @@ Configs are taken as a path or as the name of a config shipped in the package
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import os
 import re
@@ -136,6 +137,23 @@ def read_yaml_mapping(
     if not isinstance(data, dict):
         raise error(f"{p}: expected a mapping of options (key: value lines), got {type(data).__name__}")
     return data
+
+
+def is_int(value: object) -> bool:
+    """An integer as JSON and YAML give them: an int that is not a bool (True is an int in Python)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_finite(value: object, what: str) -> float:
+    """``value`` as a finite float (Python or numpy numbers, not bools or strings), or ValueError naming ``what``:
+    float('x') failed without naming the argument, and nan or inf were taken as rewards."""
+    if not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating):
+        try:
+            if math.isfinite(number := float(value)):
+                return number
+        except OverflowError:  # an int beyond the float range
+            pass
+    raise ValueError(f"{what} must be a finite number, got {short_repr(value)}")
 
 
 def check_int(value: object, what: str, lo: int, hi: int | None = None, error: type[Exception] = ValueError) -> int:

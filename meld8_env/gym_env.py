@@ -29,7 +29,6 @@ adapts it.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -43,7 +42,7 @@ from gymnasium.vector.utils import batch_space
 from meld8_env.actions import NUM_ACTIONS, is_action_id
 from meld8_env.agent import as_agent
 from meld8_env.agent_spec import load_agent
-from meld8_env.config_io import check_flag
+from meld8_env.config_io import check_finite, check_flag
 from meld8_env.engine.seeding import check_seed
 from meld8_env.features import augment, augmented_size
 from meld8_env.one_game import observe_seat
@@ -232,18 +231,6 @@ class Meld8VectorEnv(VectorEnv):
             self.vec.close()
 
 
-def _finite_number(value: object, what: str) -> float:
-    """``value`` as a finite float, or ValueError naming ``what``: float('x') failed without naming the argument,
-    and nan or inf were taken as rewards."""
-    if not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating):
-        try:
-            if math.isfinite(number := float(value)):
-                return number
-        except OverflowError:  # an int beyond the float range
-            pass
-    raise ValueError(f"{what} must be a finite number, got {value!r}")
-
-
 class Meld8SingleEnv(gymnasium.Env):
     """One game as a ``gymnasium.Env`` (options: :class:`Meld8VectorEnv`). ``info["action_mask"]`` (64,)
     bool; the episode ends with the game (``terminated``); ``reset()`` starts the next one. Its
@@ -265,7 +252,7 @@ class Meld8SingleEnv(gymnasium.Env):
     ) -> None:
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
-        self.illegal_reward = _finite_number(illegal_reward, "illegal_reward")
+        self.illegal_reward = check_finite(illegal_reward, "illegal_reward")
         if "num_envs" in kwargs:
             raise ValueError("Meld8SingleEnv plays one game; for several use Meld8VectorEnv (gymnasium.make_vec)")
         self.illegal_action = illegal_action

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from meld8_env.config_io import is_int
 from meld8_env.rules import RuleConfig, largest_payment
 
 FORMAT_VERSION = 1
@@ -76,16 +77,12 @@ def load_outcomes(path: Path | str, rules: RuleConfig) -> dict:
     return data
 
 
-def _is_int(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 def outcomes_problem(data: dict, rules: RuleConfig) -> str:
     """What is wrong with the outcome data's shape ('' when nothing): a positive integer ``unit``, and per round
     of ``rules`` a list of rows with an integer ``count`` >= 0 and ``payments``, one integer per seat within the
     largest payment a hand can make (``rules.largest_payment``, so the grid lookups stay in range)."""
     unit, rounds, P = data.get("unit"), data.get("rounds"), rules.num_players
-    if not _is_int(unit) or not 0 < unit <= rules.starting_score:
+    if not is_int(unit) or not 0 < unit <= rules.starting_score:
         return f"field 'unit' must be an integer 1..{rules.starting_score}, got {unit!r:.40}"
     if not isinstance(rounds, list) or len(rounds) != rules.rounds:
         return f"field 'rounds' must be a list of {rules.rounds} rounds (the rules' rounds)"
@@ -94,9 +91,9 @@ def outcomes_problem(data: dict, rules: RuleConfig) -> str:
         if not isinstance(rows, list):
             return f"round {r} must be a list of outcome rows"
         for k, row in enumerate(rows):
-            ok = isinstance(row, dict) and _is_int(row.get("count")) and row["count"] >= 0
+            ok = isinstance(row, dict) and is_int(row.get("count")) and row["count"] >= 0
             pay = row.get("payments") if isinstance(row, dict) else None
-            ok = ok and isinstance(pay, list) and len(pay) == P and all(_is_int(x) and abs(x) <= top for x in pay)
+            ok = ok and isinstance(pay, list) and len(pay) == P and all(is_int(x) and abs(x) <= top for x in pay)
             if not ok:
                 return f"round {r} row {k} must be {{count: int >= 0, payments: {P} integers within +-{top}}}"
     return ""

@@ -18,6 +18,7 @@ from typing import Any
 from meld8_env.actions import action_name
 from meld8_env.cards import card_str, format_cards
 from meld8_env.codes import Result
+from meld8_env.config_io import is_int
 from meld8_env.one_game import Resimulation, ResimulationError
 from meld8_env.one_game import resimulate as _resimulate
 from meld8_env.outcomes import HandOutcome
@@ -130,9 +131,6 @@ def load_replay(path: str | Path) -> tuple[dict[str, Any], Resimulation]:
 
 def _check_schema(doc: dict[str, Any], p: Path) -> None:
     """Types and ranges of every field, before anything is simulated (a checksum is easy to recompute)."""
-
-    def is_int(v: object) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool)
 
     for key in ("version", "rules_hash", "checksum"):
         if not isinstance(doc[key], str):
@@ -249,7 +247,7 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None) -> dict[str, Any]
             raise ReplayError(f"{p}: line {n} is not JSON") from None
         if isinstance(entry, dict) and entry.get("type") == "board":
             board, listed = entry.get("board"), entry.get("games")
-            if not _is_int(board):
+            if not is_int(board):
                 raise ReplayError(f"{p}: line {n}: field 'board' must be an integer, got {board!r:.80}")
             if not isinstance(listed, list):
                 raise ReplayError(f"{p}: line {n}: field 'games' must be a list of games")
@@ -268,10 +266,10 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None) -> dict[str, Any]
     for key in ("seed", "seats", "final_scores", "placements"):
         if key not in g:
             raise ReplayError(f"{where}: missing field {key!r}")
-    if not _is_int(g["seed"]) or not 0 <= g["seed"] <= 2**63:
+    if not is_int(g["seed"]) or not 0 <= g["seed"] <= 2**63:
         raise ReplayError(f"{where}: field 'seed' must be an integer 0..2**63, got {g['seed']!r:.80}")
     seats = g["seats"]
-    if not isinstance(seats, list) or len(seats) != rules.num_players or not all(_is_int(a) for a in seats):
+    if not isinstance(seats, list) or len(seats) != rules.num_players or not all(is_int(a) for a in seats):
         raise ReplayError(f"{where}: field 'seats' must list {rules.num_players} agent numbers, got {seats!r:.80}")
     for a in seats:
         if not 0 <= a < len(agents):
@@ -292,7 +290,3 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None) -> dict[str, Any]
         raise ReplayError(f"{where}: does not re-create its logged result (fields 'final_scores', 'placements')")
     names = [agents[a] for a in seats]
     return {**doc, "names": names, "title": f"{p.name}: game {game} (board {board}, seating {seating})"}
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)

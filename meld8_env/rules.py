@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.codes import HAND_SIZE
-from meld8_env.config_io import check_int, read_yaml_mapping, short_repr
+from meld8_env.config_io import check_int, is_int, read_yaml_mapping, short_repr
 
 STARTING_DEALER_CHOICES = ("draw",)
 KUIKAE_CHOICES = ("other_end", "off")
@@ -176,35 +176,31 @@ def _fail(key: str, value: Any, allowed: str) -> None:
     raise RuleConfigError(f"bad value for rule option {key!r}: {short_repr(value)} (allowed: {allowed})")
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _validate(c: RuleConfig) -> None:
-    if not _is_int(c.num_players) or c.num_players not in (2, 3):  # 3.0 == 3, but the engine needs an int
+    if not is_int(c.num_players) or c.num_players not in (2, 3):  # 3.0 == 3, but the engine needs an int
         _fail("num_players", c.num_players, "2 or 3")
-    if not _is_int(c.rounds) or c.rounds < 1:
+    if not is_int(c.rounds) or c.rounds < 1:
         _fail("rounds", c.rounds, "an integer >= 1")
     for key in ("starting_score", "points_per_han", "yakuman_value", "chombo_payment"):
         v = getattr(c, key)
-        if not _is_int(v) or v < 0:
+        if not is_int(v) or v < 0:
             _fail(key, v, "an integer >= 0")
     for key in ("value_triplet_han", "haitei_han", "counted_yakuman_han"):
         v = getattr(c, key)
-        if not _is_int(v) or v < 1:
+        if not is_int(v) or v < 1:
             _fail(key, v, "an integer >= 1")
-    if not _is_int(c.sequence_bonus_max) or c.sequence_bonus_max < 0:
+    if not is_int(c.sequence_bonus_max) or c.sequence_bonus_max < 0:
         _fail("sequence_bonus_max", c.sequence_bonus_max, "an integer >= 0")
     sd = c.starting_dealer
-    if not (sd in STARTING_DEALER_CHOICES or (_is_int(sd) and 0 <= sd < c.num_players)):
+    if not (sd in STARTING_DEALER_CHOICES or (is_int(sd) and 0 <= sd < c.num_players)):
         _fail("starting_dealer", sd, f"'draw' or a seat 0..{c.num_players - 1}")
     if c.dealer_draw_suit_order not in DEALER_DRAW_SUIT_ORDERS and not (
         isinstance(c.dealer_draw_suit_order, str) and sorted(c.dealer_draw_suit_order) == sorted("shdc")
     ):
         _fail("dealer_draw_suit_order", c.dealer_draw_suit_order, "a permutation of 'shdc'")
-    if not _is_int(c.wall_limit) or not 0 <= c.wall_limit < c.wall_size:
+    if not is_int(c.wall_limit) or not 0 <= c.wall_limit < c.wall_size:
         _fail("wall_limit", c.wall_limit, f"an integer 0..{c.wall_size - 1}")
-    if not isinstance(c.min_yaku_han, tuple) or not all(_is_int(v) and v >= 1 for v in c.min_yaku_han):
+    if not isinstance(c.min_yaku_han, tuple) or not all(is_int(v) and v >= 1 for v in c.min_yaku_han):
         _fail("min_yaku_han", c.min_yaku_han, "a list of integers >= 1, one per round")
     if len(c.min_yaku_han) != c.rounds:
         raise RuleConfigError(
@@ -215,7 +211,7 @@ def _validate(c: RuleConfig) -> None:
     if c.reading_tiebreak not in READING_TIEBREAK_CHOICES:
         _fail("reading_tiebreak", c.reading_tiebreak, " | ".join(READING_TIEBREAK_CHOICES))
     pp = c.placement_points
-    if not isinstance(pp, tuple) or not all(_is_int(v) for v in pp):
+    if not isinstance(pp, tuple) or not all(is_int(v) for v in pp):
         _fail("placement_points", pp, "a list of integers, one per player")
     if len(pp) != c.num_players:
         raise RuleConfigError(
@@ -227,7 +223,7 @@ def _validate(c: RuleConfig) -> None:
         _fail("placement_tie", c.placement_tie, " | ".join(PLACEMENT_TIE_CHOICES))
     if not isinstance(c.penalty_mode, bool):
         _fail("penalty_mode", c.penalty_mode, "true or false")
-    if c.max_replays is not None and (not _is_int(c.max_replays) or c.max_replays < 0):
+    if c.max_replays is not None and (not is_int(c.max_replays) or c.max_replays < 0):
         _fail("max_replays", c.max_replays, "null or an integer >= 0")
     _check_engine_range(c)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from meld8_env.config_io import is_int
 from meld8_env.rules import RuleConfig
 from meld8_env.seat_process import FAULT_KINDS
 from training.tournament_config import TournamentConfig, TournamentError, board_seed, seatings
@@ -32,10 +33,6 @@ _TORN = object()  # a line that is not JSON (a JSON null is a line too: "not a b
 GAME_KEYS = ("seed", "seats", "final_scores", "placements", "hands", "drawn_hands", "wins", "tsumo", "deal_ins",
              "calls", "win_han")  # fmt: skip
 PER_SEAT = ("seats", "final_scores", "placements", "wins", "tsumo", "deal_ins", "calls", "win_han")
-
-
-def _is_int(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _actions_ok(text: object) -> bool:
@@ -56,7 +53,7 @@ def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> st
     if not isinstance(obj, dict) or obj.get("type") != "board":
         return "not a board entry"
     board, games = obj.get("board"), obj.get("games")
-    if not _is_int(board) or board < 0:
+    if not is_int(board) or board < 0:
         return f"board id {board!r} is not an integer >= 0"
     if obj.get("seed") != board_seed(cfg.seed, board):
         return f"board {board} has seed {obj.get('seed')!r}, this tournament's is {board_seed(cfg.seed, board)}"
@@ -72,9 +69,9 @@ def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> st
                     f"{list(order[k])} (each board covers each seating exactly once)")  # fmt: skip
         if g["seed"] != obj["seed"]:
             return f"board {board}: game {k} has seed {g['seed']!r}, its board's is {obj['seed']}"
-        if any(not isinstance(g[k], list) or len(g[k]) != P or not all(map(_is_int, g[k])) for k in PER_SEAT):
+        if any(not isinstance(g[k], list) or len(g[k]) != P or not all(map(is_int, g[k])) for k in PER_SEAT):
             return f"board {board}: a game record has malformed per-seat fields"
-        if not all(_is_int(g[f]) and g[f] >= 0 for f in ("hands", "drawn_hands")):
+        if not all(is_int(g[f]) and g[f] >= 0 for f in ("hands", "drawn_hands")):
             return f"board {board}: game {k}: 'hands' and 'drawn_hands' must be integers >= 0"
         if not all(0 <= a < len(cfg.agents) for a in g["seats"]) or sorted(g["placements"]) != list(range(1, P + 1)):
             return f"board {board}: a game record has impossible seats or placements"
@@ -85,7 +82,7 @@ def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> st
             return f"board {board}: a game record has malformed actions (base64 of action ids 0..63)"
         faults = g.get("faults", [])
         if not isinstance(faults, list) or not all(
-            isinstance(f, dict) and _is_int(f.get("seat")) and 0 <= f["seat"] < P and f.get("kind") in FAULT_KINDS
+            isinstance(f, dict) and is_int(f.get("seat")) and 0 <= f["seat"] < P and f.get("kind") in FAULT_KINDS
             for f in faults
         ):
             return f"board {board}: a game record has malformed faults"
