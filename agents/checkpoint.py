@@ -38,6 +38,7 @@ from typing import Any
 from meld8_env.agent import CheckpointError
 from meld8_env.features import FEATURES_LAYOUT_VERSION, augmented_size
 from meld8_env.observation import OBS_LAYOUT_VERSION, obs_size
+from meld8_env.paths import nonempty_path
 from meld8_env.rules import RuleConfig
 
 NETWORKS = ("separate", "shared", "card_heads")
@@ -145,12 +146,8 @@ def checkpoint_file(path: str | Path) -> Path:
     """``path`` as a checkpoint file to open; CheckpointError when it is empty, missing, or there but no regular
     file: a folder or a device (``ppo:/tmp`` and ``ppo:/dev/zero`` were "checkpoint not found", and
     ``ppo:`` was "checkpoint not found: ." - Path("") is the current folder)."""
-    if isinstance(path, str) and not path.strip():
-        raise CheckpointError(
-            f"the checkpoint path is empty ({path!r}): name a checkpoint file (as an agent: ppo:PATH.zip, or plain "
-            "ppo for the shipped baseline)"
-        )
-    p = Path(path)
+    what = "a checkpoint file (as an agent: ppo:PATH.zip, or plain ppo for the shipped baseline)"
+    p = Path(nonempty_path(path, "the checkpoint", what, CheckpointError))
     if not p.exists():
         raise CheckpointError(f"checkpoint not found: {p}")
     if not p.is_file():

@@ -24,6 +24,7 @@ import numpy as np
 from agents.checkpoint import VERSION, check_compatible, check_metadata, check_weights_fit, make_metadata
 from meld8_env.agent import Agent, CheckpointError
 from meld8_env.observation import obs_size
+from meld8_env.paths import nonempty_path
 from meld8_env.rules import RuleConfig
 
 FORMAT = "meld8-rllib-policy"
@@ -92,9 +93,7 @@ class RllibPolicyAgent(Agent):
 
     def __init__(self, path: str | Path, rules: RuleConfig | None = None, seed: int = 0) -> None:
         super().__init__(rules, seed)
-        if not str(path).strip():  # Path("") is the current folder
-            raise CheckpointError("the RLlib policy path is empty: name a policy folder (rllib:OUT/best)")
-        folder = Path(path)
+        folder = Path(nonempty_path(path, "the RLlib policy", "a policy folder (rllib:OUT/best)", CheckpointError))
         if folder.is_dir() and not (folder / META).exists() and (folder / "best" / META).exists():
             folder = folder / "best"  # a run's output folder: its best policy
         if not (folder / META).is_file() or not (folder / WEIGHTS).is_file():

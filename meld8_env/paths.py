@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def nonempty_path(value: str | Path, flag: str, what: str) -> str:
-    """``value`` as text; ValueError when it is empty."""
-    if str(value) == "" or (isinstance(value, str) and not value.strip()):
-        raise ValueError(f"{flag} is an empty path: give {what}")
+def nonempty_path(value: str | Path, flag: str, what: str, error: type[ValueError] = ValueError) -> str:
+    """``value`` as text; ``error`` (a ValueError, e.g. CheckpointError) when it is empty or only blanks."""
+    if not str(value).strip():
+        raise error(f"{flag} is an empty path: give {what}")
     return str(value)
 
 

@@ -86,7 +86,7 @@ def outcomes_problem(data: dict, rules: RuleConfig) -> str:
         return f"field 'unit' must be an integer 1..{rules.starting_score}, got {unit!r:.40}"
     if not isinstance(rounds, list) or len(rounds) != rules.rounds:
         return f"field 'rounds' must be a list of {rules.rounds} rounds (the rules' rounds)"
-    top = largest_payment(rules) * (P - 1)
+    top = largest_payment(rules)  # what one hand moves a seat by at most (rules.score_bound adds it per round)
     for r, rows in enumerate(rounds):
         if not isinstance(rows, list):
             return f"round {r} must be a list of outcome rows"

@@ -17,6 +17,7 @@ from typing import Any
 
 from meld8_env.codes import HAND_SIZE
 from meld8_env.config_io import check_int, is_int, read_yaml_mapping, short_repr
+from meld8_env.paths import nonempty_path
 
 STARTING_DEALER_CHOICES = ("draw",)
 KUIKAE_CHOICES = ("other_end", "off")
@@ -133,10 +134,8 @@ class RuleConfig:
             raise TypeError(
                 f"rules must be a RuleConfig, a dict of options, a built-in name or a YAML path, got {short_repr(spec)}"
             )
-        if isinstance(spec, str) and not spec.strip():  # not the defaults: those are None (or leaving it out)
-            raise RuleConfigError(
-                "rules: an empty name is no rule config (give a built-in name, e.g. 'two_player', or a YAML path)"
-            )
+        # an empty name is not the defaults (those are None, or leaving it out)
+        nonempty_path(spec, "rules", "a built-in name (e.g. 'two_player') or a YAML path", RuleConfigError)
         if spec == "two_player":
             return cls.two_player()
         return cls.from_yaml(spec)

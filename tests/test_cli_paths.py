@@ -124,7 +124,7 @@ def test_an_empty_rllib_path_is_named_empty():
     from meld8_env.agent import CheckpointError
 
     with pytest.raises(
-        CheckpointError, match=r"^the RLlib policy path is empty: name a policy folder \(rllib:OUT/best\)"
+        CheckpointError, match=r"^the RLlib policy is an empty path: give a policy folder \(rllib:OUT/best\)"
     ):
         RllibPolicyAgent("")
 
@@ -229,7 +229,7 @@ def test_the_fallback_notice_reaches_the_terminal_too(capfd):
 @pytest.mark.parametrize(
     "path, says",
     [
-        ("", "the checkpoint path is empty (''): name a checkpoint file (as an agent: ppo:PATH.zip, or plain ppo"),
+        ("", "the checkpoint is an empty path: give a checkpoint file (as an agent: ppo:PATH.zip, or plain ppo"),
         ("{tmp}", "{tmp} exists but is not a checkpoint file (a regular .zip file): it is a folder"),
         ("/dev/zero", "/dev/zero exists but is not a checkpoint file (a regular .zip file): it is a device"),
         ("{tmp}/missing.zip", "checkpoint not found: {tmp}/missing.zip"),

@@ -222,7 +222,7 @@ def test_rule_config_load_names_what_it_takes(spec):
 @pytest.mark.parametrize("spec", ["", "  "])
 def test_rule_config_load_refuses_an_empty_name(spec):
     # an empty name is not the defaults (those are None): it was looked up as the file "."
-    with pytest.raises(RuleConfigError, match="rules: an empty name is no rule config"):
+    with pytest.raises(RuleConfigError, match="rules is an empty path: give a built-in name"):
         RuleConfig.load(spec)
 
 
@@ -248,15 +248,19 @@ def test_on_off_environment_variables_take_their_values(value):
     assert p.stdout.strip() == str(value != "1")
 
 
-def test_rllib_and_single_seat_switches_must_be_bools():
-    """The same truthiness in the RLlib env's ``features`` and the trainer's single-seat ``oracle`` (the CHEATING
-    critic input): 'no' switched them on."""
+def test_the_rllib_envs_features_switch_must_be_a_bool():
+    """The same truthiness in the RLlib env's ``features``: 'no' switched them on."""
     pytest.importorskip("ray", reason="the rllib extra")
     from meld8_env.rllib import Meld8MultiAgentEnv
-    from training.single_seat import SingleSeatVecEnv
 
     with pytest.raises(ValueError, match="env_config features must be True or False, got 'no'"):
         Meld8MultiAgentEnv({"features": "no"})
+
+
+def test_the_trainers_oracle_switch_must_be_a_bool():
+    """The trainer's single-seat ``oracle`` (the CHEATING critic input): 'no' switched it on."""
+    from training.single_seat import SingleSeatVecEnv
+
     with pytest.raises(ValueError, match="oracle must be True or False, got 'no'"):
         SingleSeatVecEnv(2, ["greedy", "greedy"], oracle="no")
     assert SingleSeatVecEnv(2, ["greedy", "greedy"], oracle=False).oracle is False

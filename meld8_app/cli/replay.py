@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from meld8_env.paths import nonempty_path
+from meld8_app.cli.common import GAME_FILE, game_file
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     rp = sub.add_parser("replay", help="re-simulate a replay file and print it hand by hand")
-    rp.add_argument("file", help="a replay file, or a tournament log (games.jsonl) with --game")
+    rp.add_argument("file", help=GAME_FILE)
     rp.add_argument("--game", type=int, help="game K (0-based) of a tournament log")
     rp.set_defaults(func=run)
 
@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from meld8_env.replay import narrate, open_game
 
     # "" is no file ("." was read and refused as a folder, a name the user never gave)
-    nonempty_path(args.file, "FILE", "a replay file, or a tournament log (games.jsonl) with --game")
+    game_file(args.file)
     doc = open_game(args.file, args.game)
     for line in narrate(doc):
         print(line)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from meld8_app.cli.common import GAME_FILE, game_file
 from meld8_app.cli.play import add_server_options, check_server, require_web
-from meld8_env.paths import nonempty_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("review", help="review one seat's decisions in a replay against a reference agent")
-    p.add_argument("file", help="a replay file, or a tournament log (games.jsonl) with --game")
+    p.add_argument("file", help=GAME_FILE)
     p.add_argument("--seat", type=int, required=True, help="the seat to review")
     p.add_argument("--game", type=int, help="game K (0-based) of a tournament log")
     p.add_argument("--agent", default=None,
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from meld8_app.web.review import format_review, review
     from meld8_env.rules import RuleConfig
 
-    nonempty_path(args.file, "FILE", "a replay file, or a tournament log (games.jsonl) with --game")
+    game_file(args.file)
     if not 0 <= args.threshold <= 1:  # also refuses nan
         raise ValueError(f"--threshold must be a probability 0..1, got {args.threshold}")
     if args.agent is not None and args.agent.strip().startswith("cmd:"):  # refused before a bot is started

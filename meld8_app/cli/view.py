@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from meld8_app.cli.common import GAME_FILE, game_file
 from meld8_app.cli.play import add_server_options, check_server, require_web
-from meld8_env.paths import nonempty_path
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("view", help="watch a replay or a tournament game in your browser")
-    p.add_argument("file", help="a replay file, or a tournament log (games.jsonl) with --game")
+    p.add_argument("file", help=GAME_FILE)
     p.add_argument("--game", type=int, help="game K (0-based) of a tournament log")
     add_server_options(p)
     p.set_defaults(func=run)
@@ -30,7 +30,7 @@ def viewer_data(path: str, game: int | None) -> tuple[dict, dict]:
 
 def run(args: argparse.Namespace) -> int:
     require_web()
-    nonempty_path(args.file, "FILE", "a replay file, or a tournament log (games.jsonl) with --game")
+    game_file(args.file)
     check_server(args)
     _, data = viewer_data(args.file, args.game)
     from meld8_app.web.app import create_app, serve

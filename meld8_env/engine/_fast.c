@@ -473,8 +473,8 @@ static int check_states(const game_t *g, Py_ssize_t n, const rules_t *R) {
         }
         for (int p = 0; p < R->P && x->phase != PH_OVER; p++)
             if (!hand_size_ok(x->hands[p], x->melds[p])) {
-                PyErr_Format(PyExc_ValueError, "record %zd: seat %d holds %d cards and a meld of %d (expected 7 or 8 "
-                             "with the meld, the meld 0 or 3)", i, p, pc64(x->hands[p]), pc64(x->melds[p]));
+                PyErr_Format(PyExc_ValueError, "engine record %zd: seat %d holds %d cards and a meld of %d (expected "
+                             "7 or 8 with the meld, the meld 0 or 3)", i, p, pc64(x->hands[p]), pc64(x->melds[p]));
                 return 0;
             }
     }
