@@ -40,13 +40,16 @@ ended with its whole process group (``killpg``), so helpers a bot starts end wit
 is closed (``bye``, then :data:`BYE_GRACE` seconds to exit), at interpreter exit and at the exit of a
 multiprocessing worker (both send ``bye`` too), and with the parent even when it is killed (Linux
 ``PR_SET_PDEATHSIG``, the bot itself). Stderr goes to ``LOG_DIR/<command>-<hash>.stderr.log``; the
-default ``LOG_DIR`` is :func:`default_log_dir`, private to the user.
+default ``LOG_DIR`` is :func:`default_log_dir`, private to the user. A bot process writes no file larger than
+:data:`LOG_LIMIT` (its log included): past it, it ends (a ``crash`` fault). A helper that leaves the bot's
+session (``setsid``) is out of meld8's reach: a bot is not sandboxed (README "Trust and safety").
 """
 
 from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import dataclasses
 import errno
 import hashlib
@@ -207,13 +210,26 @@ atexit.register(_close_all)
 multiprocessing.util.Finalize(None, _close_all, exitpriority=100)
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    try:
-        import ctypes
+LOG_LIMIT = 16 << 20
+"""Largest file a bot process may write, its stderr log included (RLIMIT_FSIZE: past it the kernel sends SIGXFSZ
+and the bot ends, a ``crash`` fault). A bot that wrote 908 MB of stderr in 1.5 s filled the disk and stopped the
+tournament (red team, session 33); meld8's own lines stop at the limit too."""
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (LOG_LIMIT, LOG_LIMIT))
     except Exception:
         pass
+    if sys.platform == "linux":
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except Exception:
+            pass
 
 
 class _Died(Exception):
@@ -386,7 +402,7 @@ class ExternalAgent:
         try:
             proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, bufsize=0,
-                start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                start_new_session=True, preexec_fn=_child_setup if os.name == "posix" else None,
             )  # fmt: skip
         except OSError as exc:
             raise BotStartError(
@@ -671,7 +687,8 @@ class ExternalAgent:
             fault["line"] = line
         st.faults.append(fault)
         self.faults[kind] += 1
-        where = ", ".join(f"{k} {v}" for k, v in st.info.items())
+        # never the seed: the bot can read its own log, and a board's seed gives away the deals of the boards after it
+        where = ", ".join(f"{k} {v}" for k, v in st.info.items() if k != "seed")
         msg = f"{self.shown_name}: {kind} in game {st.wire} ({where}): {detail}" + (f"; line: {line}" if line else "")
         msg = printable(msg)
         self._log(msg + f"; {self.options.fallback} plays the seat for the rest of the game")
@@ -688,8 +705,10 @@ class ExternalAgent:
             fd = open_log(self.log_path)
         except BotStartError:
             return  # the log went away or was replaced by a link: never follow it, never crash for it
-        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
-            f.write(f"--- meld8 {time.strftime('%H:%M:%S')}: {printable(text)}\n")
+        # a full log (LOG_LIMIT) or a full disk ends the log, never the tournament: the faults are in its records
+        with contextlib.suppress(OSError), os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
+            if os.fstat(f.fileno()).st_size < LOG_LIMIT:
+                f.write(f"--- meld8 {time.strftime('%H:%M:%S')}: {printable(text)}\n")
 
 
 __all__ = [

@@ -328,6 +328,38 @@ def test_a_flood_of_late_answers_is_not_logged_line_by_line(tmp_path):
     assert sum("further late answers for game 1" in line for line in lines) == 1
 
 
+def test_a_bot_flooding_its_stderr_is_ended_at_the_log_limit_and_the_games_go_on(tmp_path, monkeypatch):
+    """A bot's files, its stderr log included, stop at LOG_LIMIT (RLIMIT_FSIZE, set in the child): one wrote 908 MB
+    in 1.5 s and a full disk stopped the tournament (red team, session 33). Past the limit it ends (a crash fault),
+    the fallback plays on, and meld8's own lines stop there too."""
+    import meld8_env.seat_process as ext
+
+    monkeypatch.setattr(ext, "LOG_LIMIT", 1 << 20)  # read in the forked child: 1 MiB keeps the test small
+    bot = _bot("stderrflood", n=2, tmp_path=tmp_path)
+    try:
+        recs = _play(bot, [0, 1, 2], games=2)
+        assert "crash" in [f["kind"] for r in recs for f in r.faults]
+    finally:
+        bot.close()
+    size = bot.log_path.stat().st_size
+    assert 1 << 20 <= size < (1 << 20) + 4096, size  # the limit, and at most one line of meld8's past it
+    bot._log("after the limit")
+    assert bot.log_path.stat().st_size == size
+
+
+def test_a_bots_fault_log_never_names_a_seed(tmp_path, capsys):
+    """The bot can read its own log, and a board's seed gives away the deals of the boards after it (red team,
+    session 33): fault lines name the game and seat, never the seed (the game records keep it)."""
+    bot = _bot("garbage", n=2, tmp_path=tmp_path)
+    try:
+        recs = _play(bot, [0, 1, 2], games=1)
+    finally:
+        bot.close()
+    log = bot.log_path.read_text()
+    assert "garbage in game" in log and "seat 0" in log and "seed" not in log
+    assert "seed" not in capsys.readouterr().err and recs[0].seed == 1
+
+
 # -- processes ------------------------------------------------------------------------------------
 def test_a_bots_helper_processes_end_with_it(tmp_path):
     pids = tmp_path / "pids"
