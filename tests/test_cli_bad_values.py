@@ -7,8 +7,9 @@ import json
 import sys
 
 import pytest
+from cli_kit import one_line_error
 
-from meld8_app.cli import build_parser, main
+from meld8_app.cli import build_parser
 
 HAND = "2s 3s 4s 6h 7h 8h 9d 9c"
 BASE = {
@@ -144,13 +145,7 @@ def test_bad_value_is_one_line_exit_2(cmd, opt, bad, files, capsys, monkeypatch)
         argv += ["--out", str(files / "out")] if opt != "--out" else []
     if opt == "--bot-log-dir":  # only a cmd: agent writes a log
         argv[2] = f"cmd:{sys.executable} -c pass,random,random"
-    try:
-        rc = main(argv)
-    except SystemExit as exc:  # argparse's own errors
-        rc = exc.code
-    err = capsys.readouterr().err
-    assert rc == 2, f"{argv}: exit {rc}, stderr {err!r}"
-    assert err.count("\n") == 1 and "Traceback" not in err, err
+    err = one_line_error(argv, capsys)
     # nothing is written before every check has passed (red team: play made replays/ before checking its agents),
     # but the stderr log of a bot that started and then failed, which the error names
     written = [p for p in (files / "replays", files / "out") if p.exists()]

@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 import pytest
+from cli_kit import one_line_error
 
-from meld8_app.cli import main
 from meld8_env.rules import RuleConfig
 
 GREEDY3 = ["--agents", "greedy,greedy,greedy", "--boards", "1"]
@@ -23,18 +23,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _run(argv: list[str], capsys) -> str:
-    """stderr of ``meld8 ARGV``, which must fail with one line and exit 2."""
-    try:
-        rc = main(argv)
-    except SystemExit as exc:  # argparse's own errors
-        rc = exc.code
-    err = capsys.readouterr().err
-    assert rc == 2, f"{argv}: exit {rc}, stderr {err!r}"
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
 
 
 @pytest.fixture
@@ -75,7 +63,7 @@ def no_server(monkeypatch):
     ],
 )
 def test_an_empty_or_file_path_is_refused_in_one_line_and_nothing_is_written(argv, says, here, capsys):
-    err = _run(argv, capsys)
+    err = one_line_error(argv, capsys)
     assert says in err
     _untouched(here)  # before the fix, --out "" wrote results.json, games.csv, ... here ("written: /results.json")
 
@@ -84,7 +72,7 @@ def test_an_empty_or_file_path_is_refused_in_one_line_and_nothing_is_written(arg
 def test_an_empty_path_in_the_tournament_config_is_refused_naming_the_key_and_file(key, here, capsys):
     other = "rules: default" if key == "out" else "out: o"
     (here / "t.yaml").write_text(f'agents: [greedy, greedy, greedy]\nboards: 1\n{other}\n{key}: ""\n')
-    err = _run(["tournament", "--config", "t.yaml"], capsys)
+    err = one_line_error(["tournament", "--config", "t.yaml"], capsys)
     assert f"'{key}' in t.yaml is an empty path" in err
     (here / "t.yaml").unlink()
     _untouched(here)
@@ -99,7 +87,7 @@ def test_an_empty_path_in_the_tournament_config_is_refused_naming_the_key_and_fi
     ],
 )
 def test_play_refuses_a_replays_path_that_is_empty_or_a_file_before_serving(replays, says, here, capsys, no_server):
-    err = _run(
+    err = one_line_error(
         ["play", "--agents", "greedy", "--no-browser", "--replays", replays, "--port", str(_free_port())], capsys
     )
     assert says in err and no_server == []
@@ -107,7 +95,9 @@ def test_play_refuses_a_replays_path_that_is_empty_or_a_file_before_serving(repl
 
 
 def test_play_refuses_empty_rules_before_serving(here, capsys, no_server):
-    err = _run(["play", "--agents", "greedy", "--no-browser", "--rules", "", "--port", str(_free_port())], capsys)
+    err = one_line_error(
+        ["play", "--agents", "greedy", "--no-browser", "--rules", "", "--port", str(_free_port())], capsys
+    )
     assert "--rules is an empty path" in err and no_server == []
     _untouched(here)
 
@@ -115,7 +105,9 @@ def test_play_refuses_empty_rules_before_serving(here, capsys, no_server):
 @pytest.mark.parametrize("command", [["view", ""], ["review", "", "--seat", "0", "--json"], ["replay", ""]])
 def test_view_review_and_replay_refuse_an_empty_file(here, capsys, command):
     pytest.importorskip("starlette", reason="the web extra (pip install 'meld8[web]')")
-    err = _run([*command, "--no-browser", "--port", str(_free_port())] if command[0] == "view" else command, capsys)
+    err = one_line_error(
+        [*command, "--no-browser", "--port", str(_free_port())] if command[0] == "view" else command, capsys
+    )
     assert "FILE is an empty path" in err and "'.'" not in err and ": ." not in err
 
 
@@ -138,11 +130,11 @@ def test_rules_from_keeps_none_as_the_defaults():
 # -- finding 10: agents the browser table cannot seat are refused before it serves -------------------
 @pytest.mark.parametrize("cheat", [CHEAT, "agents.oracle:OracleAgent"])
 def test_play_refuses_a_records_agent_before_serving_as_tournament_does(cheat, here, capsys, no_server):
-    err = _run(["play", "--agents", f"{cheat},greedy", "--no-browser", "--port", str(_free_port())], capsys)
+    err = one_line_error(["play", "--agents", f"{cheat},greedy", "--no-browser", "--port", str(_free_port())], capsys)
     assert f"agent {cheat!r} is a CHEATING diagnostic" in err and "training.search_eval" in err
     assert no_server == []  # before the fix: served, then greedy quietly took the seat at its first decision
     _untouched(here)  # no replays/ folder either
-    tour = _run(["tournament", "--agents", f"{cheat},greedy,greedy", "--boards", "1", "--out", "o"], capsys)
+    tour = one_line_error(["tournament", "--agents", f"{cheat},greedy,greedy", "--boards", "1", "--out", "o"], capsys)
     assert f"agent {cheat!r} is a CHEATING diagnostic" in tour  # the same refusal, the same words
 
 
@@ -157,7 +149,7 @@ def test_play_refuses_an_agent_that_raised_in_its_trial_game(here, capsys, no_se
     """Seat 0 moves before the human at seat 1 (seed 3: seat 0 deals; without a seed the dealer is drawn and the
     human could move first): the base Agent's act_batch raises NotImplementedError there."""
     argv = ["play", "--agents", "meld8_env.agent:Agent,greedy", "--seat", "1", "--seed", "3", "--no-browser"]
-    err = _run([*argv, "--port", str(_free_port())], capsys)
+    err = one_line_error([*argv, "--port", str(_free_port())], capsys)
     assert "agent 'meld8_env.agent:Agent' (seat 0) failed at its first decision" in err
     assert "its act_batch raised NotImplementedError" in err and no_server == []
     _untouched(here)
