@@ -40,9 +40,9 @@ ended with its whole process group (``killpg``), so helpers a bot starts end wit
 is closed (``bye``, then :data:`BYE_GRACE` seconds to exit), at interpreter exit and at the exit of a
 multiprocessing worker (both send ``bye`` too), and with the parent even when it is killed (Linux
 ``PR_SET_PDEATHSIG``, the bot itself). Stderr goes to ``LOG_DIR/<command>-<hash>.stderr.log``; the
-default ``LOG_DIR`` is :func:`default_log_dir`, private to the user. A bot process writes no file larger than
-:data:`LOG_LIMIT` (its log included): past it, it ends (a ``crash`` fault). A helper that leaves the bot's
-session (``setsid``) is out of meld8's reach: a bot is not sandboxed (README "Trust and safety").
+default ``LOG_DIR`` is :func:`default_log_dir`, private to the user. meld8 copies each process's stderr there
+(a thread per process) up to :data:`LOG_LIMIT` bytes and drops the rest. A helper that leaves the bot's session
+(``setsid``) is out of meld8's reach: a bot is not sandboxed (README "Trust and safety").
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -211,25 +212,53 @@ multiprocessing.util.Finalize(None, _close_all, exitpriority=100)
 
 
 LOG_LIMIT = 16 << 20
-"""Largest file a bot process may write, its stderr log included (RLIMIT_FSIZE: past it the kernel sends SIGXFSZ
-and the bot ends, a ``crash`` fault). A bot that wrote 908 MB of stderr in 1.5 s filled the disk and stopped the
-tournament (red team, session 33); meld8's own lines stop at the limit too."""
+"""Most bytes of a bot process's stderr written to its log; the rest is read and dropped (one line says so), so
+the bot never blocks on a full pipe. A bot that wrote 908 MB of stderr in 1.5 s filled the disk and stopped the
+tournament (red team, session 33). A log already past the limit when a bot starts is moved to ``<log>.1``
+(replacing the one before), so a folder holds at most two logs' worth per command."""
 
 
-def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
+def _rotate(path: Path) -> None:
+    """Move a log past LOG_LIMIT aside (``<log>.1``) before a new process writes to it."""
+    with contextlib.suppress(OSError):
+        if path.stat().st_size >= LOG_LIMIT and not path.is_symlink():
+            os.replace(path, path.with_name(path.name + ".1"))
+
+
+def _drain(pipe: int, log: int) -> None:
+    """Copy a bot's stderr (``pipe``) to its ``log`` until EOF, at most LOG_LIMIT bytes, then read and drop the rest;
+    closes both. A failing write (a full disk) ends the copying, never the reading: the bot must not block."""
+    written, writing = 0, True
     try:
-        import resource
+        while chunk := os.read(pipe, 1 << 16):
+            if not writing:
+                continue
+            keep = chunk[: max(LOG_LIMIT - written, 0)]
+            try:
+                while keep:
+                    n = os.write(log, keep)
+                    written, keep = written + n, keep[n:]
+                if written >= LOG_LIMIT:
+                    note = f"\n--- meld8: stderr past {LOG_LIMIT >> 20} MiB is dropped for this process\n"
+                    os.write(log, note.encode())
+                    writing = False
+            except OSError:
+                writing = False
+    except OSError:
+        pass
+    finally:
+        for fd in (pipe, log):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
-        resource.setrlimit(resource.RLIMIT_FSIZE, (LOG_LIMIT, LOG_LIMIT))
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
-    if sys.platform == "linux":
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except Exception:
-            pass
 
 
 class _Died(Exception):
@@ -397,19 +426,23 @@ class ExternalAgent:
     # -- the processes ----------------------------------------------------------------------------
     def _start(self, seat: int | None) -> _Conn:
         """Start the command and exchange hellos; BotStartError says why it failed."""
+        _rotate(self.log_path)
         self._log(f"starting {self.command!r}" + ("" if seat is None else f" for seat {seat}"))
         err = open_log(self.log_path)
         try:
             proc = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, bufsize=0,
-                start_new_session=True, preexec_fn=_child_setup if os.name == "posix" else None,
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )  # fmt: skip
         except OSError as exc:
+            os.close(err)
             raise BotStartError(
                 f"{self.shown_name}: cannot start {printable(self.argv[0])!r}: {exc.strerror or exc}"
             ) from None
-        finally:
-            os.close(err)
+        # the drain thread owns the pipe's descriptor and the log's from here (it closes both at EOF)
+        pipe = os.dup(proc.stderr.fileno())
+        proc.stderr.close()
+        threading.Thread(target=_drain, args=(pipe, err), name=f"meld8-stderr-{proc.pid}", daemon=True).start()
         os.set_blocking(proc.stdin.fileno(), False)
         os.set_blocking(proc.stdout.fileno(), False)
         conn = _Conn(proc, seat)
@@ -705,10 +738,9 @@ class ExternalAgent:
             fd = open_log(self.log_path)
         except BotStartError:
             return  # the log went away or was replaced by a link: never follow it, never crash for it
-        # a full log (LOG_LIMIT) or a full disk ends the log, never the tournament: the faults are in its records
+        # a full disk ends the log, never the tournament: the faults are in its records
         with contextlib.suppress(OSError), os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
-            if os.fstat(f.fileno()).st_size < LOG_LIMIT:
-                f.write(f"--- meld8 {time.strftime('%H:%M:%S')}: {printable(text)}\n")
+            f.write(f"--- meld8 {time.strftime('%H:%M:%S')}: {printable(text)}\n")
 
 
 __all__ = [

@@ -15,8 +15,8 @@ waits), binary (bytes that are not UTF-8), escape (a line with terminal escape s
 chatty: from the N-th request on, never answers but repeats its previous answer (old seq) every 0.1 s
 for 30 s. dupslow: never faults - answers every request, then sends that answer again just before
 answering the next request (a late duplicate, told apart by its seq). helper: starts a helper process
-(sleep) that writes its pid to the pidfile, then plays on. stderrflood: at the N-th request writes to stderr
-without end.
+(sleep) that writes its pid to the pidfile, then plays on. stderrflood: at the N-th request writes 3 MiB to
+stderr, then plays on.
 Options: --pidfile PATH (appends the pid), --seenfile PATH (appends "pid seat" at each game_start),
 --byefile PATH (appends the pid when bye arrives).
 """
@@ -106,8 +106,9 @@ def main():
                 out.flush()
                 continue
             if asked == n and mode == "stderrflood":
-                while True:  # until the file-size limit ends the process
+                for _ in range(3):  # 3 MiB past the test's 1 MiB log limit, then plays on
                     sys.stderr.write("x" * (1 << 20))
+                sys.stderr.flush()
             if asked == n and mode == "nonewline":
                 out.write(b"x" * 1_000_000)
                 out.flush()
