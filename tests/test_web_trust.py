@@ -117,10 +117,11 @@ def test_a_token_that_is_not_ascii_is_refused_in_one_line():
     assert client.get("/api/config", headers={"cookie": f"{name}=".encode() + b"\xc3\xa9"}).status_code == 403
 
 
-def test_the_token_cookie_is_found_among_others_and_a_huge_cookie_header_is_not_parsed():
+def test_the_token_cookie_is_found_among_many_others():
     """The token cookie is read by a plain split (``app._cookie``): SimpleCookie took 0.56 s per 16 KB header
-    (quadratic), on the event loop, before refusing a request without the token (red team, session 33)."""
-    from meld8_app.web.app import MAX_COOKIE, _cookie
+    (quadratic), on the event loop, before refusing a request without the token (red team, session 33). Its time
+    is measured in ``bench/hostile_input.py``, not here."""
+    from meld8_app.web.app import _cookie
 
     client = _client(_app(token="s3cret-token"))
     name = f"meld8_{hashlib.sha256(b's3cret-token').hexdigest()[:12]}"
@@ -128,9 +129,10 @@ def test_the_token_cookie_is_found_among_others_and_a_huge_cookie_header_is_not_
     assert client.get("/api/config", headers={"cookie": f"{name}x=s3cret-token"}).status_code == 403
     slow = 'a="' + "\\" * 8000 + '"'  # what made SimpleCookie quadratic
     assert client.get("/api/config", headers={"cookie": slow}).status_code == 403
-    padded = f"{name}=s3cret-token; pad={'x' * MAX_COOKIE}"
-    assert client.get("/api/config", headers={"cookie": padded}).status_code == 403  # over the limit: not read
-    assert _cookie(slow, "a") == "" and _cookie(f"a=1; {name}=t", name) == "t" and _cookie("a", "a") == ""
+    # every launch sets its own cookie: after ~90 launches the header passes 4 KB, and the token must still be found
+    others = "; ".join(f"meld8_{k:012x}=t{k}" for k in range(200))
+    assert client.get("/api/config", headers={"cookie": f"{others}; {name}=s3cret-token"}).status_code == 200
+    assert _cookie(f"a=1; {name}=t", name) == "t" and _cookie("a", "a") == "" and _cookie(slow, name) == ""
 
 
 def test_the_printed_link_carries_a_fresh_token(monkeypatch, capsys):
