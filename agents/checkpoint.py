@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.agent import CheckpointError
+from meld8_env.config_io import is_int
 from meld8_env.features import FEATURES_LAYOUT_VERSION, augmented_size
 from meld8_env.observation import OBS_LAYOUT_VERSION, obs_size
 from meld8_env.paths import nonempty_path
@@ -194,7 +195,7 @@ def check_metadata(meta: object, where: str, fmt: str) -> dict[str, Any]:
         if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
             raise CheckpointError(f"{where}: field {key!r} must be {kind.__name__}, got {v!r}")
     arch = meta["net_arch"]
-    if not arch or not all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_HIDDEN for h in arch):
+    if not arch or not all(is_int(h) and 1 <= h <= MAX_HIDDEN for h in arch):
         raise CheckpointError(
             f"{where}: net_arch must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, got {arch!r}"
         )

@@ -26,7 +26,7 @@ from pettingzoo.utils import wrappers
 
 from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id, legal_ids
 from meld8_env.codes import Phase
-from meld8_env.config_io import check_flag
+from meld8_env.config_io import check_flag, is_int
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_seed
 from meld8_env.one_game import observe_seat
@@ -57,9 +57,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     ) -> None:
         super().__init__()
         self.rules = RuleConfig.load(rules)
-        if max_cycles is not None and (
-            isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1
-        ):
+        if max_cycles is not None and (not is_int(max_cycles) or max_cycles < 1):
             raise ValueError(f"max_cycles must be None or an integer >= 1, got {max_cycles!r}")
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")

@@ -42,6 +42,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from meld8_env.config_io import is_int
 from meld8_env.rules import RuleConfig
 from training.evaluation import evaluate
 from training.ray_setup import quiet_loggers, quiet_ray
@@ -357,7 +358,7 @@ def league_error(doc: object, cfg: RllibConfig, players: int) -> str | None:
     """Why ``doc`` is not a league state of a run with these options, or None."""
 
     def count(v: object, lo: int = 0) -> bool:
-        return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+        return is_int(v) and v >= lo
 
     if not isinstance(doc, dict):
         return "not a JSON object"
@@ -503,7 +504,7 @@ def _train(cfg: RllibConfig, rules: RuleConfig, folder: RunFolder, saved: Path |
 
 def _row_iteration(row: dict) -> int:
     v = row.get("iteration")
-    return v if isinstance(v, int) and not isinstance(v, bool) else 1 << 62  # a row without one is dropped
+    return v if is_int(v) else 1 << 62  # a row without one is dropped
 
 
 METRICS = {  # metrics.jsonl / TensorBoard name -> where RLlib's result holds it

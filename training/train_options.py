@@ -17,6 +17,8 @@ import math
 import sys
 from typing import Any
 
+from meld8_env.config_io import is_int
+
 #: old name -> current name (``eval_deals``: both backends; the others: the RLlib backend's old names)
 RENAMED = {
     "eval_deals": "eval_boards",
@@ -67,7 +69,7 @@ def read_options(cls: type, path: str | None, overrides: list[str] | None) -> di
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"train option 'iterations' must be an integer >= 1, got {n!r}")
         batch = data.get("train_batch_size", known["train_batch_size"].default)
-        data["total_timesteps"] = n * batch if isinstance(batch, int) and not isinstance(batch, bool) else n
+        data["total_timesteps"] = n * batch if is_int(batch) else n
         _deprecated("iterations", "total_timesteps", f" (env steps: iterations x train_batch_size = {n * batch})")
     unknown = sorted(set(data) - set(known))
     if unknown:
@@ -120,7 +122,7 @@ def _check_type(key: str, value: Any, field: dataclasses.Field) -> None:
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = is_int(value)
     elif isinstance(default, float) or key == "target_kl":
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     elif isinstance(default, list):
@@ -164,7 +166,7 @@ def check_common(cfg: Any) -> None:
     check_seed(cfg.seed, "train option 'seed'")
     for name in ("total_timesteps", "batch_size", "n_epochs", "eval_every", "eval_boards"):
         v = getattr(cfg, name)
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        if not is_int(v) or v < 1:
             raise ValueError(f"train option {name!r} must be an integer >= 1, got {v!r}")
 
 
