@@ -180,14 +180,22 @@ def safe_dir(path: Path, private: bool) -> Path:
 
 
 def open_log(path: Path) -> int:
-    """An append-only descriptor on ``path`` (created 0600); a symlink planted there is refused."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    """An append-only descriptor on ``path`` (created 0600); a symlink planted there is refused, and so is anything
+    that is not a regular file (a FIFO planted there blocked meld8 in ``open`` for good: red team, session 33)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+    flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        return os.open(path, flags, 0o600)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise BotStartError(f"the bot log {path} is a symlink: refused (remove it)") from None
+        if exc.errno == errno.ENXIO:  # a FIFO no one reads: O_NONBLOCK fails instead of waiting
+            raise BotStartError(f"the bot log {path} is not a regular file: refused (remove it)") from None
         raise BotStartError(f"cannot write the bot log {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BotStartError(f"the bot log {path} is not a regular file: refused (remove it)")
+    return fd
 
 
 def slug(command: str) -> str:
@@ -212,10 +220,16 @@ multiprocessing.util.Finalize(None, _close_all, exitpriority=100)
 
 
 LOG_LIMIT = 16 << 20
-"""Most bytes of a bot process's stderr written to its log; the rest is read and dropped (one line says so), so
-the bot never blocks on a full pipe. A bot that wrote 908 MB of stderr in 1.5 s filled the disk and stopped the
-tournament (red team, session 33). A log already past the limit when a bot starts is moved to ``<log>.1``
-(replacing the one before), so a folder holds at most two logs' worth per command."""
+"""Largest a bot's log grows from its stderr: past it the rest is read and dropped (one line says so), so the bot
+never blocks on a full pipe. A bot that wrote 908 MB of stderr in 1.5 s filled the disk and stopped the
+tournament (red team, session 33). The cap is on the file, whatever writes to it (every process of the command,
+every run): a log past it when a process starts is moved to ``<log>.1`` (replacing the one before)."""
+LOG_SLACK = 1 << 20
+"""meld8's own lines (starts, faults, late answers) may take a log this far past LOG_LIMIT, so a flood still leaves
+room for them, and no further: padded late answers made 1.4 MB of escaped lines a second (red team, session 33)."""
+DRAIN_GRACE = 1.0
+"""Seconds the stderr copy goes on after its bot was killed: a helper that left the bot's session may hold the
+pipe open for ever, and the copying thread must end (it leaked a thread and two descriptors per bot)."""
 
 
 def _rotate(path: Path) -> None:
@@ -225,26 +239,40 @@ def _rotate(path: Path) -> None:
             os.replace(path, path.with_name(path.name + ".1"))
 
 
-def _drain(pipe: int, log: int) -> None:
-    """Copy a bot's stderr (``pipe``) to its ``log`` until EOF, at most LOG_LIMIT bytes, then read and drop the rest;
-    closes both. A failing write (a full disk) ends the copying, never the reading: the bot must not block."""
-    written, writing = 0, True
+def _room(log: int, limit: int) -> int:
+    """Bytes the log may still take below ``limit`` (0 on any error)."""
     try:
-        while chunk := os.read(pipe, 1 << 16):
+        return max(limit - os.fstat(log).st_size, 0)
+    except OSError:
+        return 0
+
+
+def _drain(pipe: int, log: int, killed: threading.Event) -> None:
+    """Copy a bot's stderr (``pipe``) to its ``log`` until EOF while the file is under LOG_LIMIT, then read and drop
+    the rest; after ``killed`` is set, DRAIN_GRACE more seconds at most. Closes both. A failing write (a full disk)
+    ends the copying, never the reading: the bot must not block on its stderr."""
+    writing, until = True, float("inf")
+    try:
+        while time.monotonic() < until:
+            if killed.is_set() and until == float("inf"):
+                until = time.monotonic() + DRAIN_GRACE
+            if not select.select([pipe], [], [], 0.2)[0]:
+                continue
+            chunk = os.read(pipe, 1 << 16)
+            if not chunk:
+                break
             if not writing:
                 continue
-            keep = chunk[: max(LOG_LIMIT - written, 0)]
             try:
+                keep = chunk[: _room(log, LOG_LIMIT)]
                 while keep:
-                    n = os.write(log, keep)
-                    written, keep = written + n, keep[n:]
-                if written >= LOG_LIMIT:
-                    note = f"\n--- meld8: stderr past {LOG_LIMIT >> 20} MiB is dropped for this process\n"
-                    os.write(log, note.encode())
+                    keep = keep[os.write(log, keep) :]
+                if not _room(log, LOG_LIMIT):
+                    os.write(log, f"\n--- meld8: stderr past {LOG_LIMIT >> 20} MiB is dropped\n".encode())
                     writing = False
             except OSError:
                 writing = False
-    except OSError:
+    except (OSError, ValueError):
         pass
     finally:
         for fd in (pipe, log):
@@ -268,8 +296,9 @@ class _Died(Exception):
 class _Conn:
     """One bot process: its pipes, what is queued for it, the complete lines it wrote."""
 
-    def __init__(self, proc: subprocess.Popen, seat: int | None) -> None:
+    def __init__(self, proc: subprocess.Popen, seat: int | None, killed: threading.Event | None = None) -> None:
         self.proc = proc
+        self.killed = killed or threading.Event()  # tells its stderr copy (_drain) that the process is gone
         self.seat = seat  # the seat number it plays in every game; None: the load check's, not yet given one
         self.out: list[str] = []
         self.buf = b""
@@ -342,6 +371,7 @@ class _Conn:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+        self.killed.set()
 
 
 @dataclasses.dataclass
@@ -439,13 +469,14 @@ class ExternalAgent:
             raise BotStartError(
                 f"{self.shown_name}: cannot start {printable(self.argv[0])!r}: {exc.strerror or exc}"
             ) from None
-        # the drain thread owns the pipe's descriptor and the log's from here (it closes both at EOF)
+        # the drain thread owns the pipe's descriptor and the log's from here (it closes both at its end)
         pipe = os.dup(proc.stderr.fileno())
         proc.stderr.close()
-        threading.Thread(target=_drain, args=(pipe, err), name=f"meld8-stderr-{proc.pid}", daemon=True).start()
+        killed = threading.Event()
+        threading.Thread(target=_drain, args=(pipe, err, killed), name=f"meld8-stderr-{proc.pid}", daemon=True).start()
         os.set_blocking(proc.stdin.fileno(), False)
         os.set_blocking(proc.stdout.fileno(), False)
-        conn = _Conn(proc, seat)
+        conn = _Conn(proc, seat, killed)
         conn.out = [hello(server=f"meld8 {__version__}", rules_hash=self.rules.rules_hash)]
         try:
             if not conn.pump(time.monotonic() + self.options.startup_timeout, lambda: bool(conn.lines)):
@@ -738,9 +769,12 @@ class ExternalAgent:
             fd = open_log(self.log_path)
         except BotStartError:
             return  # the log went away or was replaced by a link: never follow it, never crash for it
-        # a full disk ends the log, never the tournament: the faults are in its records
+        # a full log (LOG_LIMIT + LOG_SLACK) or a full disk ends the log, never the tournament: the faults are in its
+        # records
         with contextlib.suppress(OSError), os.fdopen(fd, "a", encoding="utf-8", errors="replace") as f:
-            f.write(f"--- meld8 {time.strftime('%H:%M:%S')}: {printable(text)}\n")
+            line = f"--- meld8 {time.strftime('%H:%M:%S')}: {printable(text)}\n"
+            if len(line.encode("utf-8", "replace")) <= _room(f.fileno(), LOG_LIMIT + LOG_SLACK):
+                f.write(line)
 
 
 __all__ = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ import pytest
 from agents.registry import load_agent
 from meld8_env.protocol import MAX_DEPTH, MAX_DIGITS, MAX_LINE, ProtocolError, decode_answer, decode_hello
 from meld8_env.rules import RuleConfig
-from meld8_env.seat_process import BotOptions, BotStartError, ExternalAgent, default_log_dir, printable
+from meld8_env.seat_process import BotOptions, BotStartError, ExternalAgent, default_log_dir, printable, slug
 from training.arena import play
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -329,21 +330,66 @@ def test_a_flood_of_late_answers_is_not_logged_line_by_line(tmp_path):
 
 
 def test_a_bots_stderr_stops_at_the_log_limit_and_the_bot_plays_on(tmp_path, monkeypatch):
-    """meld8 copies a bot's stderr to its log up to LOG_LIMIT bytes per process and drops the rest: one wrote
-    908 MB in 1.5 s and a full disk stopped the tournament (red team, session 33). The bot is not blocked and not
-    ended: it writes 3 MiB past a 1 MiB limit and plays every game without a fault."""
+    """meld8 copies a bot's stderr to its log while the file is under LOG_LIMIT and drops the rest: one wrote
+    908 MB in 1.5 s and a full disk stopped the tournament (red team, session 33). The cap is the file's, not each
+    process's (three processes of one command share the log), and the bots are neither blocked nor ended: each
+    writes 3 MiB past a 1 MiB limit and every game is played without a fault."""
     import meld8_env.seat_process as ext
 
-    monkeypatch.setattr(ext, "LOG_LIMIT", 1 << 20)  # read by the drain thread: 1 MiB keeps the test small
+    monkeypatch.setattr(ext, "LOG_LIMIT", 1 << 20)  # read by the copying threads: 1 MiB keeps the test small
     bot = _bot("stderrflood", n=2, tmp_path=tmp_path)
     try:
-        recs = _play(bot, [0, 1, 2], games=2)
+        recs = _play(bot, [0, 0, 0], games=2)  # the bot in all three seats: three processes, one log
     finally:
         bot.close()
     assert [f for r in recs for f in r.faults] == []
     log = bot.log_path.read_bytes()
-    assert (1 << 20) < len(log) < (1 << 20) + 4096, len(log)  # the limit, the bot's first lines, meld8's lines
-    assert b"--- meld8: stderr past 1 MiB is dropped for this process" in log
+    assert (1 << 20) <= len(log) < (1 << 20) + 3 * (1 << 16) + 4096, len(log)  # a chunk per process at most past
+    assert b"--- meld8: stderr past 1 MiB is dropped" in log
+
+
+def test_meld8s_own_log_lines_stop_a_little_past_the_limit(tmp_path, monkeypatch):
+    """Padded late answers made 1.4 MB of escaped log lines a second and the log grew without end (red team, session
+    33): meld8's lines stop at LOG_LIMIT + LOG_SLACK."""
+    import collections
+
+    import meld8_env.seat_process as ext
+
+    monkeypatch.setattr(ext, "LOG_LIMIT", 1 << 14)
+    monkeypatch.setattr(ext, "LOG_SLACK", 1 << 12)
+    agent = ExternalAgent.__new__(ExternalAgent)
+    agent.log_path, agent._late = tmp_path / "bot.log", collections.Counter()
+    for k in range(400):
+        agent._log(f"late answer ignored: {chr(127) * 250} {k}")
+    assert (1 << 14) < agent.log_path.stat().st_size <= (1 << 14) + (1 << 12)
+
+
+def test_a_log_that_is_no_regular_file_is_refused_without_waiting(tmp_path):
+    """A FIFO planted at the log path made open() wait for a reader for ever (red team, session 33)."""
+    (tmp_path / "logs").mkdir()
+    fifo = tmp_path / "logs" / f"{slug(FAULTY + ' ok 3')}.stderr.log"
+    os.mkfifo(fifo)
+    with pytest.raises(BotStartError, match="is not a regular file: refused"):
+        _bot("ok", tmp_path=tmp_path)
+
+
+def test_the_stderr_copy_ends_after_its_bot_even_when_a_helper_escaped_with_the_pipe(tmp_path):
+    """A helper in its own session (setsid) outlives the bot's process group and holds its stderr: the copying
+    thread still ends, DRAIN_GRACE after the bot is killed (it leaked a thread and two descriptors per bot)."""
+    import threading
+
+    import meld8_env.seat_process as ext
+
+    pids = tmp_path / "pids"
+    bot = _bot("escape", "--pidfile", str(pids), tmp_path=tmp_path)
+    bot_pid, helper = map(int, pids.read_text().split())
+    (copy,) = [t for t in threading.enumerate() if t.name == f"meld8-stderr-{bot_pid}"]
+    try:
+        bot.close()
+        copy.join(timeout=ext.DRAIN_GRACE + 10)
+        assert not copy.is_alive()
+    finally:
+        os.kill(helper, signal.SIGKILL)
 
 
 def test_a_log_past_the_limit_is_moved_aside_when_a_bot_starts(tmp_path, monkeypatch):
@@ -473,8 +519,6 @@ def test_a_log_folder_owned_by_another_user_is_refused(tmp_path, monkeypatch):
 
 
 def test_log_names_of_similar_commands_differ():
-    from meld8_env.seat_process import slug
-
     assert slug("python bot.py --x 1") != slug("python bot.py --x=1")
     assert slug("a" * 200) != slug("a" * 201)
 
