@@ -41,8 +41,9 @@ is closed (``bye``, then :data:`BYE_GRACE` seconds to exit), at interpreter exit
 multiprocessing worker (both send ``bye`` too), and with the parent even when it is killed (Linux
 ``PR_SET_PDEATHSIG``, the bot itself). Stderr goes to ``LOG_DIR/<command>-<hash>.stderr.log``; the
 default ``LOG_DIR`` is :func:`default_log_dir`, private to the user. meld8 copies each process's stderr there
-(a thread per process) up to :data:`LOG_LIMIT` bytes and drops the rest. A helper that leaves the bot's session
-(``setsid``) is out of meld8's reach: a bot is not sandboxed (README "Trust and safety").
+(a thread per process) while the log file is under :data:`LOG_LIMIT` bytes and drops the rest; the copy ends
+:data:`DRAIN_GRACE` after its process is killed (a helper still writing to it then gets EPIPE). A helper that
+leaves the bot's session (``setsid``) is out of meld8's reach: a bot is not sandboxed (README "Trust and safety").
 """
 
 from __future__ import annotations
@@ -368,10 +369,12 @@ class _Conn:
             os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: the group id is the bot's pid
         except (ProcessLookupError, PermissionError, OSError):
             pass
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        self.killed.set()
+        try:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        finally:  # even when the wait is interrupted (Ctrl-C), the stderr copy must learn to stop
+            self.killed.set()
 
 
 @dataclasses.dataclass

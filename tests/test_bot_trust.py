@@ -381,7 +381,7 @@ def test_the_stderr_copy_ends_after_its_bot_even_when_a_helper_escaped_with_the_
     import meld8_env.seat_process as ext
 
     pids = tmp_path / "pids"
-    bot = _bot("escape", "--pidfile", str(pids), tmp_path=tmp_path)
+    bot = _bot("setsid_helper", "--pidfile", str(pids), tmp_path=tmp_path)
     bot_pid, helper = map(int, pids.read_text().split())
     (copy,) = [t for t in threading.enumerate() if t.name == f"meld8-stderr-{bot_pid}"]
     try:

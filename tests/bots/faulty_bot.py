@@ -16,7 +16,8 @@ chatty: from the N-th request on, never answers but repeats its previous answer 
 for 30 s. dupslow: never faults - answers every request, then sends that answer again just before
 answering the next request (a late duplicate, told apart by its seq). helper: starts a helper process
 (sleep) that writes its pid to the pidfile, then plays on. stderrflood: at the N-th request writes 3 MiB to
-stderr, then plays on. escape: as helper, but the helper starts its own session (setsid), holding the bot's stderr.
+stderr, then plays on. setsid_helper: as helper, but the helper starts its own session (setsid), holding the bot's
+stderr.
 Options: --pidfile PATH (appends the pid), --seenfile PATH (appends "pid seat" at each game_start),
 --byefile PATH (appends the pid when bye arrives).
 """
@@ -55,11 +56,11 @@ def main():
     print(f"faulty_bot {mode} {n} pid {os.getpid()}", file=sys.stderr, flush=True)
     if mode == "silent_crash_at_start":
         sys.exit(4)
-    if mode in ("helper", "escape"):
+    if mode in ("helper", "setsid_helper"):
         import subprocess
 
-        # escape: the helper starts its own session, out of the process group meld8 kills, holding stderr open
-        helper = subprocess.Popen(["sleep", "600"], start_new_session=mode == "escape")
+        # setsid_helper: the helper starts its own session, out of the process group meld8 kills, holding stderr open
+        helper = subprocess.Popen(["sleep", "600"], start_new_session=mode == "setsid_helper")
         note("--pidfile", str(helper.pid))
     sys.stdin.buffer.readline()
     print(json.dumps({"type": "hello", "protocol": 0 if mode == "oldproto" else 1}), flush=True)
