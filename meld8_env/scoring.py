@@ -403,8 +403,12 @@ def score_hand(
     still in front of them (R33, only matters for Ron); ``round``: 1-based (R30 minimum).
     """
     _check_rules(rules)
-    tsumo, dealer = check_flag(tsumo, "tsumo"), check_flag(dealer, "dealer")
-    first_draw, last_card = check_flag(first_draw, "first_draw"), check_flag(last_card, "last_card")
+    # the switches this function reads itself (score_masks checks them all, last_card included)
+    tsumo, dealer, first_draw = (
+        check_flag(tsumo, "tsumo"),
+        check_flag(dealer, "dealer"),
+        check_flag(first_draw, "first_draw"),
+    )
     min_han = rules.min_han(round)
     cards = parse_cards(concealed)
     hand = to_mask(cards)

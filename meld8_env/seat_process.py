@@ -297,9 +297,9 @@ class _Died(Exception):
 class _Conn:
     """One bot process: its pipes, what is queued for it, the complete lines it wrote."""
 
-    def __init__(self, proc: subprocess.Popen, seat: int | None, killed: threading.Event | None = None) -> None:
+    def __init__(self, proc: subprocess.Popen, seat: int | None, killed: threading.Event) -> None:
         self.proc = proc
-        self.killed = killed or threading.Event()  # tells its stderr copy (_drain) that the process is gone
+        self.killed = killed  # tells its stderr copy (_drain) that the process is gone
         self.seat = seat  # the seat number it plays in every game; None: the load check's, not yet given one
         self.out: list[str] = []
         self.buf = b""
