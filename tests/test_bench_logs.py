@@ -165,3 +165,14 @@ def test_rollout_instructions_tournament_workload_counts_every_logged_action():
     for extra in (("--table", "1"), ("--records", "5"), ("--until", "game")):
         bad = _bench("rollout_instructions.py", "--tournament", "2", *extra)
         assert bad.returncode != 0 and "without --table, --records or --until" in bad.stderr
+
+
+def test_rollout_instructions_table_modes_count_the_same_hands():
+    """--table per-discard (one distance call per discard, the unit of the one pass's target) and --table 0 (the
+    one pass) run on the same draw-phase hands and discards, so their instruction counts divide."""
+    outs = [_bench("rollout_instructions.py", "--inner", "--records", "60", "--table", m) for m in ("0", "per-discard")]
+    assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
+    words = [o.stdout.split() for o in outs]
+    assert words[0] == words[1] and words[0][0] == "hands" and int(words[0][3]) > int(words[0][1]) > 0, words
+    bad = _bench("rollout_instructions.py", "--table", "3")
+    assert bad.returncode != 0 and "invalid choice: '3'" in bad.stderr

@@ -524,7 +524,8 @@ def near_win_cases(n: int, seed: int):
 
 
 def check_discard_table(n_states: int, seed: int, cases=None) -> int:
-    """eval_discard_table (one pass) = distance and acceptance one discard at a time, every allowed discard."""
+    """eval_discard_table (one pass) = distance and acceptance one discard at a time, every allowed discard, in each
+    acc_mode (0: the distances alone, by discard_levels' search; 1 and 2: with counts, by the collecting search)."""
     from meld8_env.cardmask import BITS, JK, bits_of
     from meld8_env.features import neighbours
     from meld8_env.hands import _native
@@ -535,14 +536,14 @@ def check_discard_table(n_states: int, seed: int, cases=None) -> int:
     want_d = np.zeros(len(rows), np.int8)
     _native.distance_batch(after, m[rows], u[rows], want_d)
     pool = (neighbours(after) | JK) & u[rows]
-    for mode in (2, 1):
+    for mode in (2, 1, 0):
         dist, acc = np.zeros((len(h), 53), np.int8), np.zeros((len(h), 53), np.int8)
         _native.discard_table_batch(h, m, u, allowed, mode, dist, acc)
         best = np.full(len(h), 127, np.int64)
         np.minimum.at(best, rows, want_d)
         tied = want_d == best[rows]
         n_tied = np.bincount(rows[tied], minlength=len(h))
-        need = np.ones(len(rows), bool) if mode == 2 else tied & (n_tied[rows] > 1)
+        need = np.full(len(rows), mode == 2) if mode != 1 else tied & (n_tied[rows] > 1)  # mode 0: distances only
         idx = np.flatnonzero(need)
         want_a = np.zeros(len(idx), np.int8)
         _native.acceptance_onepass_batch(after[idx], m[rows[idx]], u[rows[idx]], pool[idx], want_d[idx], want_a)

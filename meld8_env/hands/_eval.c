@@ -357,6 +357,10 @@ typedef struct {
     int collect_levels, collect_from, found;
     /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
     int nanch;
+    /* discard_levels' search (lev 1 with want set; 0: off): need, the cards no W of the level searched found so far
+     * leaves out (a subtree whose W holds all of them tells nothing and is cut; once none is left the search unwinds) */
+    int lev;
+    u64 need;
     /* not cleared by dist_init_core (written before they are read) */
     u64 comp[8]; /* components of two cards or more of the held cards (see cover_bound) */
     u64 anch[2];
@@ -779,23 +783,31 @@ static int open_slot_ok(const dist_t *d, u64 rem, int melds, int pair, int ov) {
     return ov + cover_bound(d, rem, melds + pair) >= d->best;
 }
 
+/* Collecting with want: can the subtree still add a wanted drawn card? (0: cut it) */
+static inline int want_ok(dist_t *d, u64 rem, int melds, int pair, int ov) {
+    /* the drawn cards a subtree can add: rank-mates and suit neighbours of the cards still to place,
+     * spares of ranks already demanded (rank-mates of placed cards), the Joker, and what a slot left
+     * open could be filled with */
+    u64 placed = d->wm & d->H;
+    u64 pot = (d->wm & ~d->H) | neighbours(rem) | rank_mates(placed) | JK_BIT;
+    if (d->nanch) pot |= neighbours(d->anch[0] | (d->nanch > 1 ? d->anch[1] : 0)); /* an anchor's completions */
+    /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
+     * still bring W to best may the subtree fill one (asked only when the rest of pot adds no card) */
+    u64 need = d->want & ~d->acc;
+    if (!(need & pot)) {
+        if (!d->fill_ready) fill_sets(d);
+        if (!(pair && (need & d->fill_pair) && open_slot_ok(d, rem, melds, 0, ov)) &&
+            !(melds && (need & d->fill_meld) && open_slot_ok(d, rem, melds - 1, pair, ov)))
+            return 0;
+    }
+    return 1;
+}
+
 static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
-    if (d->want) {
-        /* the drawn cards a subtree can add: rank-mates and suit neighbours of the cards still to place,
-         * spares of ranks already demanded (rank-mates of placed cards), the Joker, and what a slot left
-         * open could be filled with */
-        u64 placed = d->wm & d->H;
-        u64 pot = (d->wm & ~d->H) | neighbours(rem) | rank_mates(placed) | JK_BIT;
-        if (d->nanch) pot |= neighbours(d->anch[0] | (d->nanch > 1 ? d->anch[1] : 0)); /* an anchor's completions */
-        /* a slot left to drawn cards only leaves the held cards of rem to the other slots: only when those can
-         * still bring W to best may the subtree fill one (asked only when the rest of pot adds no card) */
-        u64 need = d->want & ~d->acc;
-        if (!(need & pot)) {
-            if (!d->fill_ready) fill_sets(d);
-            if (!(pair && (need & d->fill_pair) && open_slot_ok(d, rem, melds, 0, ov)) &&
-                !(melds && (need & d->fill_meld) && open_slot_ok(d, rem, melds - 1, pair, ov)))
-                return;
-        }
+    if (d->want) { /* the two searches that cut subtrees by what their W can still tell (one test on the hot path) */
+        if (d->lev) {
+            if (!(d->need & ~d->wm)) return; /* every W below holds the discards still in question */
+        } else if (!want_ok(d, rem, melds, pair, ov)) return;
     }
     int jk_pending = d->jk_held && !d->jk_used && !d->nanch;
     int floor = d->best - d->collect; /* collecting, ties with best must be visited too */
@@ -803,7 +815,13 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (rem && ov + cover_bound(d, rem, melds + pair) <= floor) return;
     if (!rem || (!melds && !pair)) {
         if (!d->collect) {
-            if (fill_anchors(d, 0, melds, pair)) d->best = ov;
+            if (fill_anchors(d, 0, melds, pair)) {
+                if (!d->lev) d->best = ov;
+                else {
+                    d->found = 1;
+                    if (!(d->need &= d->wm)) d->best = d->goal; /* every discard answered: unwind */
+                }
+            }
         } else if (ov >= d->best) {
             d->leafacc = 0;
             if (fill_anchors(d, 0, melds, pair)) {
@@ -987,6 +1005,15 @@ static int search_levels(dist_t *d, int melds, int have_components) {
             d->found = 0;
             dfs(d, d->H, melds, 1, d->jk_held);
             d->collect = 0;
+            if (d->found) return level;
+            continue;
+        }
+        if (d->lev && level < 3 * melds + 2) { /* discard_levels: every W of the level that leaves out a card of need */
+            d->best = level - 1;
+            d->goal = 99;
+            d->need = d->H; /* a W below the hand's size leaves out a real card: no cut before the first W */
+            d->found = 0;
+            dfs(d, d->H, melds, 1, d->jk_held);
             if (d->found) return level;
             continue;
         }
@@ -1339,9 +1366,9 @@ int eval_collected_acceptance(u64 hand, u64 meld, u64 unseen, u64 x, int dist, u
  * eval_distance and eval_acceptance_fast would give them one discard at a time (the twin the tests hold it to).
  *
  * Every W that hand - x can reach avoids x (x is seen once discarded), so hand - x has the whole hand's distance
- * d when some best W of hand avoids x, and more otherwise: eval_discard_anchored (the questions the C bots'
- * discard_best asks too) tells which discards leave d; for each other one, the question at d + 1 (almost always
- * yes) and, failing that, a full distance. Acceptance
+ * d when some best W of hand avoids x, and more otherwise: with counts, eval_discard_anchored (the C bots'
+ * discard_best's search too) tells which discards leave d; distances alone, discard_levels; for each other one, the
+ * question at d + 1 (almost always yes) and, failing that, a full distance. Acceptance
  * (acc_mode) is eval_acceptance_known's exact count, the drawn cards of the best W of hand that avoid x counted
  * as known (they are best W of hand - x). Session 25 replaced a collecting search over every best W of hand
  * (that visited far more W than the questions need): distances 3.8x, with the bots' tie-break counts 1.5x
@@ -1420,22 +1447,76 @@ int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, 
     return d;
 }
 
+/* The distances alone (acc_mode 0). Every W that hand - x reaches avoids x, so d(hand - x) = d exactly when some best
+ * W of hand leaves x out. The hand's own search (search_levels with lev) runs its last level, the best overlap m, on
+ * past the first W: every best standard W that leaves out a card no W found before it leaves out (a subtree whose W
+ * holds all of those is cut; once none is left the search unwinds). Where a special form reaches m and no standard W
+ * passes it, the same search runs at m afterwards; a special form of overlap m that hand - x keeps also keeps d
+ * (closed form). Every other discard raises the distance: d + 1 when hand - x reaches a W at m - 1 (a special form in
+ * closed form, else the question; almost always), else its own distance. Session 34 replaced one question per discard
+ * that the first W did not answer (half of them must exhaust their search to fail): 32.5M -> 26.7M instructions on
+ * `python bench/rollout_instructions.py --records 3000 --table 0`'s 2,492 hands. */
+static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, const int *card, int *dist) {
+    int size = meld ? 5 : 8, sp;
+    dist_t h; /* the hand's own search, its last level run as the search over every best W (search_levels) */
+    dist_init_core(&h, hand, meld, unseen, -1, 99);
+    h.lev = 1;
+    h.want = ~0ULL; /* dfs_node tests lev behind want (no new test on the other searches' path) */
+    int best = distance_search_on(&h, meld != 0, NULL, SP_UNKNOWN, &sp), known = sp; /* the floor: -1 or the special forms */
+    if (best < 0) { /* hand - x reaches no W that hand does not */
+        for (int i = 0; i < n; i++) dist[i] = UNREACHABLE;
+        return;
+    }
+    int m = best, d = size - m;
+    /* the discards no best standard W leaves out: the search's answer when a standard W reached m above the special
+     * forms (a winning hand's only W leaves out nothing), else the search below */
+    u64 raise = best > known ? (m == size ? allowed : allowed & h.need) : allowed;
+    if (raise && best <= known) {
+        dist_t e;
+        dist_init(&e, hand, meld, unseen, m - 1, 99);
+        e.lev = 1;
+        e.want = ~0ULL; /* dfs_node tests lev behind want (no new test on the other searches' path) */
+        e.need = raise;
+        dfs(&e, e.H, meld ? 1 : 2, 1, e.jk_held);
+        raise = e.need;
+    }
+    for (int i = 0; i < n; i++) {
+        u64 x = 1ULL << card[i], after = hand & ~x;
+        if (!(raise & x)) {
+            dist[i] = d;
+            continue;
+        }
+        int spx = -1; /* hand - x's special overlap where it reaches m - 1 (sp bounds it) */
+        if (!meld && sp >= m - 1) {
+            dist_t e;
+            dist_init_core(&e, after, meld, unseen, m - 2, m);
+            spx = special_overlap_above(&e, 3, m - 2);
+        }
+        if (spx >= m) dist[i] = d;
+        else if (spx == m - 1 || eval_distance_at_most_sp(after, meld, unseen, d + 1, NULL, sp)) dist[i] = d + 1;
+        else dist[i] = eval_distance(after, meld, unseen);
+    }
+}
+
 int eval_discard_table(u64 hand, u64 meld, u64 unseen, u64 allowed, int acc_mode, int *card, int *dist, int *acc) {
     allowed &= hand & REAL;
     int n = 0;
     for (u64 t = allowed; t && n < 8; t &= t - 1) card[n++] = ctz64(t);
     if (!n) return 0;
+    if (!acc_mode) {
+        for (int i = 0; i < n; i++) acc[i] = 0;
+        discard_levels(hand, meld, unseen, allowed, n, card, dist);
+        return n;
+    }
     eval_witness_t wl; /* every best W of hand found */
     int sp = SP_UNKNOWN, best = 127, tied = 0;
     u64 leaves, acc_set[64];
     /* with counts to give, every best W at once up to distance 3, as the C bots' discard_best (`python
      * bench/rollout_instructions.py --records 3000 --table 1`, session 30: acc_mode 1 157.4M instructions with the
      * questions (4027045), 122.6M collecting up to distance 2, 77.3M up to 3, 74.8M collecting in the hand's own
-     * search); distances alone are cheaper by the questions (32.5M against 40.9M / 59.4M) */
-    int collect_max = acc_mode ? 3 : -1;
+     * search); distances alone were cheaper by the questions (32.5M against 40.9M / 59.4M), and are by discard_levels */
     int collected;
-    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves, collect_max, acc_mode ? acc_set : NULL,
-                                  &collected);
+    int d = eval_discard_anchored(hand, meld, unseen, allowed, &sp, &wl, &leaves, 3, acc_set, &collected);
     for (int i = 0; i < n; i++) {
         u64 after = hand & ~(1ULL << card[i]);
         if (d >= UNREACHABLE) dist[i] = UNREACHABLE;
