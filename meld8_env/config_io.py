@@ -144,6 +144,11 @@ def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def plain_int(value: object) -> object:
+    """A numpy integer as the Python int of the same value; anything else unchanged (validated by its caller)."""
+    return int(value) if isinstance(value, np.integer) else value
+
+
 def check_finite(value: object, what: str) -> float:
     """``value`` as a finite float (Python or numpy numbers, not bools or strings), or ValueError naming ``what``:
     float('x') failed without naming the argument, and nan or inf were taken as rewards."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.codes import HAND_SIZE
-from meld8_env.config_io import check_int, is_int, read_yaml_mapping, short_repr
+from meld8_env.config_io import check_int, is_int, plain_int, read_yaml_mapping, short_repr
 from meld8_env.paths import nonempty_path
 
 STARTING_DEALER_CHOICES = ("draw",)
@@ -79,6 +79,12 @@ class RuleConfig:
         for key in ("min_yaku_han", "placement_points"):  # lists are accepted on every path (from_dict too)
             if isinstance(getattr(self, key), list):
                 object.__setattr__(self, key, tuple(getattr(self, key)))
+        for field in dataclasses.fields(self):  # numpy integers are integers: kept as int (JSON, hashing, equality)
+            value = getattr(self, field.name)
+            if isinstance(value, tuple):
+                object.__setattr__(self, field.name, tuple(plain_int(v) for v in value))
+            else:
+                object.__setattr__(self, field.name, plain_int(value))
         _validate(self)
 
     # -- construction -------------------------------------------------------------------

@@ -58,6 +58,26 @@ def test_bad_values_are_clear_errors(changes, message):
         RuleConfig.from_dict(changes)
 
 
+def test_numpy_integers_are_integers_and_stored_as_int():
+    """A config built from numpy values (a sweep's np.arange, an array's items) equals the one built from ints, hashes
+    the same and writes JSON; numpy floats and bools stay refused like their Python kin."""
+    import json
+
+    import numpy as np
+
+    r = RuleConfig(
+        rounds=np.int64(4), min_yaku_han=list(np.array([1, 1, 2, 2])), placement_points=tuple(np.array([30, 0, -30]))
+    )
+    plain = RuleConfig(rounds=4, min_yaku_han=[1, 1, 2, 2], placement_points=[30, 0, -30])
+    assert r == plain and r.rules_hash == plain.rules_hash and type(r.rounds) is int
+    assert all(type(v) is int for v in r.min_yaku_han)
+    json.dumps(r.to_dict())
+    assert RuleConfig().replace(starting_dealer=np.int8(1)).starting_dealer == 1
+    for bad in (np.float64(6), np.bool_(True)):
+        with pytest.raises(RuleConfigError, match="'rounds'.*allowed: an integer >= 1"):
+            RuleConfig(rounds=bad)
+
+
 def test_replace_validates():
     assert RuleConfig().replace(starting_dealer=1).starting_dealer == 1
     with pytest.raises(RuleConfigError):
