@@ -109,7 +109,7 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-seq]")
-        decisions = results_shown = 0
+        decisions = results_shown = dora_held = 0
         shown_hands: list[int] = []
         shot_table = shot_result = reloaded = False
         while _body(page, "view") != "game-end":
@@ -140,6 +140,7 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
             ):
                 page.screenshot(path=str(IMG / "table.png"))
                 shot_table = True
+            dora_held += _dora_named_and_marked(page)
             _move(page)
             decisions += 1
             if not reloaded and decisions >= 5 and _body(page, "view") == "table":
@@ -149,11 +150,16 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
                 reloaded = True
             assert decisions < 400
         assert decisions > 10 and reloaded and shot_table and shot_result
+        assert dora_held > 0, "the game's decisions include some with the dora in your hand, marked"
         total = int(_body(page, "results"))
         assert results_shown == total and shown_hands == list(range(1, total + 1))  # each hand once, in order
         assert len(page.query_selector_all("#history li")) == total
         rows = page.query_selector_all("#gameend tr")
         assert len(rows) == 4  # header + three seats with placements
+        mine = [r.inner_text().split("\t")[0] for r in rows[1:] if r.inner_text().split("\t")[1] == "you"]
+        assert page.inner_text("#gameend-box h2").endswith(
+            f"you finished {mine[0]}{['st', 'nd', 'rd'][int(mine[0]) - 1]}"
+        )
         assert "placement points" in page.inner_text("#gameend") and "R40" in page.inner_text("#gameend")
         assert "saved:" in page.inner_text("#controls")  # the game was written as a replay
         assert list(tmp_path.glob("play-*.json"))
@@ -191,6 +197,26 @@ def test_a_hand_that_ends_before_your_next_decision_is_still_shown(page):
         server.stop()
 
 
+def _dora_named_and_marked(page) -> int:
+    """The header names the dora (the indicator's next rank in its suit, K to A, R35) and your hand marks it;
+    returns how many dora your hand holds (0 or 1)."""
+    ranks = "A23456789TJQK"
+    ind = page.get_attribute("#dora-card .card", "data-card")
+    if ind == "empty":
+        assert page.inner_text("#dora-is") == "" and not page.query_selector(".card.isdora")
+        return 0
+    dora = ranks[(ranks.index(ind[0]) + 1) % 13] + ind[1]
+    shown = ("10" if dora[0] == "T" else dora[0]) + {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}[dora[1]]
+    assert page.inner_text("#dora-is") == f"dora {shown}"
+    held = 0
+    for card in page.query_selector_all("#hand .card"):
+        is_dora = card.get_attribute("data-card") == dora
+        assert ("isdora" in card.get_attribute("class").split()) == is_dora
+        assert ("dora (+1 han" in card.get_attribute("title")) == is_dora
+        held += is_dora
+    return held
+
+
 def test_words_for_players_and_the_joker_tooltip(page):
     server = _live(JOKER_SEED)
     try:
@@ -198,7 +224,17 @@ def test_words_for_players_and_the_joker_tooltip(page):
         page.wait_for_selector("#hand button.card")
         joker = page.locator('#hand button.card[data-card="JK"]')
         assert joker.is_disabled() and "R12" in joker.get_attribute("title")
+        seq = _body(page, "seq")
+        joker.click(force=True)  # a tap on it says why it stays (no hover on a phone), and plays nothing
+        assert "cannot be discarded (R12)" in page.inner_text("#last") and _body(page, "seq") == seq
+        page.evaluate("document.getElementById('last').textContent = ''")
+        page.keyboard.press(
+            str(1 + [c.get_attribute("data-card") for c in page.query_selector_all("#hand .card")].index("JK"))
+        )
+        assert "cannot be discarded (R12)" in page.inner_text("#last") and _body(page, "seq") == seq  # its key too
         assert page.inner_text("#prompt").startswith("Your turn")
+        assert page.inner_text("#info-hand").startswith("Round 1 of 6 · hand 1")  # how long the game is
+        _dora_named_and_marked(page)
         log = page.inner_text("#log")
         assert "you draw " in log and "seat 0" not in log and "draws" in log
         for _ in range(60):  # play on until a claim is offered: its buttons are sentences with glyphs
@@ -208,6 +244,7 @@ def test_words_for_players_and_the_joker_tooltip(page):
                 page.click("#result-continue")
                 continue
             _move(page)
+        _dora_named_and_marked(page)
         if page.query_selector('#controls button[data-name="pass"]'):
             labels = [b.inner_text() for b in page.query_selector_all("#controls button[data-name]")]
             assert "Pass" in labels and all("(" not in x for x in labels), labels
@@ -261,6 +298,43 @@ def test_layout_fits_the_window(browser, width):
         server.stop()
         ctx.close()
     assert errors == [], errors
+
+
+def test_a_phone_plays_a_short_game_to_its_end_with_every_score_in_view(browser):
+    """At 390 px the last hand's six-column settlement and the game-end table fit their panels: no sideways
+    scrolling inside them (a player saw the final scores cut off, the panel scrolling without a scrollbar)."""
+    ctx, page, errors = _page(browser, 390, 844)
+    server = _live(11, _short())
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("body[data-seq]")
+        for _ in range(400):
+            view = _body(page, "view")
+            if view == "game-end":
+                break
+            if view == "result":
+                _fits(page, "#result-view")
+                seen = _body(page, "seen")
+                page.click("#result-continue")
+                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
+            else:
+                _move(page)
+        assert _body(page, "view") == "game-end"
+        _fits(page, "#gameend-box")
+        _no_overflow(page)
+        assert "you finished" in page.inner_text("#gameend-box h2")
+    finally:
+        server.stop()
+        ctx.close()
+    assert errors == [], errors
+
+
+def _fits(page, selector: str) -> None:
+    """The panel shows all of its content across: nothing to scroll sideways inside it."""
+    over = page.evaluate(
+        f"(() => {{ const b = document.querySelector('{selector}'); return b.scrollWidth - b.clientWidth; }})()"
+    )
+    assert over <= 0, f"{selector} hides {over} px to its right"
 
 
 def test_the_page_forwards_its_query_string(page):

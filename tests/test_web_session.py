@@ -61,6 +61,31 @@ def test_reduced_views_match_the_engine_at_every_action(rules):
         assert frames[-1]["game_end"]["placements"] == placements
 
 
+def test_a_seat_view_speaks_of_your_discard_and_knows_the_rounds():
+    """A Ron on the human's discard reads "Ron on your 2♥" (not "you's"); an opponent's, "b's"; the view knows how
+    many rounds the game has (the header's "Round 2 of 6")."""
+    rules = RuleConfig(max_replays=1)
+    seen: set[str] = set()
+    for seed in range(40):
+        g = GameStreams(rules, seed=seed)
+        rng = random.Random(seed)
+        while (p := g.pending()) is not None:
+            ids = [a["id"] for a in p[1]["actions"]]
+            g.step(52 if 52 in ids else 53 if 53 in ids else rng.choice(ids))  # every win taken: Rons come often
+        v = SeatView(0, names=["you", "a", "b"])
+        said = []
+        for ev in g.streams[0]:
+            v.apply(ev)
+            said.append(v.state["last"])
+        assert v.state["rounds"] == rules.rounds
+        rons = [line for line in said if "by Ron on" in line]
+        assert not any("you's" in line for line in rons), rons
+        seen |= {"your" for line in rons if "by Ron on your " in line} | {"b" for line in rons if "Ron on b's " in line}
+        if seen == {"your", "b"}:
+            break
+    assert seen == {"your", "b"}, seen
+
+
 def test_a_seat_view_never_holds_other_hands():
     g = GameStreams(seed=5)
     v = SeatView(1)

@@ -5,7 +5,8 @@ seat's events into a JSON-able state; :func:`merge` puts the seats' views of one
 the full-information state of a replay ("show all hands"). State fields:
 
 ``players``, ``seat`` (whose view, None when merged), ``names`` (seat -> name; "you" for the human),
-``scores``, ``round``, ``hand``, ``replay``, ``dealer``, ``wall_left``, ``dora_indicator``, ``hands``
+``scores``, ``round``, ``rounds`` (the game's number of rounds, R7; None before the game starts), ``hand``,
+``replay``, ``dealer``, ``wall_left``, ``dora_indicator``, ``hands``
 (seat -> sorted cards, the known ones; the drawn card is apart in ``drawn``), ``hand_sizes`` (seat ->
 number of concealed cards, drawn card included: public, so opponents' backs can be drawn),
 ``discards`` (per seat: ``{"card", "called", "dora"}``), ``melds`` (per seat: cards), ``request`` (the
@@ -55,7 +56,7 @@ class SeatView:
         named = unique_names(list(names or [f"seat {s}" for s in range(players)]))
         self.state: dict[str, Any] = {
             "players": players, "seat": seat, "names": named,
-            "scores": [], "round": 0, "hand": 0, "replay": 0, "dealer": None, "wall_left": None,
+            "scores": [], "round": 0, "rounds": None, "hand": 0, "replay": 0, "dealer": None, "wall_left": None,
             "dora_indicator": None, "hands": {}, "drawn": {}, "hand_sizes": [0] * players,
             "discards": [[] for _ in range(players)], "melds": [[] for _ in range(players)], "request": None,
             "last": "", "log": [], "results": [], "game_end": None,
@@ -82,6 +83,11 @@ class SeatView:
         names = self.state["names"]
         return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
 
+    def _whose(self, seat: int) -> str:
+        """``"your"`` for the human, ``"greedy's"`` for the others."""
+        who = self._who(seat)
+        return "your" if who == "you" else f"{who}'s"
+
     def _says(self, seat: int, verb: str, rest: str = "") -> str:
         """``"you draw"`` for the human, ``"greedy draws"`` for the others (verb given in base form)."""
         who = self._who(seat)
@@ -103,6 +109,7 @@ class SeatView:
         s = self.state
         P = ev["players"]
         s.update(players=P, seat=ev["seat"] if self.seat is not None else None, scores=list(ev["scores"]))
+        s["rounds"] = ev["rules"]["rounds"]
         if len(s["names"]) != P:
             s["names"] = [f"seat {k}" for k in range(P)]
         s["discards"] = [[] for _ in range(P)]
@@ -211,7 +218,7 @@ class SeatView:
         how = (
             "by Tsumo"
             if ev["discarder"] < 0
-            else f"by Ron on {self._who(ev['discarder'])}'s {card_glyph(ev['win_card'])}"
+            else f"by Ron on {self._whose(ev['discarder'])} {card_glyph(ev['win_card'])}"
         )
         self._say(self._says(ev["winner"], "win", f"{how}: {ev['han']} han, {ev['points']:,} points"))
 

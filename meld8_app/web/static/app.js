@@ -25,6 +25,12 @@ const signed = (n) => (n > 0 ? "+" : n < 0 ? "−" : "±") + fmt(Math.abs(n));
 // a name two seats share gets its seat, as in the server's words (tableview.unique_names)
 const uniq = (names) => names.map((n, s) => (names.filter((x) => x === n).length > 1 ? `${n} (seat ${s})` : n));
 const glyph = (c) => (c === "JK" ? "Joker" : (c[0] === "T" ? "10" : c[0]) + SUITS[c[1]]);
+// "your 2♥" for the human, "greedy's 2♥" for the others
+const whose = (name) => (name === "you" ? "your" : `${name}'s`);
+// The dora (R35): the next rank of the indicator's suit, K wrapping to A (the Joker is never dora).
+const RANKS = "A23456789TJQK";
+const doraOf = (ind) => (ind && ind !== "JK" ? RANKS[(RANKS.indexOf(ind[0]) + 1) % 13] + ind[1] : null);
+const DORA_TITLE = ": dora (+1 han in a winning hand, R35)";
 
 // -- cards ---------------------------------------------------------------------------------------
 function cardNode(card, opts = {}) {
@@ -61,10 +67,13 @@ function cardNode(card, opts = {}) {
 
 // -- the header (fixed slots: it never changes height or jumps) ---------------------------------
 function renderInfo(s, names) {
-  $("info-hand").textContent = s.hand ? `Round ${s.round} · hand ${s.hand}${s.replay ? ` (replay ${s.replay})` : ""}` : "";
+  const of = s.rounds ? ` of ${s.rounds}` : "";
+  $("info-hand").textContent = s.hand ? `Round ${s.round}${of} · hand ${s.hand}${s.replay ? ` (replay ${s.replay})` : ""}` : "";
   $("info-dealer").textContent = s.dealer !== null && s.dealer !== undefined ? `dealer: ${names[s.dealer]}` : "";
   $("info-wall").textContent = s.wall_left !== null && s.wall_left !== undefined ? `wall: ${s.wall_left}` : "";
   $("dora-card").replaceChildren(cardNode(s.dora_indicator ?? "empty"));
+  const dora = doraOf(s.dora_indicator);
+  $("dora-is").textContent = dora ? `dora ${glyph(dora)}` : "";
 }
 
 // -- the table -----------------------------------------------------------------------------------
@@ -121,7 +130,7 @@ function renderTable(s, opts) {
     if (seat === me && hand && !result && opts.onDiscard) row.append(renderOwnHand(s, hand, req, opts.onDiscard));
     else if (shown) {
       const cards = el("div", { class: "cards hand", "data-hand": seat });
-      for (const c of hand) cards.append(cardNode(c, { big: seat === me }));
+      for (const c of hand) cards.append(cardNode(c, { big: seat === me, ...doraMark(c, t.dora_indicator) }));
       const drawn = t.drawn[key];
       if (drawn) {
         const isWin = win && win.winner === seat && drawn === win.win_card;
@@ -150,6 +159,12 @@ function renderTable(s, opts) {
   table.append(center);
 }
 
+// a card of a shown hand that is the dora: marked, and its title says so
+function doraMark(c, indicator, extra = [], title = undefined) {
+  if (c !== doraOf(indicator)) return { extra, title };
+  return { extra: [...extra, "isdora"], title: (title ?? glyph(c)) + DORA_TITLE };
+}
+
 function renderOwnHand(s, hand, req, onDiscard) {
   const row = el("div", { class: "cards hand own", id: "hand" });
   const legal = new Map();
@@ -163,12 +178,23 @@ function renderOwnHand(s, hand, req, onDiscard) {
     return `${glyph(c)}: not a legal discard now`;
   };
   const add = (c, extra) => row.append(cardNode(c, {
-    big: true, extra, title: why(c), onclick: () => onDiscard(legal.get(c)), enabled: legal.has(c), actionId: legal.get(c),
+    big: true, ...doraMark(c, s.dora_indicator, extra, why(c)), onclick: () => onDiscard(legal.get(c)), enabled: legal.has(c),
+    actionId: legal.get(c),
   }));
   for (const c of hand) add(c, []);
   const drawn = s.drawn[String(s.seat)];
   if (drawn) add(drawn, ["drawn"]);
+  // a disabled card fires no click, but its pointer events reach the row: say why it cannot go (a phone has no
+  // hover to show the title)
+  row.addEventListener("pointerup", (e) => {
+    const b = e.target.closest("button.card");
+    if (b && b.disabled) whyNot(b);
+  });
   return row;
+}
+
+function whyNot(card) {
+  $("last").textContent = card.title;
 }
 
 // -- a finished hand: the result view ------------------------------------------------------------
@@ -178,7 +204,7 @@ function resultTitle(res, names) {
     const w = res.win;
     const who = names[w.winner];
     const verb = who === "you" ? "win" : "wins";
-    const how = w.discarder < 0 ? `by Tsumo on ${glyph(w.win_card)}` : `by Ron on ${names[w.discarder]}'s ${glyph(w.win_card)}`;
+    const how = w.discarder < 0 ? `by Tsumo on ${glyph(w.win_card)}` : `by Ron on ${whose(names[w.discarder])} ${glyph(w.win_card)}`;
     return `${head}: ${who} ${verb} ${how}`;
   }
   if (res.kind === "draw") return `${head}: exhausted wall, the hand is drawn and the round replayed (R39)`;
@@ -257,8 +283,12 @@ function gameEndView(s, names, extra = []) {
       el("td", { text: fmt(g.raw_scores[seat]) }), el("td", { text: signed(g.placement_points[seat]) }),
       el("td", { text: fmt(g.final_scores[seat]) })));
   }
-  return el("section", { id: "gameend-box" }, el("h2", { text: "Game over" }), t, ...extra);
+  const me = names.indexOf("you");
+  const place = me >= 0 ? ` · you finished ${ordinal(g.placements[me])}` : "";
+  return el("section", { id: "gameend-box" }, el("h2", { text: `Game over${place}` }), t, ...extra);
 }
+
+const ordinal = (n) => `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n] ?? "th"}`; // places 1-3 (R40)
 
 function resultLine(res, names) {
   if (res.win) {
@@ -409,6 +439,7 @@ function startPlay() {
       const cards = [...document.querySelectorAll("#hand button.card")];
       const b = cards[n - 1];
       if (b && !b.disabled) act(Number(b.dataset.actionId));
+      else if (b) whyNot(b);
     }
   });
   $("keys").textContent = "keys: 1-9 discard the n-th card · t Tsumo · r Ron · p Pon · c Chii · x or space pass · "
