@@ -27,15 +27,17 @@ def chromium_or_skip() -> str:
 
 
 class Server:
-    """uvicorn serving one app on a free local port, in a thread. ``app``: the app, or a function of the
-    port returning it (an app that checks the Host it is served as must know its port)."""
+    """uvicorn serving one app on a free local port (or ``port``), in a thread. ``app``: the app, or a function of
+    the port returning it (an app that checks the Host it is served as must know its port)."""
 
-    def __init__(self, app: Any | Callable[[int], Any]) -> None:
+    def __init__(self, app: Any | Callable[[int], Any], port: int | None = None) -> None:
         import uvicorn
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        if port is None:  # a free one (``port``: a restarted server at a stopped one's address)
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        self.port = port
         if not hasattr(app, "router") and callable(app):  # a factory, not a Starlette app
             app = app(self.port)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))

@@ -104,3 +104,39 @@ def test_only_the_printed_link_opens_the_table(server, browser):
         assert pg.locator("#error").is_hidden()
     finally:
         ctx.close()
+
+
+def test_a_restarted_table_tells_the_open_page_to_use_the_new_link(browser):
+    """meld8 restarted (a new launch token): the open page stops retrying and says to open the new link, instead of
+    "reconnecting" for ever against a 403 every second; a click meanwhile sends nothing and says so."""
+    from meld8_app.web.app import create_app
+    from meld8_app.web.session import LiveGame
+
+    def table(token: str, port: int | None = None) -> Server:
+        return Server(
+            lambda p: create_app(
+                "play", new_game=lambda: LiveGame(["greedy", "random"], seat=0, seed=3), token=token, port=p
+            ),
+            port=port,
+        )
+
+    first = table("first-launch")
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    second = None
+    try:
+        page.goto(first.url + "?token=first-launch")
+        page.wait_for_selector("body[data-connection='open'] #hand button.card:enabled")
+        first.stop()
+        page.wait_for_selector("body[data-connection='lost']")
+        page.locator("#hand button.card:enabled >> nth=0").click()  # a move while the table is away
+        assert "not connected: nothing was sent" in page.inner_text("#error")
+        second = table("second-launch", port=first.port)
+        page.wait_for_selector("body[data-connection='refused']", timeout=20_000)
+        assert "Open the new link meld8 printed" in page.inner_text("#error")
+    finally:
+        page.close()
+        if second is not None:
+            second.stop()
+    assert errors == [], errors  # no "WebSocket is already in CLOSING or CLOSED state"

@@ -337,7 +337,10 @@ function startPlay() {
   let socket = null;
   let seen = null; // results shown (acknowledged) so far
   let picked = null; // a past result reopened from the history
-  const send = (msg) => socket.send(JSON.stringify(msg));
+  const send = (msg) => {
+    if (socket.readyState !== WebSocket.OPEN) return showError("not connected: nothing was sent (the page reconnects on its own)");
+    socket.send(JSON.stringify(msg));
+  };
   const act = (id) => {
     if (id === undefined || !state || !state.request || pending() !== null) return;
     showError(null);
@@ -363,8 +366,19 @@ function startPlay() {
         draw();
       }
     };
-    socket.onclose = () => { showError("connection lost: reconnecting…"); setTimeout(connect, 1000); };
-    socket.onopen = () => showError(null);
+    let opened = false;
+    socket.onclose = () => {
+      document.body.dataset.connection = "lost";
+      if (opened) { showError("connection lost: reconnecting…"); setTimeout(connect, 1000); return; }
+      // never opened: is the server gone, or did a new one refuse this page's launch token (meld8 restarted)?
+      fetch(location.pathname + QUERY, { cache: "no-store" }).then((r) => {
+        if (r.status === 403) {
+          document.body.dataset.connection = "refused";
+          showError("the table was restarted: this page's link is no longer valid. Open the new link meld8 printed.");
+        } else { showError("connection lost: reconnecting…"); setTimeout(connect, 1000); }
+      }, () => { showError("connection lost: the server is not answering; retrying…"); setTimeout(connect, 2000); });
+    };
+    socket.onopen = () => { opened = true; document.body.dataset.connection = "open"; showError(null); };
   };
   const draw = () => {
     const names = uniq(state.names);
