@@ -165,6 +165,16 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
         assert list(tmp_path.glob("play-*.json"))
         page.click("#history li >> nth=0")  # a past result opens again from the history
         page.wait_for_selector("#result-view[data-hand='1']")
+        assert page.inner_text("#prompt").startswith("An earlier hand's result")
+        after = {
+            r.inner_text().split("\t")[0]: r.inner_text().split("\t")[3]
+            for r in page.query_selector_all("#ledger tr")[1:4]
+        }
+        plates = {
+            p.query_selector(".name").inner_text(): p.query_selector(".score").inner_text()
+            for p in page.query_selector_all(".seat .plate")
+        }
+        assert plates == {name: f"{points} points" for name, points in after.items()}  # the seats' points then
         page.keyboard.press("Escape")
         page.wait_for_selector("body[data-view='game-end']")
         page.keyboard.press("n")  # a new game with n
@@ -249,6 +259,41 @@ def test_words_for_players_and_the_joker_tooltip(page):
             labels = [b.inner_text() for b in page.query_selector_all("#controls button[data-name]")]
             assert "Pass" in labels and all("(" not in x for x in labels), labels
             assert page.query_selector(".pond .card.claim")  # the claimable discard is marked on the table
+    finally:
+        server.stop()
+
+
+PON_CHOICES_SEED = 13  # default rules, greedy and defensive: playing as _move does, a claim offers three Pons of 8♥
+
+
+def test_a_key_with_several_answers_asks_which_instead_of_taking_the_first(page):
+    """`p` with three ways to Pon plays none and says to click one (it silently took the first)."""
+    server = _live(PON_CHOICES_SEED)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("body[data-seq]")
+        for _ in range(400):
+            if (
+                len(page.query_selector_all('#controls button[data-name^="pon"]')) >= 2
+                or _body(page, "view") == "game-end"
+            ):
+                break
+            if _body(page, "view") == "result":
+                seen = _body(page, "seen")
+                page.click("#result-continue")
+                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
+            else:
+                _move(page)
+        pons = page.query_selector_all('#controls button[data-name^="pon"]')
+        assert len(pons) >= 2, "the seed's claim with several Pons"
+        seq = _body(page, "seq")
+        page.keyboard.press("p")
+        assert (
+            page.inner_text("#last") == f"{len(pons)} ways to Pon: click the one you want" and _body(page, "seq") == seq
+        )
+        pons[-1].click()  # the one wanted
+        page.wait_for_function(f"document.body.dataset.seq !== '{seq}'")
+        assert page.query_selector(".seat.pos-me .meld")
     finally:
         server.stop()
 

@@ -93,6 +93,7 @@ function positions(players, me) {
 function renderTable(s, opts) {
   const { names, me, showAll, result } = opts;
   const t = result ? result.table : s;
+  const scores = result?.settlement?.scores ?? s.scores; // a result shows the seats' points after that hand
   const table = $("table");
   table.className = `p${s.players}`;
   table.replaceChildren();
@@ -110,7 +111,7 @@ function renderTable(s, opts) {
       el("span", { class: "name", text: names[seat] }),
       el("span", { class: "seatno", text: `seat ${seat}` }),
       t.dealer === seat ? el("span", { class: "badge", text: "dealer" }) : null,
-      el("span", { class: "score", text: `${fmt(s.scores[seat] ?? 0)} points` }));
+      el("span", { class: "score", text: `${fmt(scores[seat] ?? 0)} points` }));
     const pond = el("div", { class: "pond", "aria-label": `${names[seat]}'s discards` });
     const pile = t.discards[seat] ?? [];
     pile.forEach((d, i) => {
@@ -417,7 +418,9 @@ function startPlay() {
     controls.replaceChildren();
     const req = state.request;
     if (result) {
-      controls.append(el("p", { id: "prompt", text: "The hand is over: look at the result, then click or press any key." }));
+      const text = picked !== null ? "An earlier hand's result: click or press any key to go back to the table."
+        : "The hand is over: look at the result, then click or press any key.";
+      controls.append(el("p", { id: "prompt", text }));
     } else if (req) {
       const prompt = req.phase === "claim" ? `${names[req.discarder]} discards ${glyph(req.claim_card)}: call it?` :
         req.phase === "call_discard" ? "Discard after your call (click a card)" :
@@ -444,8 +447,10 @@ function startPlay() {
     if (!req) return;
     const want = ACTION_KEYS[e.key];
     if (want) {
-      const a = req.actions.find((x) => want.includes(x.id));
-      if (a) { e.preventDefault(); act(a.id); }
+      const found = req.actions.filter((x) => want.includes(x.id));
+      if (found.length) e.preventDefault();
+      if (found.length === 1) act(found[0].id);
+      else if (found.length > 1) $("last").textContent = `${found.length} ways to ${found[0].label.split(" ")[0]}: click the one you want`;
       return;
     }
     const n = Number(e.key);
