@@ -263,6 +263,40 @@ def test_words_for_players_and_the_joker_tooltip(page):
         server.stop()
 
 
+def test_a_move_in_one_tab_shows_in_the_other(browser):
+    """Two tabs on one table: a discard in the second redraws the first (it kept "Your turn" and the card already
+    thrown, and its click got "stale move")."""
+    server = _live(JOKER_SEED)
+    ctx, first, errors = _page(browser)
+    try:
+        first.goto(server.url)
+        first.wait_for_selector("#hand button.card:enabled")
+        second = ctx.new_page()
+        second.goto(server.url)
+        second.wait_for_selector("#hand button.card:enabled")
+        seq = _body(first, "seq")
+        assert _body(second, "seq") == seq
+        _move(second)
+        first.wait_for_function(f"document.body.dataset.seq !== '{seq}'")
+        assert _body(first, "seq") == _body(second, "seq")
+        assert first.inner_text("#log") == second.inner_text("#log")
+        for _ in range(200):  # on to a finished hand, dismissed in the first tab
+            if _body(first, "view") == "result":
+                break
+            _move(first)
+        assert _body(first, "view") == "result"
+        first.click("#result-continue")
+        first.wait_for_function("document.body.dataset.view !== 'result'")
+        third = ctx.new_page()  # a tab opened later does not show that result again
+        third.goto(server.url)
+        third.wait_for_selector("body[data-seq]")
+        assert _body(third, "view") != "result" and _body(third, "seen") == _body(first, "seen")
+    finally:
+        server.stop()
+        ctx.close()
+    assert errors == [], errors
+
+
 PON_CHOICES_SEED = 13  # default rules, greedy and defensive: playing as _move does, a claim offers three Pons of 8♥
 
 

@@ -174,6 +174,7 @@ def create_app(
         raise ValueError(f"mode must be play, view or review, got {mode!r}")
     holder: dict[str, LiveGame] = {}
     lock = asyncio.Lock()
+    pages: set[WebSocket] = set()  # every open play page: a move made in one tab is shown in the others
 
     async def page(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
@@ -198,16 +199,23 @@ def create_app(
             await ws.close()
             return
 
-        async def send_state() -> None:
+        async def send_state(everyone: bool = False) -> None:
+            """The game's state to this page, or (``everyone``: after a change) to every open page."""
             g = holder.get("game")
             if g is None:
                 return
-            await ws.send_json({"type": "state", "state": g.state()})
-            for note in g.take_notices():  # an agent failed: the fallback plays its seat (the state lists them too)
-                # and on the terminal that started the server: the page's box clears at the next move, so the
-                # swap must not rest on a message that is gone once the game goes on
+            state = {"type": "state", "state": g.state()}
+            notes = g.take_notices()
+            for page in list(pages) if everyone else [ws]:
+                try:
+                    await page.send_json(state)
+                    for note in notes:  # an agent failed: the fallback plays its seat (the state lists them too)
+                        await page.send_json({"type": "error", "message": note, "notice": True})
+                except (WebSocketDisconnect, RuntimeError, OSError):  # a tab closed meanwhile: its own loop ends
+                    pages.discard(page)
+            for note in notes:  # and on the terminal that started the server: the page's box clears at the next
+                # move, so the swap must not rest on a message that is gone once the game goes on
                 print(f"meld8 play: {note}", file=sys.stderr, flush=True)
-                await ws.send_json({"type": "error", "message": note, "notice": True})
 
         async def start() -> bool:
             """Make the game if there is none (agents may think, bots start: in a thread); a game that
@@ -225,6 +233,7 @@ def create_app(
         async with lock:
             await start()
         await send_state()
+        pages.add(ws)
         try:
             while True:
                 frame = await ws.receive()
@@ -257,13 +266,17 @@ def create_app(
                             await asyncio.to_thread(holder["game"].play, msg["action"], seq)
                         else:
                             raise PlayError(HELP)
-                except PlayError as exc:
+                except PlayError as exc:  # nothing changed: this page alone is told and redrawn
                     await ws.send_json({"type": "error", "message": str(exc)})
+                    await send_state()
+                    continue
                 except Exception as exc:  # a failure inside the game: said, and the connection stays
                     await ws.send_json({"type": "error", "message": f"the table failed: {type(exc).__name__}: {exc}"})
-                await send_state()
+                await send_state(everyone=True)
         except WebSocketDisconnect:
             return  # the game stays: reopening the page resumes it
+        finally:
+            pages.discard(ws)
 
     async def not_found(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code)

@@ -319,18 +319,18 @@ function showError(message) {
 // -- play ----------------------------------------------------------------------------------------
 const ACTION_KEYS = { t: [52], r: [53], p: [54, 55, 56, 57, 58, 59], c: [60, 61, 62], x: [63], " ": [63] };
 
-// Which results this tab has shown survives a reload: kept with a fingerprint of those results, so
-// another game (whose results differ) starts from zero.
+// Which results the page has shown survives a reload and carries to a second tab (localStorage): kept with a
+// fingerprint of those results, so another game (whose results differ) starts from zero.
 const fingerprint = (results, n) => JSON.stringify(results.slice(0, n).map((r) => [r.hand, r.kind, r.settlement?.scores]));
 function loadSeen(results) {
   try {
-    const saved = JSON.parse(sessionStorage.getItem("meld8-seen") ?? "null");
+    const saved = JSON.parse(localStorage.getItem("meld8-seen") ?? "null");
     if (saved && saved.n <= results.length && saved.fp === fingerprint(results, saved.n)) return saved.n;
   } catch { /* storage off or garbage: show every result again */ }
   return 0;
 }
 function saveSeen(results, n) {
-  try { sessionStorage.setItem("meld8-seen", JSON.stringify({ n, fp: fingerprint(results, n) })); } catch { /* off */ }
+  try { localStorage.setItem("meld8-seen", JSON.stringify({ n, fp: fingerprint(results, n) })); } catch { /* off */ }
 }
 
 function startPlay() {
