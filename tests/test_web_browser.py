@@ -232,6 +232,13 @@ def test_words_for_players_and_the_joker_tooltip(page):
     try:
         page.goto(server.url)
         page.wait_for_selector("#hand button.card")
+        page.focus("#hand button.card:enabled >> nth=0")  # keyboard play: Enter on a focused card discards it
+        seq = _body(page, "seq")
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"document.body.dataset.seq !== '{seq}'")
+        page.wait_for_selector("#hand button.card:enabled")
+        # focus stays at the table (it went back to the top of the page after every move)
+        assert page.evaluate("!!document.activeElement.closest('#hand, #controls, #center')")
         joker = page.locator('#hand button.card[data-card="JK"]')
         assert joker.is_disabled() and "R12" in joker.get_attribute("title")
         seq = _body(page, "seq")

@@ -382,6 +382,16 @@ function startPlay() {
     socket.onopen = () => { opened = true; document.body.dataset.connection = "open"; showError(null); };
   };
   const draw = () => {
+    // a keyboard player's focus stays at the table: the redraw replaces the focused card or button, which sent
+    // focus back to the top of the page after every move
+    const focused = document.activeElement?.closest?.("#hand, #controls, #center") ? document.activeElement : null;
+    drawPlay();
+    if (focused && !focused.isConnected) {
+      const next = document.querySelector("#hand button.card:enabled, #controls button, #center button");
+      if (next) next.focus();
+    }
+  };
+  const drawPlay = () => {
     const names = uniq(state.names);
     const me = state.seat;
     const shown = pending();
