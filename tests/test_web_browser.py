@@ -117,6 +117,8 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
             if _body(page, "view") == "result":
                 view = page.locator("#result-view")
                 shown_hands.append(int(view.get_attribute("data-hand")))
+                # the log stops at this hand's end: no line of the next deal under its result
+                assert f"hand {shown_hands[-1] + 1}: " not in page.inner_text("#log")
                 text = view.inner_text()
                 assert "Settlement" in text and "this hand" in text
                 if page.query_selector("#yaku"):  # a win: display names, never ids like closed_tsumo

@@ -12,7 +12,8 @@ number of concealed cards, drawn card included: public, so opponents' backs can 
 ``discards`` (per seat: ``{"card", "called", "dora"}``), ``melds`` (per seat: cards), ``request`` (the
 pending request of this seat, or None; each action carries ``label``, e.g. "Pon A♥ with A♠ A♦"),
 ``last`` (what just happened, in words with card glyphs: "you draw", "greedy discards 7♠"), ``log``
-(the last :data:`LOG_LINES` of those), ``results`` (one per finished hand, see below), ``game_end``
+(the last :data:`LOG_LINES` of those), ``said`` (how many lines were said in all), ``results`` (one per
+finished hand, see below), ``game_end``
 (``final_scores``, ``placements``, ``raw_scores`` and ``placement_points``, their difference, R40; or
 None).
 
@@ -21,8 +22,8 @@ A result (``results[i]``) keeps the hand's ending so none is lost when the next 
 plus ``yaku_names``: [[display name, han]] with the bonuses, R26-R38; None for a draw or chombo),
 ``seat`` (chombo only), ``table`` (the table at that moment: ``discards``, ``melds``, ``hands`` with
 the winner's hand revealed and the win card apart in ``drawn``, ``hand_sizes``, ``dora_indicator``,
-``wall_left``, ``dealer``) and ``settlement`` (``payments``, ``transfers``, ``scores`` after and
-``before``).
+``wall_left``, ``dealer``), ``settlement`` (``payments``, ``transfers``, ``scores`` after and
+``before``) and ``said`` (the state's ``said`` once the hand's last line was said).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class SeatView:
             "scores": [], "round": 0, "rounds": None, "hand": 0, "replay": 0, "dealer": None, "wall_left": None,
             "dora_indicator": None, "hands": {}, "drawn": {}, "hand_sizes": [0] * players,
             "discards": [[] for _ in range(players)], "melds": [[] for _ in range(players)], "request": None,
-            "last": "", "log": [], "results": [], "game_end": None,
+            "last": "", "log": [], "said": 0, "results": [], "game_end": None,
         }  # fmt: skip
 
     @property
@@ -100,6 +101,13 @@ class SeatView:
         log = self.state["log"]
         log.append(text)
         del log[:-LOG_LINES]
+        self.state["said"] += 1
+
+    def _say_result(self, text: str) -> None:
+        """The line that ends a hand; its result keeps ``said`` as it stands then (the page shows the log that far
+        while the result is on screen, not the next deal's lines). Set once: a finished result never changes."""
+        self._say(text)
+        self.state["results"][-1]["said"] = self.state["said"]
 
     # -- one handler per event type ---------------------------------------------------------------
     def _ignore(self, ev: dict) -> None:
@@ -220,21 +228,21 @@ class SeatView:
             if ev["discarder"] < 0
             else f"by Ron on {self._whose(ev['discarder'])} {card_glyph(ev['win_card'])}"
         )
-        self._say(self._says(ev["winner"], "win", f"{how}: {ev['han']} han, {ev['points']:,} points"))
+        self._say_result(self._says(ev["winner"], "win", f"{how}: {ev['han']} han, {ev['points']:,} points"))
 
     def _exhausted(self, ev: dict) -> None:
         s = self.state
         s["results"].append({"hand": s["hand"], "round": s["round"], "replay": s["replay"], "kind": "draw",
                              "win": None, "table": self._snapshot()})  # fmt: skip
         s["request"] = None
-        self._say("the wall is exhausted: the hand is drawn and the round replayed (R39)")
+        self._say_result("the wall is exhausted: the hand is drawn and the round replayed (R39)")
 
     def _chombo(self, ev: dict) -> None:
         s = self.state
         s["results"].append({"hand": s["hand"], "round": s["round"], "replay": s["replay"], "kind": "chombo",
                              "win": None, "seat": ev["seat"], "table": self._snapshot()})  # fmt: skip
         s["request"] = None
-        self._say(self._says(ev["seat"], "declare", "a false win (chombo, R41)"))
+        self._say_result(self._says(ev["seat"], "declare", "a false win (chombo, R41)"))
 
     def _settlement(self, ev: dict) -> None:
         s = self.state

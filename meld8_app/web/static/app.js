@@ -422,7 +422,9 @@ function startPlay() {
     }
     renderTable(state, { names, me, showAll: false, onDiscard: act, result, center });
     $("last").textContent = result ? resultLine(result, names) : state.last;
-    renderLog(state.log);
+    // while a hand's result waits to be seen, the log stops at that hand's end (the next deal is already in it)
+    const after = result && picked === null && result.said !== undefined ? state.said - result.said : 0;
+    renderLog(after > 0 ? state.log.slice(0, Math.max(state.log.length - after, 0)) : state.log);
     renderHistory(state.results, names, (i) => { picked = i; draw(); });
     const controls = $("controls");
     controls.replaceChildren();
