@@ -358,9 +358,11 @@ typedef struct {
     /* yes/no search: anchors, the held cards (one or two) of a meld whose other cards are chosen at the leaf */
     int nanch;
     /* discard_levels' search (lev 1 with want set; 0: off): need, the cards no W of the level searched found so far
-     * leaves out (a subtree whose W holds all of them tells nothing and is cut; once none is left the search unwinds) */
+     * leaves out (a subtree whose W holds all of them tells nothing and is cut; once none is left the search unwinds);
+     * keep, the cards asked about: the hand's own search starts need at every held card (no cut may hide the
+     * level's first W) and narrows it to keep at that first W */
     int lev;
-    u64 need;
+    u64 need, keep;
     /* not cleared by dist_init_core (written before they are read) */
     u64 comp[8]; /* components of two cards or more of the held cards (see cover_bound) */
     u64 anch[2];
@@ -806,7 +808,7 @@ static inline int want_ok(dist_t *d, u64 rem, int melds, int pair, int ov) {
 static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
     if (d->want) { /* the two searches that cut subtrees by what their W can still tell (one test on the hot path) */
         if (d->lev) {
-            if (!(d->need & ~d->wm)) return; /* every W below holds the discards still in question */
+            if (!(d->need & ~d->wm)) return; /* every W below holds the cards still in question */
         } else if (!want_ok(d, rem, melds, pair, ov)) return;
     }
     int jk_pending = d->jk_held && !d->jk_used && !d->nanch;
@@ -818,6 +820,7 @@ static void dfs_node(dist_t *d, u64 rem, int melds, int pair, int ov) {
             if (fill_anchors(d, 0, melds, pair)) {
                 if (!d->lev) d->best = ov;
                 else {
+                    if (!d->found) d->need &= d->keep; /* the level is reached: only the asked cards count now */
                     d->found = 1;
                     if (!(d->need &= d->wm)) d->best = d->goal; /* every discard answered: unwind */
                 }
@@ -1461,7 +1464,8 @@ static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, c
     dist_t h; /* the hand's own search, its last level run as the search over every best W (search_levels) */
     dist_init_core(&h, hand, meld, unseen, -1, 99);
     h.lev = 1;
-    h.want = ~0ULL; /* dfs_node tests lev behind want (no new test on the other searches' path) */
+    h.keep = allowed;
+    h.want = ~0ULL; /* dfs_node tests lev behind want: only the collecting search, which sets want, tests it too */
     int best = distance_search_on(&h, meld != 0, NULL, SP_UNKNOWN, &sp), known = sp; /* the floor: -1 or the special forms */
     if (best < 0) { /* hand - x reaches no W that hand does not */
         for (int i = 0; i < n; i++) dist[i] = UNREACHABLE;
@@ -1470,13 +1474,13 @@ static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, c
     int m = best, d = size - m;
     /* the discards no best standard W leaves out: the search's answer when a standard W reached m above the special
      * forms (a winning hand's only W leaves out nothing), else the search below */
-    u64 raise = best > known ? (m == size ? allowed : allowed & h.need) : allowed;
+    u64 raise = best > known ? (m == size ? allowed : h.need) : allowed; /* h.need: within allowed (keep) */
     if (raise && best <= known) {
         dist_t e;
         dist_init(&e, hand, meld, unseen, m - 1, 99);
         e.lev = 1;
-        e.want = ~0ULL; /* dfs_node tests lev behind want (no new test on the other searches' path) */
-        e.need = raise;
+        e.want = ~0ULL;
+        e.need = e.keep = raise;
         dfs(&e, e.H, meld ? 1 : 2, 1, e.jk_held);
         raise = e.need;
     }
@@ -1486,7 +1490,7 @@ static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, c
             dist[i] = d;
             continue;
         }
-        int spx = -1; /* hand - x's special overlap where it reaches m - 1 (sp bounds it) */
+        int spx = -99; /* hand - x's special overlap where it reaches m - 1 (sp bounds it; -99: not asked) */
         if (!meld && sp >= m - 1) {
             dist_t e;
             dist_init_core(&e, after, meld, unseen, m - 2, m);
