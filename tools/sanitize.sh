@@ -8,12 +8,13 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [[ "$PY" = /* ]] || PY="$PWD/$PY"  # absolute, without resolving the venv symlink
 ARGS=("$@")
-# plus the engine's wait table, the C bots (and their tie-break with witnesses; the _lite policies' pool-size tie-break; the CHEATING oracle policy), the belief sampler's C core, the evaluator's one-search and tie-break acceptance (its per-card count with the drawn card placed first) and one-pass discard table, and the threaded rollout (with its pauses for external seats)
+# plus the engine's wait table, the C bots (and their tie-break with witnesses; the _lite policies' pool-size tie-break; the CHEATING oracle policy), the belief sampler's C core, the evaluator's one-search and tie-break acceptance (its per-card count with the drawn card placed first) and one-pass discard table (near winning too, every acc_mode), and the threaded rollout (with its pauses for external seats)
 [ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_boundary_fuzz.py tests/test_fast_engine.py tests/test_engine_surface.py tests/test_wait_table.py
   tests/test_cbots.py::test_one_search_acceptance_equals_per_card_search
   tests/test_cbots.py::test_tiebreak_acceptance_is_exact_above_beat
   tests/test_cbots.py::test_tiebreak_acceptance_places_the_drawn_card_first_exactly
   tests/test_cbots.py::test_distance_after_every_discard_in_one_pass_equals_per_discard
+  tests/test_cbots.py::test_one_pass_table_near_winning_equals_per_discard
   tests/test_cbots.py::test_discard_table_refuses_bad_input_in_one_line
   "tests/test_cbots.py::test_c_bots_equal_python_twins[3p]"
   "tests/test_cbots.py::test_c_bots_equal_python_twins_on_tie_breaks[3p]"
