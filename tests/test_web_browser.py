@@ -23,6 +23,7 @@ CHROMIUM = chromium_or_skip()
 
 TENHOU_SEED = 6  # SHORT rules, greedy opponents: hand 1 ends in seat 1's Tenhou before you are asked anything
 JOKER_SEED = 0  # default rules, greedy and defensive: you hold the Joker at your first decision
+TIE_SEED = 1  # SHORT rules, greedy and defensive, played as _move does: greedy and defensive end on 32,000
 
 
 @pytest.fixture(scope="module")
@@ -392,7 +393,7 @@ def test_a_phone_plays_a_short_game_to_its_end_with_every_score_in_view(browser)
     """At 390 px the last hand's six-column settlement and the game-end table fit their panels: no sideways
     scrolling inside them (a player saw the final scores cut off, the panel scrolling without a scrollbar)."""
     ctx, page, errors = _page(browser, 390, 844)
-    server = _live(11, _short())
+    server = _live(TIE_SEED, _short())
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-seq]")
@@ -411,6 +412,9 @@ def test_a_phone_plays_a_short_game_to_its_end_with_every_score_in_view(browser)
         _fits(page, "#gameend-box")
         _no_overflow(page)
         assert "you finished" in page.inner_text("#gameend-box h2")
+        # this seed ends with greedy and defensive on 32,000: the page says why defensive is placed first
+        tie = "defensive and greedy tied on 32,000 points: placed in seat order from the first dealer, defensive (R40)."
+        assert page.inner_text("#gameend-box p.tie") == tie
     finally:
         server.stop()
         ctx.close()

@@ -5,7 +5,8 @@ seat's events into a JSON-able state; :func:`merge` puts the seats' views of one
 the full-information state of a replay ("show all hands"). State fields:
 
 ``players``, ``seat`` (whose view, None when merged), ``names`` (seat -> name; "you" for the human),
-``scores``, ``round``, ``rounds`` (the game's number of rounds, R7; None before the game starts), ``hand``,
+``scores``, ``round``, ``rounds`` (the game's number of rounds, R7; None before the game starts), ``chiicha``
+(the first dealer) and ``placement_tie`` (the rule option; both say how equal scores were placed, R40), ``hand``,
 ``replay``, ``dealer``, ``wall_left``, ``dora_indicator``, ``hands``
 (seat -> sorted cards, the known ones; the drawn card is apart in ``drawn``), ``hand_sizes`` (seat ->
 number of concealed cards, drawn card included: public, so opponents' backs can be drawn),
@@ -58,6 +59,7 @@ class SeatView:
         self.state: dict[str, Any] = {
             "players": players, "seat": seat, "names": named,
             "scores": [], "round": 0, "rounds": None, "hand": 0, "replay": 0, "dealer": None, "wall_left": None,
+            "chiicha": None, "placement_tie": None,
             "dora_indicator": None, "hands": {}, "drawn": {}, "hand_sizes": [0] * players,
             "discards": [[] for _ in range(players)], "melds": [[] for _ in range(players)], "request": None,
             "last": "", "log": [], "said": 0, "results": [], "game_end": None,
@@ -118,6 +120,7 @@ class SeatView:
         P = ev["players"]
         s.update(players=P, seat=ev["seat"] if self.seat is not None else None, scores=list(ev["scores"]))
         s["rounds"] = ev["rules"]["rounds"]
+        s["placement_tie"] = ev["rules"]["placement_tie"]
         if len(s["names"]) != P:
             s["names"] = [f"seat {k}" for k in range(P)]
         s["discards"] = [[] for _ in range(P)]
@@ -130,6 +133,8 @@ class SeatView:
         P = s["players"]
         s.update(round=ev["round"], hand=ev["hand"], replay=ev["replay"], dealer=ev["dealer"],
                  scores=list(ev["scores"]), dora_indicator=None, request=None, wall_left=None)  # fmt: skip
+        if s["chiicha"] is None:  # the game's first dealer: equal final scores are placed from this seat on (R40)
+            s["chiicha"] = ev["dealer"]
         s["discards"] = [[] for _ in range(P)]
         s["melds"] = [[] for _ in range(P)]
         s["hands"], s["drawn"] = {}, {}

@@ -286,7 +286,13 @@ function gameEndView(s, names, extra = []) {
   }
   const me = names.indexOf("you");
   const place = me >= 0 ? ` · you finished ${ordinal(g.placements[me])}` : "";
-  return el("section", { id: "gameend-box" }, el("h2", { text: `Game over${place}` }), t, ...extra);
+  // equal raw scores: say how they were placed (R40), or the order looks arbitrary
+  const ties = [...new Set(g.raw_scores)].map((v) => seats.filter((x) => g.raw_scores[x] === v)).filter((t) => t.length > 1);
+  const how = s.placement_tie === "share" ? "they share the placement points of their places"
+    : s.chiicha !== null && s.chiicha !== undefined ? `placed in seat order from the first dealer, ${names[s.chiicha]}` : null;
+  const tied = how === null ? [] : ties.map((t) => el("p", { class: "tie",
+    text: `${t.map((x) => names[x]).join(" and ")} tied on ${fmt(g.raw_scores[t[0]])} points: ${how} (R40).` }));
+  return el("section", { id: "gameend-box" }, el("h2", { text: `Game over${place}` }), t, ...tied, ...extra);
 }
 
 const ordinal = (n) => `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n] ?? "th"}`; // places 1-3 (R40)
