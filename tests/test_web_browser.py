@@ -8,6 +8,7 @@ instead of skipping."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -330,6 +331,8 @@ def test_a_key_with_several_answers_asks_which_instead_of_taking_the_first(page)
                 _move(page)
         pons = page.query_selector_all('#controls button[data-name^="pon"]')
         assert len(pons) >= 2, "the seed's claim with several Pons"
+        # focus was at the table (the last card clicked): it goes to Pass, so a second Enter does not call
+        assert page.evaluate("document.activeElement.dataset.name") == "pass"
         seq = _body(page, "seq")
         page.keyboard.press("p")
         assert (
@@ -427,6 +430,52 @@ def _fits(page, selector: str) -> None:
         f"(() => {{ const b = document.querySelector('{selector}'); return b.scrollWidth - b.clientWidth; }})()"
     )
     assert over <= 0, f"{selector} hides {over} px to its right"
+
+
+def test_a_new_game_with_the_same_first_result_shows_it_again(page):
+    """What the page remembers having shown is keyed by the game's random id: a table restarted on the same address
+    with the same seed (the same first result, byte for byte) shows that result again, not skipped as seen."""
+    from meld8_app.web.app import create_app
+    from meld8_app.web.session import LiveGame
+
+    def table(port=None):
+        game = lambda: LiveGame(["greedy", "greedy"], seat=0, rules=_short(), seed=TENHOU_SEED)  # noqa: E731
+        return Server(create_app("play", new_game=game), port=port)
+
+    first = table()
+    second = None
+    try:
+        page.goto(first.url)
+        page.wait_for_selector("#result-view[data-hand='1']")
+        page.click("#result-continue")
+        page.wait_for_selector("body[data-view='table'][data-seen='1']")
+        first.stop()
+        second = table(first.port)
+        page.reload()
+        page.wait_for_selector("#result-view[data-hand='1']")
+    finally:
+        (second or first).stop()
+
+
+@pytest.mark.parametrize("stored", ['{"n":null,"fp":"[]"}', '{"n":-1,"fp":"[]"}', '{"n":"","fp":"[]"}', "not json"])
+def test_garbage_in_the_pages_storage_shows_every_result_again(page, stored):
+    """What the page remembers having shown (localStorage) is read strictly: a crafted or stale value shows the
+    results again instead of hiding every result (n null) or swallowing clicks (n -1 or "")."""
+    server = _live(TENHOU_SEED, _short(), agents=("greedy", "greedy"))
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#result-view[data-hand='1']")
+        page.evaluate(f"localStorage.setItem('meld8-seen', {json.dumps(stored)})")
+        page.reload()
+        page.wait_for_selector("#result-view[data-hand='1']")  # hand 1's result, not yet closed, shown again
+        assert _body(page, "seen") == "0"
+        page.click("#result-continue")
+        page.wait_for_selector("#hand button.card:enabled")
+        seq = _body(page, "seq")
+        page.locator("#hand button.card:enabled >> nth=0").click()  # and a click plays
+        page.wait_for_function(f"document.body.dataset.seq !== '{seq}'")
+    finally:
+        server.stop()
 
 
 def test_the_page_forwards_its_query_string(page):

@@ -54,6 +54,57 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_MESSAGE = 4096
 """Longest websocket message (bytes) the page may send; its messages are ~40 bytes."""
 HELP = 'send {"action": ID, "seq": N} or {"new_game": true}'
+MAX_BACKLOG = 32
+"""Messages a page may leave unread (its states are ~10 KB): past it the page is dropped from the table's broadcast
+and its socket closed, so a tab or client that stops reading never holds up the others (red team, session 34: one
+socket that never read froze every tab after about 450 moves, the broadcast waiting on its full buffer)."""
+
+
+class _Page:
+    """One play page's socket with its own outbox: the broadcast only queues (never awaits a send), and a writer
+    task sends in order; a page that leaves :data:`MAX_BACKLOG` messages unread is dropped."""
+
+    def __init__(self, ws: WebSocket, pages: set[_Page]) -> None:
+        self.ws, self.pages = ws, pages
+        self.outbox: asyncio.Queue[dict | None] = asyncio.Queue()
+        self.dropped = False
+        self.writer = asyncio.create_task(self._write())
+
+    async def _write(self) -> None:
+        try:
+            while (msg := await self.outbox.get()) is not None:
+                await self.ws.send_json(msg)
+        except Exception:  # the socket went away (a closed tab): its own loop ends at its next receive
+            self.drop()
+
+    def post(self, msg: dict) -> None:
+        if self.dropped:
+            return
+        if self.outbox.qsize() >= MAX_BACKLOG:  # not reading: let go, and close it without waiting on it
+            self.drop()
+            asyncio.create_task(self._close())
+            return
+        self.outbox.put_nowait(msg)
+
+    def drop(self) -> None:
+        self.dropped = True
+        self.pages.discard(self)
+
+    async def _close(self) -> None:
+        self.writer.cancel()
+        try:
+            await asyncio.wait_for(self.ws.close(code=1008, reason="not reading its states"), 1.0)
+        except Exception:  # its buffer is full too: the connection ends when the client goes
+            pass
+
+    async def finish(self) -> None:
+        """The page's loop ended: the outbox's last messages go out (briefly), then the writer stops."""
+        self.drop()
+        self.outbox.put_nowait(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(self.writer), 1.0)
+        except Exception:
+            self.writer.cancel()
 
 
 def _message(text: str) -> dict:
@@ -174,7 +225,7 @@ def create_app(
         raise ValueError(f"mode must be play, view or review, got {mode!r}")
     holder: dict[str, LiveGame] = {}
     lock = asyncio.Lock()
-    pages: set[WebSocket] = set()  # every open play page: a move made in one tab is shown in the others
+    pages: set[_Page] = set()  # every open play page: a move made in one tab is shown in the others
 
     async def page(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
@@ -198,21 +249,19 @@ def create_app(
             await ws.send_json({"type": "error", "message": "this server shows a replay; start meld8 play to play"})
             await ws.close()
             return
+        me = _Page(ws, pages)
 
-        async def send_state(everyone: bool = False) -> None:
+        def send_state(everyone: bool = False) -> None:
             """The game's state to this page, or (``everyone``: after a change) to every open page."""
             g = holder.get("game")
             if g is None:
                 return
             state = {"type": "state", "state": g.state()}
             notes = g.take_notices()
-            for page in list(pages) if everyone else [ws]:
-                try:
-                    await page.send_json(state)
-                    for note in notes:  # an agent failed: the fallback plays its seat (the state lists them too)
-                        await page.send_json({"type": "error", "message": note, "notice": True})
-                except (WebSocketDisconnect, RuntimeError, OSError):  # a tab closed meanwhile: its own loop ends
-                    pages.discard(page)
+            for page in list(pages) if everyone else [me]:
+                page.post(state)
+                for note in notes:  # an agent failed: the fallback plays its seat (the state lists them too)
+                    page.post({"type": "error", "message": note, "notice": True})
             for note in notes:  # and on the terminal that started the server: the page's box clears at the next
                 # move, so the swap must not rest on a message that is gone once the game goes on
                 print(f"meld8 play: {note}", file=sys.stderr, flush=True)
@@ -226,27 +275,29 @@ def create_app(
                 holder["game"] = await asyncio.to_thread(new_game)
             except Exception as exc:  # an agent that cannot load, a bot that does not start: one line
                 msg = f"the game cannot start: {exc or type(exc).__name__}; fix it and press new game"
-                await ws.send_json({"type": "error", "message": msg, "fatal": True})
+                me.post({"type": "error", "message": msg, "fatal": True})
                 return False
             return True
 
         async with lock:
             await start()
-        await send_state()
-        pages.add(ws)
+        send_state()
+        pages.add(me)
         try:
             while True:
                 frame = await ws.receive()
                 if frame["type"] == "websocket.disconnect":
                     return  # the game stays: reopening the page resumes it
+                if me.dropped:  # dropped for not reading its states: it plays no more on this socket
+                    return
                 text = frame.get("text")
                 if text is None:
-                    await ws.send_json({"type": "error", "message": f"binary frames are not read: {HELP} as text"})
+                    me.post({"type": "error", "message": f"binary frames are not read: {HELP} as text"})
                     continue
                 try:
                     msg = _message(text)
                 except PlayError as exc:  # not a message at all: said, and nothing changed
-                    await ws.send_json({"type": "error", "message": str(exc)})
+                    me.post({"type": "error", "message": str(exc)})
                     continue
                 try:
                     async with lock:
@@ -267,16 +318,16 @@ def create_app(
                         else:
                             raise PlayError(HELP)
                 except PlayError as exc:  # nothing changed: this page alone is told and redrawn
-                    await ws.send_json({"type": "error", "message": str(exc)})
-                    await send_state()
+                    me.post({"type": "error", "message": str(exc)})
+                    send_state()
                     continue
                 except Exception as exc:  # a failure inside the game: said, and the connection stays
-                    await ws.send_json({"type": "error", "message": f"the table failed: {type(exc).__name__}: {exc}"})
-                await send_state(everyone=True)
+                    me.post({"type": "error", "message": f"the table failed: {type(exc).__name__}: {exc}"})
+                send_state(everyone=True)
         except WebSocketDisconnect:
             return  # the game stays: reopening the page resumes it
         finally:
-            pages.discard(ws)
+            await me.finish()
 
     async def not_found(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code)

@@ -19,6 +19,7 @@ replay. Both sit on the engine's public surface and the seat protocol's events; 
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -163,6 +164,7 @@ class LiveGame:
         if not 0 <= seat < P:
             raise PlayError(f"seat must be 0..{P - 1}, got {seat}")
         self.seat, self.seed, self.specs = seat, int(seed), specs
+        self.game_id = secrets.token_hex(8)  # tells two games apart in the page (never the seed: it is the deal)
         self.notices: list[str] = []
         self._told = 0
         self.agents: list[Any] = []
@@ -243,10 +245,12 @@ class LiveGame:
         self._advance()
 
     def state(self) -> dict[str, Any]:
-        """The human's table (JSON-able), with ``seq`` (moves so far), seat names and the replay file."""
+        """The human's table (JSON-able), with ``seq`` (moves so far), seat names, the replay file and ``game_id``
+        (random per game: the page keys what it has shown by it)."""
         s = self.human.view.view()
+        # the seed re-creates every hidden card: only once the game is over
         s.update(seq=len(self.actions), names=self.names, replay_file=self.replay_file, notices=list(self.notices),
-                 seed=self.seed if self.over else None)  # fmt: skip  # the seed re-creates every hidden card
+                 seed=self.seed if self.over else None, game_id=self.game_id)  # fmt: skip
         return s
 
     @property

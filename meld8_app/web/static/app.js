@@ -327,17 +327,22 @@ const ACTION_KEYS = { t: [52], r: [53], p: [54, 55, 56, 57, 58, 59], c: [60, 61,
 
 // Which results the page has shown survives a reload and carries to a second tab (localStorage): kept with a
 // fingerprint of those results, so another game (whose results differ) starts from zero.
-const fingerprint = (results, n) => JSON.stringify(results.slice(0, n).map((r) => [r.hand, r.kind, r.settlement?.scores]));
-function loadSeen(results) {
+// The fingerprint leads with the game's random id: two games' first results are often alike (a drawn first hand).
+const fingerprint = (state, n) =>
+  JSON.stringify([state.game_id ?? null, ...state.results.slice(0, n).map((r) => [r.hand, r.kind, r.settlement?.scores])]);
+function loadSeen(state) {
   try {
     const saved = JSON.parse(localStorage.getItem("meld8-seen") ?? "null");
-    if (saved && saved.n <= results.length && saved.fp === fingerprint(results, saved.n)) return saved.n;
+    const n = saved?.n;
+    if (Number.isInteger(n) && n >= 0 && n <= state.results.length && saved.fp === fingerprint(state, n)) return n;
   } catch { /* storage off or garbage: show every result again */ }
   return 0;
 }
-function saveSeen(results, n) {
-  try { localStorage.setItem("meld8-seen", JSON.stringify({ n, fp: fingerprint(results, n) })); } catch { /* off */ }
+function saveSeen(state, n) {
+  try { localStorage.setItem("meld8-seen", JSON.stringify({ n, fp: fingerprint(state, n) })); } catch { /* off */ }
 }
+
+const RESTARTED = "the table was restarted: this page's link is no longer valid. Open the new link meld8 printed.";
 
 function startPlay() {
   let state = null;
@@ -345,6 +350,7 @@ function startPlay() {
   let seen = null; // results shown (acknowledged) so far
   let picked = null; // a past result reopened from the history
   const send = (msg) => {
+    if (document.body.dataset.connection === "refused") return showError(RESTARTED); // no reconnecting: keep saying so
     if (socket.readyState !== WebSocket.OPEN) return showError("not connected: nothing was sent (the page reconnects on its own)");
     socket.send(JSON.stringify(msg));
   };
@@ -356,7 +362,7 @@ function startPlay() {
   const pending = () => (picked !== null ? picked : state && seen < state.results.length ? seen : null);
   const dismiss = () => {
     if (picked !== null) picked = null;
-    else if (seen < state.results.length) { seen += 1; saveSeen(state.results, seen); }
+    else if (seen < state.results.length) { seen += 1; saveSeen(state, seen); }
     draw();
   };
   const newGame = () => send({ new_game: true });
@@ -366,9 +372,9 @@ function startPlay() {
       const data = JSON.parse(msg.data);
       if (data.type === "error") showError(data.message);
       else {
-        const fresh = !state || data.state.results.length < seen;
+        const fresh = !state || data.state.results.length < seen || data.state.game_id !== state.game_id;
         state = data.state;
-        if (seen === null || fresh) seen = loadSeen(state.results);
+        if (seen === null || fresh) seen = loadSeen(state);
         if (picked !== null && picked >= state.results.length) picked = null;
         draw();
       }
@@ -381,7 +387,7 @@ function startPlay() {
       fetch(location.pathname + QUERY, { cache: "no-store" }).then((r) => {
         if (r.status === 403) {
           document.body.dataset.connection = "refused";
-          showError("the table was restarted: this page's link is no longer valid. Open the new link meld8 printed.");
+          showError(RESTARTED);
         } else { showError("connection lost: reconnecting…"); setTimeout(connect, 1000); }
       }, () => { showError("connection lost: the server is not answering; retrying…"); setTimeout(connect, 2000); });
     };
@@ -393,7 +399,9 @@ function startPlay() {
     const focused = document.activeElement?.closest?.("#hand, #controls, #center") ? document.activeElement : null;
     drawPlay();
     if (focused && !focused.isConnected) {
-      const next = document.querySelector("#hand button.card:enabled, #controls button, #center button");
+      // in a claim the safe answer first: Pass (a second Enter must not call)
+      const next = document.querySelector('#controls button[data-name="pass"]')
+        ?? document.querySelector("#hand button.card:enabled, #controls button, #center button");
       if (next) next.focus();
     }
   };
