@@ -100,10 +100,12 @@ class _Page:
     async def finish(self) -> None:
         """The page's loop ended: the outbox's last messages go out (briefly), then the writer stops."""
         self.drop()
+        if self.writer.done():  # it failed, or _close cancelled it
+            return
         self.outbox.put_nowait(None)
         try:
             await asyncio.wait_for(asyncio.shield(self.writer), 1.0)
-        except Exception:
+        except Exception:  # a send that does not finish (TimeoutError) or fails
             self.writer.cancel()
 
 
