@@ -65,6 +65,42 @@ def test_a_page_that_never_reads_holds_up_no_other_tab():
                 st = _state(ws)  # with the hung page in the broadcast this timed out for good
             ws.send(json.dumps({"action": 999}))  # and the loop still answers at once
             assert "illegal" in json.loads(ws.recv(timeout=20))["message"]
+        # the hung page, reading at last, gets what was buffered and then the end of the connection (its tab
+        # reconnects and is shown the table as it is), not a socket left open and silent for ever
+        hung.settimeout(20)
+        while chunk := hung.recv(1 << 16):
+            assert chunk
     finally:
         hung.close()
         server.stop()
+
+
+def test_a_state_that_cannot_be_sent_is_said_on_the_terminal(capfd):
+    """A fault of the table's own in sending a state (here a state JSON cannot encode) is printed where meld8 was
+    started, not swallowed with the page (every tab would drop and reconnect with nothing said)."""
+    from meld8_app.web.app import create_app
+    from meld8_app.web.session import LiveGame
+
+    class Broken(LiveGame):
+        calls = 0
+
+        def state(self) -> dict:
+            s = super().state()
+            Broken.calls += 1
+            if Broken.calls > 1:  # the first state goes out; the one after the move cannot
+                s["oops"] = {1, 2}  # a set: not JSON
+            return s
+
+    server = Server(
+        lambda port: create_app("play", new_game=lambda: Broken(["greedy", "defensive"], seed=3), port=port)
+    )
+    try:
+        with ws_client.connect(f"ws://127.0.0.1:{server.port}/ws/play", max_size=None, open_timeout=10) as ws:
+            st = _state(ws)
+            act = [a["id"] for a in st["request"]["actions"]][-1]
+            ws.send(json.dumps({"action": act, "seq": st["seq"]}))
+            with pytest.raises(Exception):  # noqa: B017 - the server ends the connection (or stays silent)
+                _state(ws, timeout=5)
+    finally:
+        server.stop()
+    assert "meld8 play: a page's state could not be sent: TypeError" in capfd.readouterr().err

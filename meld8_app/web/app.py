@@ -62,51 +62,65 @@ socket that never read froze every tab after about 450 moves, the broadcast wait
 
 class _Page:
     """One play page's socket with its own outbox: the broadcast only queues (never awaits a send), and a writer
-    task sends in order; a page that leaves :data:`MAX_BACKLOG` messages unread is dropped."""
+    task sends in order; a page that leaves :data:`MAX_BACKLOG` messages unread is dropped, which also ends its
+    handler's wait for a frame (:meth:`receive`), so the handler closes it and its tab reconnects once it reads."""
 
     def __init__(self, ws: WebSocket, pages: set[_Page]) -> None:
         self.ws, self.pages = ws, pages
         self.outbox: asyncio.Queue[dict | None] = asyncio.Queue()
-        self.dropped = False
+        self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # set when dropped
+        self.backlogged = False
         self.writer = asyncio.create_task(self._write())
 
     async def _write(self) -> None:
         try:
             while (msg := await self.outbox.get()) is not None:
                 await self.ws.send_json(msg)
-        except Exception:  # the socket went away (a closed tab): its own loop ends at its next receive
+        except (WebSocketDisconnect, OSError):  # the tab went away: its handler ends with it
+            self.drop()
+        except Exception as exc:  # anything else is a fault of the table's own: said where it was started
+            print(f"meld8 play: a page's state could not be sent: {type(exc).__name__}: {exc}", file=sys.stderr)
             self.drop()
 
     def post(self, msg: dict) -> None:
-        if self.dropped:
+        if self.gone.done():
             return
-        if self.outbox.qsize() >= MAX_BACKLOG:  # not reading: let go, and close it without waiting on it
+        if self.outbox.qsize() >= MAX_BACKLOG:  # not reading: let go (finish closes it)
+            self.backlogged = True
             self.drop()
-            asyncio.create_task(self._close())
             return
         self.outbox.put_nowait(msg)
 
     def drop(self) -> None:
-        self.dropped = True
         self.pages.discard(self)
+        if not self.gone.done():
+            self.gone.set_result(None)
 
-    async def _close(self) -> None:
-        self.writer.cancel()
-        try:
-            await asyncio.wait_for(self.ws.close(code=1008, reason="not reading its states"), 1.0)
-        except Exception:  # its buffer is full too: the connection ends when the client goes
-            pass
+    async def receive(self) -> Message | None:
+        """The page's next frame, or None once it was dropped (a page that stopped reading may send nothing)."""
+        frame = asyncio.ensure_future(self.ws.receive())
+        await asyncio.wait({frame, self.gone}, return_when=asyncio.FIRST_COMPLETED)
+        if self.gone.done():
+            frame.cancel()
+            return None
+        return frame.result()
 
     async def finish(self) -> None:
-        """The page's loop ended: the outbox's last messages go out (briefly), then the writer stops."""
+        """The handler is done: the outbox's last messages go out (briefly), or a page dropped for its backlog is
+        closed (1008) if its buffer takes the close within a second."""
         self.drop()
-        if self.writer.done():  # it failed, or _close cancelled it
-            return
-        self.outbox.put_nowait(None)
-        try:
-            await asyncio.wait_for(asyncio.shield(self.writer), 1.0)
-        except Exception:  # a send that does not finish (TimeoutError) or fails
+        if self.backlogged:
             self.writer.cancel()
+            try:
+                await asyncio.wait_for(self.ws.close(code=1008, reason="not reading its states"), 1.0)
+            except Exception:  # its buffer is full too: the server ends the connection when the handler returns
+                pass
+            return
+        if not self.writer.done():
+            self.outbox.put_nowait(None)
+            done, _ = await asyncio.wait({self.writer}, timeout=1.0)  # never raises the writer's end
+            if not done:
+                self.writer.cancel()
 
 
 def _message(text: str) -> dict:
@@ -281,17 +295,17 @@ def create_app(
                 return False
             return True
 
-        async with lock:
+        async with lock:  # the game is read under the lock: a move in another tab runs in a worker thread
             await start()
-        send_state()
-        pages.add(me)
+            send_state()
+            pages.add(me)
         try:
             while True:
-                frame = await ws.receive()
+                frame = await me.receive()
+                if frame is None:  # dropped for not reading its states: it plays no more on this socket
+                    return
                 if frame["type"] == "websocket.disconnect":
                     return  # the game stays: reopening the page resumes it
-                if me.dropped:  # dropped for not reading its states: it plays no more on this socket
-                    return
                 text = frame.get("text")
                 if text is None:
                     me.post({"type": "error", "message": f"binary frames are not read: {HELP} as text"})
@@ -319,13 +333,15 @@ def create_app(
                             await asyncio.to_thread(holder["game"].play, msg["action"], seq)
                         else:
                             raise PlayError(HELP)
+                        send_state(everyone=True)
                 except PlayError as exc:  # nothing changed: this page alone is told and redrawn
                     me.post({"type": "error", "message": str(exc)})
-                    send_state()
-                    continue
+                    async with lock:
+                        send_state()
                 except Exception as exc:  # a failure inside the game: said, and the connection stays
                     me.post({"type": "error", "message": f"the table failed: {type(exc).__name__}: {exc}"})
-                send_state(everyone=True)
+                    async with lock:
+                        send_state(everyone=True)
         except WebSocketDisconnect:
             return  # the game stays: reopening the page resumes it
         finally:
