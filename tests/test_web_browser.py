@@ -255,6 +255,10 @@ def test_words_for_players_and_the_joker_tooltip(page):
         assert "cannot be discarded (R12)" in page.inner_text("#last") and _body(page, "seq") == seq  # its key too
         assert page.inner_text("#prompt").startswith("Your turn")
         assert page.inner_text("#info-hand").startswith("Round 1 of 6 · hand 1")  # how long the game is
+        assert not page.is_visible("#glossary dl")  # the words at the table, explained on demand
+        page.click("#glossary summary")
+        words = page.inner_text("#glossary dl")
+        assert all(w in words for w in ("Tsumo", "Ron", "Pon", "Chii", "yaku, han", "dora", "R29", "R35"))
         _dora_named_and_marked(page)
         log = page.inner_text("#log")
         assert "you draw " in log and "seat 0" not in log and "draws" in log
