@@ -166,6 +166,10 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
         )
         assert "placement points" in page.inner_text("#gameend") and "R40" in page.inner_text("#gameend")
         assert "saved:" in page.inner_text("#controls")  # the game was written as a replay
+        saved = list(tmp_path.glob("play-*.json"))[0]
+        lines = page.inner_text("#gameend-box").splitlines()  # what to paste to watch or review it
+        assert f"watch it: meld8 view {saved}" in lines
+        assert f"review your decisions: meld8 review {saved} --seat 0" in lines
         assert list(tmp_path.glob("play-*.json"))
         page.click("#history li >> nth=0")  # a past result opens again from the history
         page.wait_for_selector("#result-view[data-hand='1']")

@@ -199,7 +199,7 @@ class LiveGame:
         self.human.view.names = self.names  # "you draw", "greedy discards 7♠"
         self.table.seat([0], [lineup], [{}])  # no seed in fault reports: it would re-create every hidden card
         self.actions: list[int] = []
-        self.replay_dir = Path(replay_dir) if replay_dir else None
+        self.replay_dir = Path(replay_dir).absolute() if replay_dir else None  # the page shows commands to paste
         self.replay_file: str | None = None
         self._advance()
 

@@ -424,7 +424,9 @@ function startPlay() {
       center.push(resultView(result, state, names, { last, onContinue: dismiss, continueText: text }));
     } else if (state.game_end) {
       const extra = [el("button", { class: "continue", id: "new-game-center", text: "New game (n)", onclick: newGame })];
-      if (state.replay_file) extra.push(el("p", { text: `saved: ${state.replay_file} (watch it with meld8 view FILE)` }));
+      if (state.replay_file) extra.push(el("p", { class: "saved", text: `saved: ${state.replay_file}` }),
+        el("p", { class: "saved", text: `watch it: meld8 view ${state.replay_file}` }),
+        el("p", { class: "saved", text: `review your decisions: meld8 review ${state.replay_file} --seat ${state.seat}` }));
       center.push(gameEndView(state, names, extra));
     } else if (state.request && state.request.phase === "claim") {
       const r = state.request;
