@@ -49,9 +49,11 @@ def test_wrong_number_of_opponents():
 
 def test_maskable_ppo_smoke_run():
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
 
     env = make_env(n=8, seed=1)
     model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, verbose=0)
+    model.set_logger(Logger(folder=None, output_formats=[]))  # SB3 would make a log folder in /tmp per run
     model.learn(total_timesteps=256)  # any masked action would raise inside the engine
     obs = env.reset()
     actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)

@@ -107,6 +107,7 @@ def _states_with_a_win_on_offer(n: int = 300):
 def test_policy_learns_to_take_the_win_when_offered():
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     obs, masks = _states_with_a_win_on_offer()
@@ -140,6 +141,7 @@ def test_policy_learns_to_take_the_win_when_offered():
         return float(np.isin(acts, (52, 53)).mean())
 
     before = win_rate(deterministic=False)
+    model.set_logger(Logger(folder=None, output_formats=[]))  # SB3 would make a log folder in /tmp per run
     model.learn(total_timesteps=6000)
     after = win_rate(deterministic=True)
     assert after >= 0.95 > before
@@ -212,6 +214,7 @@ def test_save_load_round_trip_gives_the_same_policy(tmp_path, network):
     """A saved and reloaded model gives the same action probabilities and values on real states."""
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
 
     from agents.networks import policy_for
     from meld8_env.rules import RuleConfig
@@ -221,6 +224,7 @@ def test_save_load_round_trip_gives_the_same_policy(tmp_path, network):
     env = SingleSeatVecEnv(16, [load_agent("greedy", rules), load_agent("random", rules)], rules, features=True)
     policy, kwargs = policy_for(network, [64], 786, 3)
     model = MaskablePPO(policy, env, n_steps=16, batch_size=64, seed=3, device="cpu", policy_kwargs=kwargs)
+    model.set_logger(Logger(folder=None, output_formats=[]))
     model.learn(32)
     model.save(tmp_path / "m.zip")
     loaded = MaskablePPO.load(tmp_path / "m.zip", device="cpu")
