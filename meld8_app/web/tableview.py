@@ -7,7 +7,7 @@ the full-information state of a replay ("show all hands"). State fields:
 ``players``, ``seat`` (whose view, None when merged), ``names`` (seat -> name; "you" for the human),
 ``scores``, ``round``, ``rounds`` (the game's number of rounds, R7; None before the game starts), ``chiicha``
 (the first dealer) and ``placement_tie`` (the rule option; both say how equal scores were placed, R40), ``hand``,
-``replay``, ``dealer``, ``wall_left``, ``dora_indicator``, ``hands``
+``replay``, ``dealer``, ``wall_left``, ``dora_indicator`` and ``dora`` (the card it makes dora, R35), ``hands``
 (seat -> sorted cards, the known ones; the drawn card is apart in ``drawn``), ``hand_sizes`` (seat ->
 number of concealed cards, drawn card included: public, so opponents' backs can be drawn),
 ``discards`` (per seat: ``{"card", "called", "dora"}``), ``melds`` (per seat: cards), ``request`` (the
@@ -34,9 +34,10 @@ from typing import Any
 
 from meld8_env.cards import card_str, parse_card, parse_cards
 from meld8_env.display import action_words, bonus_name, card_glyph, yaku_name
+from meld8_env.scoring import dora_of
 
 LOG_LINES = 40
-_TABLE_KEYS = ("discards", "melds", "hands", "drawn", "hand_sizes", "dora_indicator", "wall_left", "dealer")
+_TABLE_KEYS = ("discards", "melds", "hands", "drawn", "hand_sizes", "dora_indicator", "dora", "wall_left", "dealer")
 
 
 def _sorted(cards: list[str]) -> list[str]:
@@ -60,7 +61,7 @@ class SeatView:
             "players": players, "seat": seat, "names": named,
             "scores": [], "round": 0, "rounds": None, "hand": 0, "replay": 0, "dealer": None, "wall_left": None,
             "chiicha": None, "placement_tie": None,
-            "dora_indicator": None, "hands": {}, "drawn": {}, "hand_sizes": [0] * players,
+            "dora_indicator": None, "dora": None, "hands": {}, "drawn": {}, "hand_sizes": [0] * players,
             "discards": [[] for _ in range(players)], "melds": [[] for _ in range(players)], "request": None,
             "last": "", "log": [], "said": 0, "results": [], "game_end": None,
         }  # fmt: skip
@@ -132,7 +133,7 @@ class SeatView:
         s = self.state
         P = s["players"]
         s.update(round=ev["round"], hand=ev["hand"], replay=ev["replay"], dealer=ev["dealer"],
-                 scores=list(ev["scores"]), dora_indicator=None, request=None, wall_left=None)  # fmt: skip
+                 scores=list(ev["scores"]), dora_indicator=None, dora=None, request=None, wall_left=None)  # fmt: skip
         if s["chiicha"] is None:  # the game's first dealer: equal final scores are placed from this seat on (R40)
             s["chiicha"] = ev["dealer"]
         s["discards"] = [[] for _ in range(P)]
@@ -171,6 +172,7 @@ class SeatView:
         s["discards"][ev["seat"]].append({"card": card, "called": False, "dora": ev["dora_indicator"]})
         if ev["dora_indicator"]:
             s["dora_indicator"] = card
+            s["dora"] = card_str(dora_of(parse_card(card)))  # the page names and marks it (R35)
         s["request"] = None
         dora = " (it is the dora indicator)" if ev["dora_indicator"] else ""
         self._say(self._says(ev["seat"], "discard", card_glyph(card)) + dora)

@@ -27,9 +27,6 @@ const uniq = (names) => names.map((n, s) => (names.filter((x) => x === n).length
 const glyph = (c) => (c === "JK" ? "Joker" : (c[0] === "T" ? "10" : c[0]) + SUITS[c[1]]);
 // "your 2♥" for the human, "greedy's 2♥" for the others
 const whose = (name) => (name === "you" ? "your" : `${name}'s`);
-// The dora (R35): the next rank of the indicator's suit, K wrapping to A (the Joker is never dora).
-const RANKS = "A23456789TJQK";
-const doraOf = (ind) => (ind && ind !== "JK" ? RANKS[(RANKS.indexOf(ind[0]) + 1) % 13] + ind[1] : null);
 const DORA_TITLE = ": dora (+1 han in a winning hand, R35)";
 
 // -- cards ---------------------------------------------------------------------------------------
@@ -72,8 +69,7 @@ function renderInfo(s, names) {
   $("info-dealer").textContent = s.dealer !== null && s.dealer !== undefined ? `dealer: ${names[s.dealer]}` : "";
   $("info-wall").textContent = s.wall_left !== null && s.wall_left !== undefined ? `wall: ${s.wall_left}` : "";
   $("dora-card").replaceChildren(cardNode(s.dora_indicator ?? "empty"));
-  const dora = doraOf(s.dora_indicator);
-  $("dora-is").textContent = dora ? `dora ${glyph(dora)}` : "";
+  $("dora-is").textContent = s.dora ? `dora ${glyph(s.dora)}` : ""; // the state names it (tableview, R35)
 }
 
 // -- the table -----------------------------------------------------------------------------------
@@ -131,7 +127,7 @@ function renderTable(s, opts) {
     if (seat === me && hand && !result && opts.onDiscard) row.append(renderOwnHand(s, hand, req, opts.onDiscard));
     else if (shown) {
       const cards = el("div", { class: "cards hand", "data-hand": seat });
-      for (const c of hand) cards.append(cardNode(c, { big: seat === me, ...doraMark(c, t.dora_indicator) }));
+      for (const c of hand) cards.append(cardNode(c, { big: seat === me, ...doraMark(c, t.dora) }));
       const drawn = t.drawn[key];
       if (drawn) {
         const isWin = win && win.winner === seat && drawn === win.win_card;
@@ -161,8 +157,8 @@ function renderTable(s, opts) {
 }
 
 // a card of a shown hand that is the dora: marked, and its title says so
-function doraMark(c, indicator, extra = [], title = undefined) {
-  if (c !== doraOf(indicator)) return { extra, title };
+function doraMark(c, dora, extra = [], title = undefined) {
+  if (!dora || c !== dora) return { extra, title };
   return { extra: [...extra, "isdora"], title: (title ?? glyph(c)) + DORA_TITLE };
 }
 
@@ -179,7 +175,7 @@ function renderOwnHand(s, hand, req, onDiscard) {
     return `${glyph(c)}: not a legal discard now`;
   };
   const add = (c, extra) => row.append(cardNode(c, {
-    big: true, ...doraMark(c, s.dora_indicator, extra, why(c)), onclick: () => onDiscard(legal.get(c)), enabled: legal.has(c),
+    big: true, ...doraMark(c, s.dora, extra, why(c)), onclick: () => onDiscard(legal.get(c)), enabled: legal.has(c),
     actionId: legal.get(c),
   }));
   for (const c of hand) add(c, []);
