@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import secrets
 import sys
 from collections.abc import Callable, Sequence
@@ -58,6 +59,11 @@ MAX_BACKLOG = 32
 """Messages a page may leave unread (its states are ~10 KB): past it the page is dropped from the table's broadcast
 and its socket closed, so a tab or client that stops reading never holds up the others (red team, session 34: one
 socket that never read froze every tab after about 450 moves, the broadcast waiting on its full buffer)."""
+
+
+SHUTDOWN_GRACE = 3.0
+"""Seconds Ctrl-C waits for open connections before it cancels them: a client that never reads held the server
+open for good, its buffers full (red team, session 34), and uvicorn says why it waits only at its info level."""
 
 
 class _Page:
@@ -386,4 +392,15 @@ def serve(app_for: Callable[..., Starlette], host: str = "127.0.0.1", port: int 
     print(f"meld8: the table is at {url} (Ctrl-C stops the server)", flush=True)
     if open_browser:
         threading.Timer(1.0, webbrowser.open, (url,)).start()
-    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=1 << 20)
+    logging.getLogger("uvicorn.error").addFilter(_said_at_shutdown)
+    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=1 << 20,
+                timeout_graceful_shutdown=SHUTDOWN_GRACE)  # fmt: skip
+
+
+def _said_at_shutdown(record: logging.LogRecord) -> bool:
+    """uvicorn's "Cancel N running task(s), timeout graceful shutdown exceeded" (an ERROR line about no error of the
+    user's) becomes one meld8 line."""
+    if str(record.msg).startswith("Cancel %s running task"):
+        print(f"meld8: closed the connections still open after {SHUTDOWN_GRACE:g} s", file=sys.stderr, flush=True)
+        return False
+    return True
