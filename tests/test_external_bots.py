@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -289,3 +290,28 @@ def test_no_bot_outlives_an_interrupted_or_killed_tournament(tmp_path, sig):
     os.kill(proc.pid, sig)
     proc.wait(timeout=60)
     assert all(_gone(p) for p in _pids(pidfile))
+
+
+def test_without_a_seed_a_tournament_with_a_bot_draws_its_boards_afresh_and_resume_keeps_them(tmp_path, capsys):
+    """With seed 0 by default every board is public: a bot playing from another account (docs/protocol.md, "Not a
+    sandbox") could know each deal before it was dealt. With a cmd: bot seated and no --seed the boards come from a
+    fresh seed, printed; --resume takes the log's; without a bot (or with --seed) the seed is as given, 0 by default."""
+    from meld8_app.cli import main
+
+    def play(out: str, *extra: str, agents: str = f"{PY_BOT},greedy,random") -> tuple[int, str]:
+        assert main(["tournament", "--agents", agents, "--boards", "1", "--out", str(tmp_path / out), *extra]) == 0
+        err = capsys.readouterr().out
+        said = re.findall(r"the boards came from the fresh seed (\d+) \(pass --seed \1 to play them again", err)
+        seed = json.loads((tmp_path / out / "results.json").read_text())["seed"]
+        assert said in ([], [str(seed)]), err
+        return seed, err
+
+    first, err = play("a")
+    assert "a cmd: bot is seated and no --seed was given" in err
+    second, _ = play("b")
+    assert first != second  # drawn afresh (equal once in 2**63)
+    resumed, err = play("a", "--resume", "--boards", "2")
+    assert resumed == first and "no --seed was given" not in err
+    assert len((tmp_path / "a" / "games.jsonl").read_text().splitlines()) == 3  # the header and two boards
+    (given, err_given), (no_bot, err_no_bot) = play("c", "--seed", "5"), play("d", agents="greedy,greedy,random")
+    assert (given, no_bot) == (5, 0) and "no --seed was given" not in err_given + err_no_bot

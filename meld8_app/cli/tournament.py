@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+from pathlib import Path
 
 from meld8_app.cli.common import rules_from
 from meld8_env.config_io import short_repr
-from meld8_env.engine.seeding import check_seed
+from meld8_env.engine.seeding import MAX_SEED, check_seed
 from meld8_env.paths import nonempty_path, output_path
 
 
@@ -27,7 +30,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         type=int,
         help="boards: game seeds, each played under every seating (default 100; --deals is the old name)",
     )
-    t.add_argument("--seed", type=int, help="seed of the board seeds (default 0)")
+    t.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the board seeds (default 0; with a cmd: bot seated, drawn afresh and printed, so no bot knows "
+        "the deals in advance; --resume takes the log's)",
+    )
     t.add_argument("--workers", type=int, help="worker processes (default 1)")
     t.add_argument(
         "--backend",
@@ -60,6 +68,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--bot-log-dir", help="folder of the bots' stderr logs (default OUT/bots)")
     t.set_defaults(func=run)
+
+
+def _default_seed(agents: list[str], settings: dict, resume: bool) -> tuple[int, bool]:
+    """(the seed when none is given, whether it was drawn): 0, or with a ``cmd:`` bot seated a fresh one (with seed 0
+    every board is public: a bot that plays from another account could know each deal before it is dealt), said
+    with the results and kept in the log's header, whose seed ``--resume`` takes (a fresh one would not match it)."""
+    import secrets
+
+    from meld8_env.seat_process import PREFIX
+
+    if not any(a.startswith(PREFIX) for a in agents):
+        return 0, False
+    log = Path(settings.get("out", "results/tournament")) / "games.jsonl"
+    if resume and log.is_file():
+        with contextlib.suppress(OSError, ValueError, RecursionError), log.open("rb") as f:
+            head = json.loads(f.readline(1 << 20))
+            if isinstance(head, dict) and head.get("type") == "header":
+                return check_seed(head.get("seed"), "the log's seed"), False
+        # an unreadable header: the resume check says what is wrong with it
+    return secrets.randbelow(MAX_SEED + 1), True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,7 +125,10 @@ def run(args: argparse.Namespace) -> int:
         value = settings.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi):
             raise ValueError(f"{key} must be an integer 1..{hi:,}, got {short_repr(value)}")
-    seed = check_seed(settings.get("seed", 0), "seed")
+    if "seed" in settings:
+        seed, drawn = check_seed(settings["seed"], "seed"), False
+    else:
+        seed, drawn = _default_seed(agents, settings, args.resume)
     for key in ("out", "rules"):
         if key in settings and not isinstance(settings[key], str):
             raise ValueError(f"{key} must be a path or name, got {short_repr(settings[key])}")
@@ -125,4 +156,7 @@ def run(args: argparse.Namespace) -> int:
     res = run(cfg)
     print(format_table(res))
     print(f"written: {cfg.out}/results.json, games.csv, chart.png, games.jsonl")
+    if drawn:
+        print(f"a cmd: bot is seated and no --seed was given: the boards came from the fresh seed {seed} (pass --seed "
+              f"{seed} to play them again; --resume takes it from the log)")  # fmt: skip
     return 0
