@@ -42,8 +42,11 @@ multiprocessing worker (both send ``bye`` too), and with the parent even when it
 ``PR_SET_PDEATHSIG``, the bot itself). Stderr goes to ``LOG_DIR/<command>-<hash>.stderr.log``; the
 default ``LOG_DIR`` is :func:`default_log_dir`, private to the user. meld8 copies each process's stderr there
 (a thread per process) while the log file is under :data:`LOG_LIMIT` bytes and drops the rest; the copy ends
-:data:`DRAIN_GRACE` after its process is killed (a helper still writing to it then gets EPIPE). A helper that
-leaves the bot's session (``setsid``) is out of meld8's reach: a bot is not sandboxed (README "Trust and safety").
+:data:`DRAIN_GRACE` after its process is killed (a helper still writing to it then gets EPIPE). A log that cannot be
+written is refused when the agent loads; when a process is restarted mid-run, it plays on with its stderr dropped
+(said once on meld8's stderr): the log is meld8's side, and a failed restart would be counted against the bot. A
+helper that leaves the bot's session (``setsid``) is out of meld8's reach: a bot is not sandboxed (README "Trust and
+safety").
 """
 
 from __future__ import annotations
@@ -251,8 +254,8 @@ def _room(log: int, limit: int) -> int:
 def _drain(pipe: int, log: int, killed: threading.Event) -> None:
     """Copy a bot's stderr (``pipe``) to its ``log`` until EOF while the file is under LOG_LIMIT, then read and drop
     the rest; after ``killed`` is set, DRAIN_GRACE more seconds at most. Closes both. A failing write (a full disk)
-    ends the copying, never the reading: the bot must not block on its stderr."""
-    writing, until = True, float("inf")
+    ends the copying, never the reading: the bot must not block on its stderr. ``log`` -1: read and drop it all."""
+    writing, until = log >= 0, float("inf")
     try:
         while time.monotonic() < until:
             if killed.is_set() and until == float("inf"):
@@ -278,7 +281,8 @@ def _drain(pipe: int, log: int, killed: threading.Event) -> None:
     finally:
         for fd in (pipe, log):
             with contextlib.suppress(OSError):
-                os.close(fd)
+                if fd >= 0:
+                    os.close(fd)
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -430,6 +434,7 @@ class ExternalAgent:
         self._started: set[int] = set()  # seat numbers that had a process (a new one is a restart)
         self._bodies: dict[int, tuple[dict, str]] = {}  # events shared by several streams, encoded once
         self._shown = 0
+        self._log_lost = False  # a restart found the log unwritable (said once)
         self._conns[None] = self._start(None)
         _LIVE.add(self)
 
@@ -461,14 +466,26 @@ class ExternalAgent:
         """Start the command and exchange hellos; BotStartError says why it failed."""
         _rotate(self.log_path)
         self._log(f"starting {self.command!r}" + ("" if seat is None else f" for seat {seat}"))
-        err = open_log(self.log_path)
+        try:
+            err = open_log(self.log_path)
+        except BotStartError as exc:
+            if seat is None:  # loading the agent: refused before anything is played
+                raise
+            # mid-run the log is meld8's side, not the bot's: a restart plays on without it, said once (disabling
+            # the bot would count meld8's fault against it in every game after)
+            err = -1
+            if not self._log_lost:
+                self._log_lost = True
+                print(f"meld8: {printable(str(exc))}: the stderr of {self.shown_name} is dropped from now on",
+                      file=sys.stderr, flush=True)  # fmt: skip
         try:
             proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
                 start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )  # fmt: skip
         except OSError as exc:
-            os.close(err)
+            if err >= 0:
+                os.close(err)
             raise BotStartError(
                 f"{self.shown_name}: cannot start {printable(self.argv[0])!r}: {exc.strerror or exc}"
             ) from None

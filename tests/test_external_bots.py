@@ -20,7 +20,7 @@ import pytest
 from meld8_env.agent_spec import AgentLoadError, load_agent
 from meld8_env.protocol import GameStreams
 from meld8_env.rules import RuleConfig
-from meld8_env.seat_process import BotOptions, ExternalAgent
+from meld8_env.seat_process import BotOptions, BotStartError, ExternalAgent
 from training.arena import play
 from training.tournament import TournamentConfig, run
 
@@ -315,3 +315,31 @@ def test_without_a_seed_a_tournament_with_a_bot_draws_its_boards_afresh_and_resu
     assert len((tmp_path / "a" / "games.jsonl").read_text().splitlines()) == 3  # the header and two boards
     (given, err_given), (no_bot, err_no_bot) = play("c", "--seed", "5"), play("d", agents="greedy,greedy,random")
     assert (given, no_bot) == (5, 0) and "no --seed was given" not in err_given + err_no_bot
+
+
+def test_a_log_that_cannot_be_written_mid_run_does_not_stop_a_restart(tmp_path, capfd):
+    """The log is refused when the agent loads (one line); mid-run it is meld8's side, not the bot's: a restart after a
+    crash plays on with its stderr dropped, said once, instead of failing and counting meld8's fault against the bot
+    (red team, session 34: the restarts failed until the bot was disabled)."""
+    rules = RuleConfig(max_replays=1)
+    bot = ExternalAgent(
+        f"{FAULTY} crash 3",
+        rules,
+        options=BotOptions(log_dir=str(tmp_path), max_restarts=3),
+        fallback=load_agent("greedy", rules),
+    )
+    try:
+        log = next(tmp_path.glob("*.stderr.log"))
+        log.unlink()
+        log.mkdir()  # not a file: open_log refuses it (whoever the tests run as; root ignores a chmod)
+        recs = play([bot, load_agent("greedy", rules)], np.array([[0, 1, 1]] * 4), list(range(4)), rules, batch=1)
+        details = [f["detail"] for r in recs for f in r.faults]
+        assert bot.restarts >= 1 and not any("restart failed" in d for d in details), details
+        assert all(f["kind"] == "crash" for r in recs for f in r.faults)
+        err = capfd.readouterr().err
+        assert err.count(f"meld8: cannot write the bot log {log}: ") == 1, err  # said once
+        assert f"the stderr of {bot.shown_name} is dropped from now on" in err
+    finally:
+        bot.close()
+    with pytest.raises(BotStartError, match="cannot write the bot log"):  # loading the agent still refuses it
+        ExternalAgent(f"{FAULTY} crash 3", rules, options=BotOptions(log_dir=str(tmp_path)), fallback=None)
