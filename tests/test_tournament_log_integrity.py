@@ -161,3 +161,38 @@ def test_scheduling_is_lazy_memory_does_not_grow_with_the_board_count(tmp_path):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert len(first[0]) == tournament.LOCAL_CHUNK and peak < 5_000_000
+
+
+def test_a_game_padded_with_a_million_actions_is_refused_in_a_batch_of_its_own(finished, tmp_path):
+    """Red team, session 35: the resume check re-created every 4,096 games in one table of (games, longest game)
+    actions, so one game padded with a million actions in a 3 MB log asked for 30 GiB. Batches are now bounded in
+    cells too (training.tournament_log.CHECK_CELLS), and the padded game is refused where its game ends."""
+    import base64
+
+    from training.tournament_log import CHECK_BATCH, CHECK_CELLS, result_batches
+
+    _, log = finished
+    header, *boards = _lines(log)
+    entry = json.loads(boards[-1])
+    game = entry["games"][0]
+    natural = len(base64.b64decode(game["actions"]))
+    game["actions"] = base64.b64encode(base64.b64decode(game["actions"]) + bytes(1_000_000)).decode()
+    padded = header + b"\n" + b"\n".join([*boards[:-1], json.dumps(entry).encode()]) + b"\n"
+    tracemalloc.start()
+    try:
+        with pytest.raises(
+            TournamentError, match=rf"ends at action {natural - 1}, before its last \({natural + 999_999}\)"
+        ):
+            _resume(tmp_path, padded)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, peak
+    # the batches themselves: many short games and a few long ones never make a table above the bound
+    short, long_ = {"actions": "A" * 400}, {"actions": "A" * 4_000_000}
+    games = [(0, 0, short)] * 5000 + [(1, 0, long_)] + [(2, 0, short)] * 3000 + [(3, 0, long_)] * 2
+    batches = result_batches(games)
+    assert [g for b in batches for g in b] == games  # in order, none lost
+    for b in batches:
+        width = max(len(g[2]["actions"]) * 3 // 4 + 1 for g in b)
+        assert len(b) <= CHECK_BATCH and (len(b) == 1 or len(b) * width <= CHECK_CELLS)

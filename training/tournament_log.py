@@ -162,6 +162,9 @@ def append_entry(f, obj: dict) -> None:
 
 #: games re-created at once by :func:`check_results` (memory: one engine record and the actions each)
 CHECK_BATCH = 4096
+#: and at most this many action cells per batch (games x the longest): one game padded with a million actions asked
+#: for 30 GiB (red team, session 35); a long game now goes in a smaller batch, and ends at its natural end
+CHECK_CELLS = 1 << 22
 
 
 # what a logged game says that its seed and actions decide, in the order a difference is reported
@@ -175,8 +178,7 @@ def check_results(entries: list[dict], lines: dict[int, int], rules: RuleConfig,
     whose actions stop being legal, or that ends before or after its last action.
     ``lines``: board id -> its line number in the log."""
     games = [(e["board"], k, g) for e in entries for k, g in enumerate(e["games"])]
-    for start in range(0, len(games), CHECK_BATCH):
-        chunk = games[start : start + CHECK_BATCH]
+    for chunk in result_batches(games):
         got = resimulate(rules, [g["seed"] for _, _, g in chunk], [_actions(g["actions"]) for _, _, g in chunk])
         for (board, k, g), res in zip(chunk, got, strict=True):
             where = f"{path}: line {lines[board]}: board {board}, game {k}"
@@ -194,6 +196,20 @@ def check_results(entries: list[dict], lines: dict[int, int], rules: RuleConfig,
                         f"{where}: its actions give {key} {res[key]}, the log says {str(g[key])[:80]}; refusing to "
                         "resume (the log was edited)"
                     )
+
+
+def result_batches(games: list[tuple]) -> list[list[tuple]]:
+    """``games`` in log order, cut into batches of at most CHECK_BATCH games and CHECK_CELLS action cells."""
+    out: list[list[tuple]] = [[]]
+    width = 0
+    for item in games:
+        n = len(item[2]["actions"]) * 3 // 4 + 1  # base64: about 3 bytes (actions) per 4 characters
+        if out[-1] and (len(out[-1]) >= CHECK_BATCH or (len(out[-1]) + 1) * max(width, n) > CHECK_CELLS):
+            out.append([])
+            width = 0
+        out[-1].append(item)
+        width = max(width, n)
+    return [b for b in out if b]
 
 
 def _actions(text: str) -> np.ndarray:
@@ -215,7 +231,7 @@ def resimulate(rules: RuleConfig, seeds: list[int], actions: list[np.ndarray]) -
         return []
     lens = np.array([len(a) for a in actions], np.int64)
     width = int(lens.max(initial=0))
-    table = np.full((n, max(width, 1)), -1, np.int64)
+    table = np.full((n, max(width, 1)), -1, np.int8)  # action ids are 0..63
     for g, a in enumerate(actions):
         table[g, : len(a)] = a
     fb = FastBatch(n, rules)
@@ -236,7 +252,7 @@ def resimulate(rules: RuleConfig, seeds: list[int], actions: list[np.ndarray]) -
         live = (lens > t) & np.array([r is None for r in results])
         if not live.any():
             break
-        acts = np.where(live, table[:, t], -1)
+        acts = np.where(live, table[:, t], -1).astype(np.int64)
         illegal = fb.step(acts).copy()
         fb.outputs_part(slice(None), out)
         stepped = live & ~illegal.astype(bool)
