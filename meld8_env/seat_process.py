@@ -89,6 +89,7 @@ from meld8_env.protocol import (
     parse_action,
 )
 from meld8_env.rules import RuleConfig
+from meld8_env.safe_text import printable
 from meld8_env.version import __version__
 
 PREFIX = "cmd:"
@@ -128,22 +129,6 @@ class BotStartError(ValueError):
 
 
 # -- text and files from and for bots -------------------------------------------------------------
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character (C0, DEL, C1 - terminal escape sequences start with
-    ESC or CSI) and every invisible direction / line-separator mark written as ``\\xNN`` /
-    ``\\uNNNN``, so bot text shown in a terminal or a log cannot move the cursor, recolour, retitle
-    or hide what follows."""
-
-    def esc(m: re.Match) -> str:
-        c = ord(m.group())
-        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-    return _CONTROL.sub(esc, text)
-
-
 def default_log_dir() -> Path:
     """``TMPDIR/meld8-bots-<uid>``: the user's own folder of bot logs, created 0700 (see :func:`safe_dir`)."""
     uid = os.getuid() if hasattr(os, "getuid") else 0

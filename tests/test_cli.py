@@ -88,3 +88,27 @@ def test_the_worked_examples_of_the_rules_document_are_what_the_command_prints(c
         main(shlex.split(lines[0])[2:])
         assert capsys.readouterr().out.rstrip("\n").splitlines() == lines[1:], lines[0]
     assert blocks == 2
+
+
+def test_error_lines_escape_control_characters_and_are_bounded(tmp_path, capsys):
+    """Error lines quote files, bots and command lines: a terminal escape in them reached the terminal raw (a replay's
+    version field retitled it; red team, session 35), and a replay quoting two million numbers printed a 17 MB line.
+    Every error line (meld8_app.cli, argparse's too) escapes control characters and keeps 2,000 characters."""
+    from meld8_env.safe_text import MAX_LINE
+
+    for argv in (
+        ["tournament", "--agents", "\x1b]0;PWNED\x07x,greedy,random", "--out", str(tmp_path / "a")],
+        ["tournament", "--agents", "greedy,greedy,random", "--backend", "\x1b[31mgpu"],
+    ):
+        try:
+            rc = main(argv)
+        except SystemExit as exc:  # argparse's errors
+            rc = exc.code
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1, err
+        assert "\x1b" not in err and "\x07" not in err and "\\x1b" in err, err
+    from meld8_env.safe_text import one_line
+
+    line = one_line("a\nb\t" + "7, " * 2_000_000)  # the length the replay's message had
+    assert "\n" not in line and line.startswith("a b 7, 7,") and line.endswith("... (5,998,003 more characters)")
+    assert len(line) < MAX_LINE + 40

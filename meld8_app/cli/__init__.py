@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from meld8_env.cards import CardError
 from meld8_env.rules import RuleConfigError
+from meld8_env.safe_text import one_line
 
 COMMANDS = ("score", "waits", "distance", "simulate", "tournament", "train", "replay", "play", "view", "review")
 
@@ -21,7 +22,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse with one-line errors (``meld8 CMD: error: ...``, exit 2) instead of a usage block."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
+    """The error as one bounded line, control characters escaped: messages quote files, bots and pages."""
+    return one_line(str(exc))
 
 
 if __name__ == "__main__":
