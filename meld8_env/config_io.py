@@ -51,6 +51,9 @@ class ConfigSyntaxError(ValueError):
     """A config file this reader refuses before any option is looked at (the message names the line)."""
 
 
+AMBIGUOUS = "tag:meld8,2026:ambiguous-number"
+
+
 @functools.cache
 def _strict_loader() -> type:
     """yaml.SafeLoader with three changes for hand-written config files:
@@ -59,7 +62,9 @@ def _strict_loader() -> type:
       value) as False, and ``yes`` / ``no`` / ``on`` as booleans too;
     - an alias (``*name``) is refused: a few hundred bytes of nested aliases expand to gigabytes; so is a merge
       key (``<<``), which exists for aliases;
-    - a key given twice in one mapping is refused (YAML silently kept the last one).
+    - a key given twice in one mapping is refused (YAML silently kept the last one);
+    - numbers are decimal (YAML 1.2): YAML 1.1 read ``starting_score: 030000`` as octal (12288) and ``seed: 1:00``
+      as base 60 (60); such a number, and hex or binary, is refused naming its line (``1_000`` stays 1000).
     """
     import yaml
 
@@ -87,13 +92,41 @@ def _strict_loader() -> type:
                     raise ConfigSyntaxError(f"line {line}: the key {key!r} is given twice in one mapping"[:200])
             return super().construct_mapping(node, deep)
 
+        def construct_ambiguous(self, node: Any) -> Any:
+            raise ConfigSyntaxError(
+                f"line {node.start_mark.line + 1}: {node.value[:40]!r} is not a decimal number (YAML 1.1 reads 030 as "
+                "octal, 1:30 as base 60): write it in decimal, or quote it if it is text"
+            )
+
+    replaced = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
     StrictLoader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+        first: [(tag, rx) for tag, rx in resolvers if tag not in replaced]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
     StrictLoader.add_implicit_resolver(
         "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
     )
+    digits = list("-+0123456789")
+    integer = r"[-+]?(?:0|[1-9][0-9]*(?:_[0-9]+)*)"
+    StrictLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(f"^{integer}$"), digits)
+    decimal = r"[-+]?(?:0|[1-9][0-9]*)"
+    floats = (
+        rf"{decimal}\.[0-9]*(?:[eE][-+]?[0-9]+)?",
+        r"[-+]?\.[0-9]+(?:[eE][-+]?[0-9]+)?",
+        rf"{decimal}[eE][-+]?[0-9]+",  # 1e5, as YAML 1.2 reads it (1.1 kept it text)
+        r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+    )
+    StrictLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(f"^(?:{'|'.join(floats)})$"), [*digits, "."]
+    )
+    # what YAML 1.1 reads as a number that is not what it looks like: refused, not read as text or as that number
+    ambiguous = (
+        r"[-+]?0[0-9_]+(?:\.[0-9_]*)?",  # a leading zero: octal in YAML 1.1
+        r"[-+]?0[xXbBoO][0-9a-fA-F_]+",  # hex, binary, octal
+        r"[-+]?[0-9][0-9_]*(?::[0-9_]+)+(?:\.[0-9_]*)?",  # base 60
+    )
+    StrictLoader.add_implicit_resolver(AMBIGUOUS, re.compile(f"^(?:{'|'.join(ambiguous)})$"), digits)
+    StrictLoader.add_constructor(AMBIGUOUS, StrictLoader.construct_ambiguous)
     return StrictLoader
 
 

@@ -113,6 +113,12 @@ def test_documented_kuikae_off_reads_as_the_word_off(tmp_path):
         ("rounds: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply|not valid YAML"),
         ("!!python/object/apply:os.system [echo]\n", "line 1: not valid YAML"),
         ("<<: {rounds: 6}\nkuikae: off\n", "line 1: a merge key"),
+        # YAML 1.1 numbers that are not what they look like (red team, session 35): 030000 was 12288 (octal), 1:30
+        # was 90 (base 60), and the rules took them
+        ("starting_score: 030000\n", "line 1: '030000' is not a decimal number"),
+        ("kuikae: off\nplacement_points: [020000, 0, -020000]\n", "line 2: '020000' is not a decimal number"),
+        ("starting_score: 1:30\n", "line 1: '1:30' is not a decimal number"),
+        ("rounds: 0x6\n", "line 1: '0x6' is not a decimal number"),
     ],
 )
 def test_rule_files_that_yaml_would_misread_are_refused_in_one_line(tmp_path, text, message):
@@ -130,3 +136,13 @@ def test_an_empty_rule_file_is_the_defaults_and_non_utf8_is_named(tmp_path):
     f.write_bytes(b"rounds: \xff\xfe\n")
     with pytest.raises(RuleConfigError, match=f"{f}: not UTF-8 text"):
         RuleConfig.from_yaml(f)
+
+
+def test_yaml_numbers_are_decimal_as_yaml_1_2_reads_them():
+    """Decimal integers (digit groups with _), decimal floats with a dot or an exponent, .inf / .nan; nothing else
+    is a number (a quoted 030000 stays text, for a name or a path)."""
+    from meld8_env.config_io import load_yaml_text
+
+    text = "a: 30000\nb: -5\nc: 1_000\nd: 1.5\ne: 3e-4\nf: .5\ng: '030000'\nh: search:worlds=16\ni: 10:ab\n"
+    assert load_yaml_text(text) == {"a": 30000, "b": -5, "c": 1000, "d": 1.5, "e": 3e-4, "f": 0.5, "g": "030000",
+                                    "h": "search:worlds=16", "i": "10:ab"}  # fmt: skip
