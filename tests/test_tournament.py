@@ -150,6 +150,9 @@ def test_cli_bad_yaml(tmp_path, capsys):
     bad.write_text("agents: [greedy, random, random]\nplayers: 3\n")
     assert main(["tournament", "--config", str(bad)]) == 2
     assert "unknown key 'players'" in capsys.readouterr().err
+    bad.write_text("agents: [greedy, random, random]\nboards: 2\ndeals: 3\n")  # it said: unknown key 'deals'
+    assert main(["tournament", "--config", str(bad)]) == 2
+    assert f"{bad}: give boards or deals (its old name), not both" in capsys.readouterr().err
 
 
 def test_ray_backend_equals_local_backend(tmp_path):

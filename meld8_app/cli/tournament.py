@@ -100,7 +100,9 @@ def run(args: argparse.Namespace) -> int:
         from meld8_env.config_io import read_yaml_mapping
 
         settings = read_yaml_mapping(args.config, "tournament config", kind="tournament")
-        if "deals" in settings and "boards" not in settings:  # the old name of the key
+        if "deals" in settings:  # the old name of the key
+            if "boards" in settings:
+                raise ValueError(f"{args.config}: give boards or deals (its old name), not both")
             settings["boards"] = settings.pop("deals")
         known = {"agents", "boards", "seed", "workers", "out", "rules"}
         unknown = sorted(set(settings) - known)
