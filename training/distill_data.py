@@ -25,6 +25,9 @@ from meld8_env.actions import NUM_ACTIONS, PASS, RON, TSUMO
 ARRAYS = ("obs", "masks", "actions", "values", "game", "returns")
 SCALARS = ("spec", "seed", "first", "games")
 OPTIONAL = ("returns", "gamma")  # absent from parts made before the Monte-Carlo returns were recorded
+VALUE_BOUND = 1e6
+"""Largest magnitude of a recorded value or return (they are placements and points / 10,000: a few units): larger
+finite ones overflow a softmax of values / temperature into NaN logits."""
 MAX_SPEC = 8192  # a spec holds paths (iterate's prior=ppo:OUT/roundN/net.zip): PATH_MAX-sized room
 
 
@@ -90,10 +93,13 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
             raise DistillDataError(f"{path}: gamma must be a float in (0, 1], got {gamma!r}")
         if rets.shape != (n,) or rets.dtype.kind != "f":
             raise DistillDataError(f"{path}: returns must be ({n},) floats, got {rets.shape} {rets.dtype}")
-        if not np.isfinite(rets).all():
-            raise DistillDataError(f"{path}: returns must be finite, {int((~np.isfinite(rets)).sum())} are not")
+        with np.errstate(over="ignore", invalid="ignore"):  # checked as trained on: float64 1e300 became inf
+            rets = rets.astype(np.float32)
+        if not (np.abs(rets) <= VALUE_BOUND).all():
+            bad = int((~(np.abs(rets) <= VALUE_BOUND)).sum())
+            raise DistillDataError(f"{path}: returns must be finite and within +-{VALUE_BOUND:g}, {bad} are not")
         meta["gamma"] = float(gamma)
-        arrays["returns"] = rets.astype(np.float32)
+        arrays["returns"] = rets
     else:
         arrays["returns"] = np.full(n, np.nan, np.float32)
     if obs.ndim != 2 or obs.dtype != np.uint8 or len(obs) != n:
@@ -112,13 +118,15 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     lo, hi = meta["first"], meta["first"] + meta["games"]
     if n and not ((game >= lo) & (game < hi)).all():
         raise DistillDataError(f"{path}: game ids must lie in {lo}..{hi - 1} (its first/games)")
-    if np.isinf(vals).any():
-        raise DistillDataError(f"{path}: values must be finite or NaN")
+    with np.errstate(over="ignore", invalid="ignore"):  # checked as trained on (float64 1e300: inf, NaN logits)
+        vals = vals.astype(np.float32)
+    if (np.abs(vals) > VALUE_BOUND).any():
+        raise DistillDataError(f"{path}: values must be NaN or finite within +-{VALUE_BOUND:g}")
     if n:
         _check_masks(path, masks, vals)
     arrays["actions"] = acts.astype(np.int64)
     arrays["game"] = game.astype(np.int64)
-    arrays["values"] = vals.astype(np.float32)
+    arrays["values"] = vals
     return arrays, meta
 
 
