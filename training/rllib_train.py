@@ -42,7 +42,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from meld8_env.config_io import is_int
+from meld8_env.config_io import is_int, short_repr
+from meld8_env.protocol import ProtocolError, loads_bounded
 from meld8_env.rules import RuleConfig
 from training.evaluation import evaluate
 from training.ray_setup import quiet_loggers, quiet_ray
@@ -335,10 +336,14 @@ def _check_folder(cfg: RllibConfig, rules: RuleConfig, folder: RunFolder) -> tup
         return None, league
     where = saved / LEAGUE_STATE
     try:
-        doc = json.loads(where.read_text())
-    except (OSError, ValueError):
-        doc = None
-    err = league_error(doc, cfg, rules.num_players)
+        with where.open("rb") as f:
+            # bounded: a 100,000-deep array made json.loads raise RecursionError, a traceback (red team, session 35)
+            doc, err = loads_bounded(f.read(MAX_LEAGUE_STATE + 1), MAX_LEAGUE_STATE), None
+    except OSError as exc:
+        doc, err = None, f"unreadable: {exc}"
+    except ProtocolError as exc:  # too long, too deep, too many digits, not UTF-8, not JSON
+        doc, err = None, str(exc)
+    err = err or league_error(doc, cfg, rules.num_players)
     if err:
         raise ValueError(f"{where} is not a league state meld8 wrote for these options ({err}); restore the folder "
                          "or train into another out")  # fmt: skip
@@ -349,8 +354,9 @@ def _check_folder(cfg: RllibConfig, rules: RuleConfig, folder: RunFolder) -> tup
         diff = [k for k in want if k in shape and shape[k] != want[k]]
         if diff:
             k = diff[0]
-            raise ValueError(f"resume: the checkpoint in {saved} was trained with {k}={shape[k]!r}, the options ask "
-                             f"for {want[k]!r}; resume with the run's own options (its config.yaml)")  # fmt: skip
+            raise ValueError(f"resume: the checkpoint in {saved} was trained with {k}={short_repr(shape[k])}, the "
+                             f"options ask for {want[k]!r}; resume with the run's own options (its "
+                             "config.yaml)")  # fmt: skip
     return saved, league
 
 
@@ -370,12 +376,12 @@ def league_error(doc: object, cfg: RllibConfig, players: int) -> str | None:
         return f"{doc['filled']} filled snapshot slots, next slot {doc['next_slot']}, with snapshot_slots={slots}"
     best = doc.get("best")
     if best is not None and not (isinstance(best, int | float) and not isinstance(best, bool) and 1 <= best <= players):
-        return f"best placement {best!r} is not a placement 1..{players}"
+        return f"best placement {short_repr(best)} is not a placement 1..{players}"
     wall = doc.get("wall_s", 0.0)
     if not (isinstance(wall, int | float) and not isinstance(wall, bool) and math.isfinite(wall) and wall >= 0):
-        return f"wall_s {wall!r} is not a duration"
+        return f"wall_s {short_repr(wall)} is not a duration"
     if "evaluated" in doc and not (count(doc["evaluated"], -1) and doc["evaluated"] <= doc["iteration"]):
-        return f"evaluated {doc['evaluated']!r} is not an iteration -1..{doc['iteration']}"
+        return f"evaluated {short_repr(doc['evaluated'])} is not an iteration -1..{doc['iteration']}"
     if "shape" in doc and (not isinstance(doc["shape"], dict) or set(doc["shape"]) != set(league_shape(cfg))):
         return "shape is not the description of a league"
     return None
@@ -383,13 +389,16 @@ def league_error(doc: object, cfg: RllibConfig, players: int) -> str | None:
 
 def _old_shape(folder: RunFolder) -> dict[str, Any] | None:
     """The module shape of a checkpoint written before league states recorded it: its run's config.yaml."""
-    import yaml
-
+    from meld8_env.config_io import ConfigSyntaxError, load_yaml_text
     from training.train_options import RENAMED
 
     try:
-        old = yaml.safe_load((folder.path / "config.yaml").read_text())
-    except (OSError, yaml.YAMLError):
+        with (folder.path / "config.yaml").open("rb") as f:
+            raw = f.read(MAX_LEAGUE_STATE + 1)
+        # the strict reader: safe_load let nested aliases expand (and a repr of them hang), deep nesting raise
+        # RecursionError and a 5,000-digit integer ValueError
+        old = load_yaml_text(raw.decode()) if len(raw) <= MAX_LEAGUE_STATE else None
+    except (OSError, UnicodeDecodeError, ConfigSyntaxError):
         return None
     if not isinstance(old, dict):
         return None
@@ -543,6 +552,8 @@ def _tensorboard(folder: Path, purge_after: int = 0):
 
 # -- checkpoints and logs that survive a kill ---------------------------------------------------------
 CHECKPOINT, LEAGUE_STATE = "checkpoint", "league.json"
+MAX_LEAGUE_STATE = 1 << 20
+"""The largest league state read (a run writes a few hundred bytes)."""
 LOGS = ("metrics.jsonl", "opponents.jsonl", "eval.jsonl")
 
 
