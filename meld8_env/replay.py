@@ -10,6 +10,7 @@ was tampered with, or its actions do not re-simulate to its result.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -39,6 +40,48 @@ def _version() -> str:
 def _checksum(body: dict[str, Any]) -> str:
     blob = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+MAX_UNPACKED = 1 << 30
+"""The most a gzip-compressed log or replay may unpack to (the project's logs of 5,000 games are a few MB)."""
+
+
+def read_game_file(p: Path) -> bytes:
+    """The bytes of a replay or tournament log, unpacked when gzip-compressed (``docs/search_runs/*.jsonl.gz``);
+    ReplayError for a folder or device, a missing or unreadable file, or a gzip that is cut short, not gzip
+    after its magic, or unpacks past MAX_UNPACKED."""
+    import gzip
+    import zlib
+
+    if p.exists() and not p.is_file():  # a folder, a device (/dev/zero is one endless line)
+        raise ReplayError(f"{p}: not a replay or tournament log file (a folder or device)")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ReplayError(f"file not found: {p}") from None
+    except OSError as exc:
+        raise ReplayError(f"{p}: cannot read ({exc.strerror})") from None
+    if not data.startswith(b"\x1f\x8b"):
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
+            out = z.read(MAX_UNPACKED + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ReplayError(f"{p}: a damaged gzip file ({exc})") from None
+    if len(out) > MAX_UNPACKED:
+        raise ReplayError(f"{p}: unpacks to more than {MAX_UNPACKED:,} bytes; not a meld8 replay or log")
+    return out
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json object hook: a key given twice is refused (json keeps the last, so a field could be replaced unseen by
+    a reader that keeps the first; red team, session 35)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {dup[:40]!r} is given twice in one object")
+    return out
 
 
 def resimulate(rules: RuleConfig, seed: int, actions: Sequence[int]) -> Resimulation:
@@ -89,12 +132,9 @@ def save_replay(
 def load_replay(path: str | Path) -> tuple[dict[str, Any], Resimulation]:
     """Read, verify and re-simulate a replay; returns (document, finished game)."""
     p = Path(path)
-    if p.exists() and not p.is_file():  # a folder, a device (/dev/zero would be read for ever)
-        raise ReplayError(f"{p}: not a replay file (a folder or device)")
+    raw = read_game_file(p)
     try:
-        doc = json.loads(p.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise ReplayError(f"replay file not found: {p}") from None
+        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise ReplayError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except UnicodeDecodeError:
@@ -114,7 +154,11 @@ def load_replay(path: str | Path) -> tuple[dict[str, Any], Resimulation]:
             f"{p}: made by meld8 {doc['version']}, this is meld8 {_version()}; replay it with that version"
         )
     body = {k: v for k, v in doc.items() if k != "checksum"}
-    if _checksum(body) != doc["checksum"]:
+    try:
+        checksum = _checksum(body)
+    except RecursionError:  # json.loads read it, json.dumps cannot write it back (about 990 deep)
+        raise ReplayError(f"{p}: not a meld8 replay (JSON nested too deeply)") from None
+    if checksum != doc["checksum"]:
         raise ReplayError(f"{p}: checksum mismatch: the file was modified after it was written")
     try:
         rules = RuleConfig.from_dict(doc["rules"])
@@ -199,21 +243,13 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
     seatings in order) of a tournament log (``games.jsonl``). Returns a verified replay document with
     ``names`` (who sat where) and ``title`` added; ReplayError says what is wrong."""
     p = Path(path)
-    if p.exists() and not p.is_file():  # a folder, a device (/dev/zero is one endless line)
-        raise ReplayError(f"{p}: not a replay or tournament log file (a folder or device)")
+    data = read_game_file(p)
     try:
-        with open(p, "rb") as f:
-            first = f.readline()
-    except FileNotFoundError:
-        raise ReplayError(f"file not found: {p}") from None
-    except OSError as exc:
-        raise ReplayError(f"{p}: cannot read ({exc.strerror})") from None
-    try:
-        head = json.loads(first)
+        head = json.loads(data.split(b"\n", 1)[0])
     except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, an integer too long: not a log header
         head = None
     if isinstance(head, dict) and head.get("type") == "header":
-        return _log_game(p, head, game)
+        return _log_game(p, head, game, data)
     if game is not None:
         raise ReplayError(f"{p} is a single replay; --game picks a game of a tournament log (games.jsonl)")
     doc, _ = load_replay(p)
@@ -224,7 +260,7 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
     return {**doc, "names": names, "title": f"{p.name} (seed {doc['seed']})"}
 
 
-def _log_game(p: Path, head: dict[str, Any], game: int | None) -> dict[str, Any]:
+def _log_game(p: Path, head: dict[str, Any], game: int | None, data: bytes) -> dict[str, Any]:
     """Game ``game`` of a tournament log, every field it needs checked first: a hand-edited log is
     one ReplayError naming the line and the field, never a traceback."""
     import base64
@@ -240,7 +276,7 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None) -> dict[str, Any]
     if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents) or not agents:
         raise ReplayError(f"{p}: line 1 (the header): field 'agents' must be a list of agent names, got {agents!r:.80}")
     games = []
-    for n, line in enumerate(p.read_bytes().splitlines()[1:], start=2):
+    for n, line in enumerate(data.splitlines()[1:], start=2):
         try:
             entry = json.loads(line)
         except (ValueError, RecursionError):

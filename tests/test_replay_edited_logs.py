@@ -128,3 +128,33 @@ def test_a_replay_naming_the_wrong_number_of_seats_is_refused(tmp_path):
     f.write_text(json.dumps({**doc, "names": ["only one"]}))
     with pytest.raises(ReplayError, match="field 'names' names 1 seats, the game has 3"):
         open_game(f)
+
+
+def test_a_gzip_log_opens_and_a_damaged_one_says_so(log, tmp_path):
+    """The project keeps its logs gzip-compressed (docs/search_runs/*.jsonl.gz): `--game K` said the file was a
+    single replay, and without it "not UTF-8 text" (red team, session 35)."""
+    import gzip
+
+    packed = tmp_path / "games.jsonl.gz"
+    packed.write_bytes(gzip.compress(log.read_bytes()))
+    assert open_game(packed, 2)["actions"] == open_game(log, 2)["actions"]
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(packed.read_bytes()[:200])
+    with pytest.raises(ReplayError, match=f"{cut}: a damaged gzip file"):
+        open_game(cut, 0)
+
+
+def test_a_replay_with_a_key_twice_or_nested_past_what_json_can_write_is_refused(tmp_path):
+    """json keeps the last of two equal keys, so a replay could carry a second seed a reader keeping the first
+    would play; and ~990 levels read but cannot be written back for the checksum (a RecursionError traceback)."""
+    f = tmp_path / "r.json"
+    f.write_text('{"format": "meld8-replay", "seed": 7, "seed": 42}')
+    with pytest.raises(ReplayError, match=r"r\.json: not a meld8 replay \(the key 'seed' is given twice in one object"):
+        open_game(f)
+    doc = {"format": "meld8-replay", "version": "0.1.0", "rules": {}, "rules_hash": "x", "seed": 1, "actions": [],
+           "result": {"final_scores": [], "placements": [], "deals": 0}, "checksum": "x"}  # fmt: skip
+    for depth in (985, 990, 995):  # around the depth json.loads reads and json.dumps cannot write
+        f.write_text(json.dumps(doc)[:-1] + ', "x": ' + "[" * depth + "]" * depth + "}")
+        with pytest.raises(ReplayError) as err:
+            open_game(f)
+        assert str(f) in str(err.value) and "\n" not in str(err.value)
