@@ -196,3 +196,23 @@ def test_a_game_padded_with_a_million_actions_is_refused_in_a_batch_of_its_own(f
     for b in batches:
         width = max(len(g[2]["actions"]) * 3 // 4 + 1 for g in b)
         assert len(b) <= CHECK_BATCH and (len(b) == 1 or len(b) * width <= CHECK_CELLS)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "link to a log"])
+def test_a_log_that_is_not_a_regular_file_is_refused_before_anything_runs(finished, tmp_path, kind):
+    """Red team, session 35: a FIFO at OUT/games.jsonl hung the tournament in open() for good, a link to /dev/zero
+    said only "[Errno 22] Invalid argument"; a link may point anywhere the run would then append to."""
+    import os
+
+    out = tmp_path / "t"
+    out.mkdir()
+    if kind == "fifo":
+        os.mkfifo(out / "games.jsonl")
+    else:
+        target = tmp_path / "elsewhere.jsonl"
+        target.write_bytes(finished[1])
+        os.symlink("/dev/zero" if "zero" in kind else target, out / "games.jsonl")
+    for resume in (False, True):
+        with pytest.raises(TournamentError, match=r"games\.jsonl is not a regular file \(a link, FIFO or device\)"):
+            run(_cfg(out, resume=resume))
+    assert sorted(p.name for p in out.iterdir()) == ["games.jsonl"]  # nothing written beside it

@@ -67,6 +67,9 @@ def run(cfg: TournamentConfig) -> dict:
     out = Path(cfg.out)
     if out.exists() and not out.is_dir():  # before any agent: a cmd: bot's log folder would be made under it
         raise TournamentError(f"--out {out} is a file: give a folder for the tournament's outputs")
+    log = out / LOG
+    if log.is_symlink() or (log.exists() and not log.is_file()):  # a FIFO hung the run in open(); /dev/zero: Errno 22
+        raise TournamentError(f"{log} is not a regular file (a link, FIFO or device): move it or choose another --out")
     # fail fast with a clear error, the seat-protocol bots last: starting one writes its log under OUT/bots, which
     # must not happen when another agent's name is wrong
     for spec in sorted(dict.fromkeys(cfg.agents), key=lambda s: s.startswith("cmd:")):
