@@ -37,6 +37,8 @@ def resolve(spec: str | Path, kind: str, what: str, error: type[Exception] = Val
     name = str(spec)
     if "/" not in name and not name.endswith((".yaml", ".yml")) and (packaged(kind) / f"{name}.yaml").is_file():
         return packaged(kind) / f"{name}.yaml"
+    if p.exists():  # a folder, FIFO or device: it was "not found", which it was not
+        raise error(f"{what} {p} is not a file (a folder, FIFO or device): give a YAML file")
     raise error(f"{what} not found: {spec} (give a YAML file or a built-in name: {', '.join(builtin_names(kind))})")
 
 
@@ -158,6 +160,8 @@ def read_yaml_mapping(
     mapping (an empty file is an empty mapping: every option at its default)."""
     p = resolve(path, kind, what, error) if kind else Path(path)
     if not p.is_file():
+        if p.exists():  # a folder, FIFO or device: it was "not found", which it was not
+            raise error(f"{what} {p} is not a file (a folder, FIFO or device): give a YAML file")
         raise error(f"{what} not found: {p}")
     try:
         data = load_yaml_text(p.read_text(encoding="utf-8"))

@@ -146,3 +146,9 @@ def test_yaml_numbers_are_decimal_as_yaml_1_2_reads_them():
     text = "a: 30000\nb: -5\nc: 1_000\nd: 1.5\ne: 3e-4\nf: .5\ng: '030000'\nh: search:worlds=16\ni: 10:ab\n"
     assert load_yaml_text(text) == {"a": 30000, "b": -5, "c": 1000, "d": 1.5, "e": 3e-4, "f": 0.5, "g": "030000",
                                     "h": "search:worlds=16", "i": "10:ab"}  # fmt: skip
+
+
+def test_a_folder_given_as_a_rule_file_is_named_as_such(tmp_path):
+    """It said "rule config file not found" for a folder that exists (red team, session 35)."""
+    with pytest.raises(RuleConfigError, match=f"{tmp_path} is not a file \\(a folder, FIFO or device\\)"):
+        RuleConfig.from_yaml(tmp_path)
