@@ -56,18 +56,25 @@ def board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
 
 
 def eval_board_means(path: str, agent: str) -> dict[int, tuple[int, float]]:
+    from meld8_env.safe_text import one_line
+
     try:
         with open(path, encoding="utf-8") as f:
             summary = json.load(f)
         rows = {r["agent"]: r for r in summary.get("rows", [])}
         seed, offset = int(summary["seed"]), int(summary.get("board_offset", 0))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:  # ValueError: JSON decoding
-        sys.exit(f"{path}: not a readable training.search_eval --out summary ({type(e).__name__}: {e})")
+        if agent in rows and "board_means" in rows[agent]:
+            means = {b: (board_seed(seed, b), float(m)) for b, m in enumerate(rows[agent]["board_means"], start=offset)}
+            if not all(1 <= m <= 3 for _, m in means.values()):
+                raise ValueError("a board mean outside 1..3")
+    # ValueError: JSON decoding, a number that is not one; OverflowError: int(1e400); RecursionError: too deep
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError, RecursionError) as e:
+        sys.exit(one_line(f"{path}: not a readable training.search_eval --out summary ({type(e).__name__}: {e})"))
     if agent not in rows:
-        sys.exit(f"{path}: agent {agent!r} is not seated; the summary has {', '.join(rows)}")
+        sys.exit(one_line(f"{path}: agent {agent!r} is not seated; the summary has {', '.join(map(str, rows))}"))
     if "board_means" not in rows[agent]:
         sys.exit(f"{path}: no board_means (written by training.search_eval since session 28): rerun it with --out")
-    return {b: (board_seed(seed, b), float(m)) for b, m in enumerate(rows[agent]["board_means"], start=offset)}
+    return means
 
 
 def shared_boards(

@@ -16,10 +16,11 @@ lineup of every log, for logs whose specs are spelled differently but play the s
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
+import os
 import sys
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -27,16 +28,52 @@ from scipy import stats
 
 def read_log(path: str) -> list[dict]:
     """The entries of a tournament log, plain or gzip-compressed (told by its first bytes, whatever its name);
-    exits in one line when the file is not a ``meld8 tournament`` log (no header first, or not JSON lines)."""
+    exits in one line naming the line when the file is not a ``meld8 tournament`` log: no header first, not JSON
+    lines, or a board whose games do not seat the header's agents with placements 1..P (red team, session 35: such
+    files ended in tracebacks, a board without games counted as placement 0, a folder or FIFO hung or read for
+    ever). Agent names are shown with control characters escaped."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from meld8_env.replay import ReplayError, read_game_file
+    from meld8_env.safe_text import printable
+
     try:
-        with open(path, "rb") as f:
-            packed = f.read(2) == b"\x1f\x8b"  # gzip's magic number
-        with (gzip.open if packed else open)(path, "rt", encoding="utf-8") as f:
-            lines = [json.loads(line) for line in f if line.strip()]
-    except (OSError, EOFError, ValueError) as e:  # ValueError: JSON and UTF-8 decoding errors
-        sys.exit(f"{path}: not a readable tournament log ({e})")
-    if not lines or lines[0].get("type") != "header":
+        data = read_game_file(Path(path))
+    except ReplayError as e:
+        sys.exit(printable(f"not a readable tournament log: {e}"))
+    lines = []
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            lines.append(json.loads(raw.decode("utf-8")))
+        except (ValueError, RecursionError) as e:  # JSON and UTF-8 errors, nested too deeply
+            why = f"line {n} is not a JSON line: {type(e).__name__}"
+            sys.exit(printable(f"{path}: not a readable tournament log ({why})"))
+    head = lines[0] if lines else None
+    if not isinstance(head, dict) or head.get("type") != "header":
         sys.exit(f"{path}: not a tournament games.jsonl (no header line)")
+    agents = head.get("agents")
+    if not (isinstance(agents, list) and 2 <= len(agents) <= 3 and all(isinstance(a, str) and a for a in agents)):
+        sys.exit(f"{path}: line 1: agents must be a list of 2 or 3 agent names")
+    head["agents"] = [printable(a) for a in agents]
+    P = len(agents)
+    for n, entry in enumerate(lines[1:], start=2):
+        if not isinstance(entry, dict) or entry.get("type") != "board":
+            continue
+        games, board = entry.get("games"), entry.get("board")
+        ok = isinstance(board, int) and not isinstance(board, bool) and isinstance(entry.get("seed"), int)
+        ok = ok and isinstance(games, list) and len(games) > 0
+        for g in games if ok else ():
+            seats, places = (g.get("seats"), g.get("placements")) if isinstance(g, dict) else (None, None)
+            ok = ok and isinstance(seats, list) and isinstance(places, list) and len(seats) == len(places) == P
+            ok = (
+                ok
+                and all(type(a) is int and 0 <= a < P for a in seats)
+                and all(type(x) is int and 1 <= x <= P for x in places)
+            )
+        if not ok:
+            sys.exit(f"{path}: line {n}: a board entry must have an integer board and seed and a non-empty list of "
+                     f"games, each seating the {P} agents (seats 0..{P - 1}) with placements 1..{P}")  # fmt: skip
     return lines
 
 

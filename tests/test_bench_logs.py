@@ -176,3 +176,58 @@ def test_rollout_instructions_table_modes_count_the_same_hands():
     assert words[0] == words[1] and words[0][0] == "hands" and int(words[0][3]) > int(words[0][1]) > 0, words
     bad = _bench("rollout_instructions.py", "--table", "3")
     assert bad.returncode != 0 and "invalid choice: '3'" in bad.stderr
+
+
+HEADER = '{"type": "header", "agents": ["a", "b", "c"], "seed": 1}'
+GAME = '{"seats": [0, 1, 2], "placements": [1, 2, 3]}'
+HOSTILE = {  # red team, session 35: each ended in a traceback, a hang, or a number no log can hold
+    "agents a string": ('{"type": "header", "agents": "abc", "seed": 1}\n', "agents must be a list of 2 or 3"),
+    "header a list": ("[1, 2]\n", "no header line"),
+    "board without games": (HEADER + '\n{"type": "board", "board": 0, "seed": 5, "games": []}\n', "line 2: a board"),
+    "two placements": (
+        HEADER + '\n{"type": "board", "board": 0, "seed": 5, "games": [{"seats": [0, 1, 2], "placements": [1, 2]}]}\n',
+        "line 2: a board",
+    ),
+    "seat 9": (
+        HEADER + '\n{"type": "board", "board": 0, "seed": 5, "games": [{"seats": [0, 1, 9], '
+        '"placements": [1, 2, 3]}]}\n',
+        "line 2: a board",
+    ),
+    "nested deeply": ("[" * 100_000 + "]" * 100_000 + "\n", "line 1 is not a JSON line: RecursionError"),
+}
+
+
+def test_hostile_logs_are_refused_in_one_line(tmp_path):
+    import os
+
+    for name, (text, says) in HOSTILE.items():
+        f = tmp_path / f"{name}.jsonl"
+        f.write_text(text)
+        scripts = [("tournament_log_summary.py", [str(f)])]
+        if name in ("seat 9", "nested deeply"):  # paired_logs reads logs with the same function
+            scripts.append(("paired_logs.py", [str(f), "a", str(f), "a"]))
+        for script, args in scripts:
+            res = _bench(script, *args)
+            assert res.returncode == 1 and says in res.stderr and len(res.stderr.strip().splitlines()) == 1, (name, res)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # it hung, waiting for a writer
+    for p in (fifo, tmp_path):
+        res = _bench("tournament_log_summary.py", str(p))
+        assert res.returncode == 1 and "not a replay or tournament log file (a folder or device)" in res.stderr
+    esc = tmp_path / "esc.jsonl"
+    board = '{"type": "board", "board": %d, "seed": %d, "games": [' + GAME + "]}"
+    esc.write_text(HEADER.replace('"a"', '"\\u001b[31mRED"') + "\n" + board % (0, 5) + "\n" + board % (1, 6) + "\n")
+    res = _bench("tournament_log_summary.py", str(esc))
+    assert res.returncode == 0 and "\x1b" not in res.stdout and "\\x1b[31mRED" in res.stdout
+
+
+def test_a_hostile_search_eval_summary_is_refused_in_one_line(tmp_path):
+    for body, says in (
+        ('{"seed": 1e400, "rows": [{"agent": "a", "board_means": [1.5, 2]}]}', "OverflowError"),
+        ('{"seed": 1, "rows": [{"agent": "a", "board_means": [1.5, "x"]}]}', "ValueError"),
+        ('{"seed": 1, "rows": [{"agent": "a", "board_means": [1.5, 7]}]}', "a board mean outside 1..3"),
+    ):
+        f = tmp_path / "s.json"
+        f.write_text(body)
+        res = _bench("paired_logs.py", str(f), "a", str(f), "a")
+        assert res.returncode == 1 and says in res.stderr and len(res.stderr.strip().splitlines()) == 1, res
