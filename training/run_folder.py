@@ -15,17 +15,23 @@ What a run folder holds and how it is written, in one place:
 The contract: a trainer checks every option and the folder (:meth:`RunFolder.check`) **before** it
 writes anything; a folder that holds a run is only continued (``resume: true``) by the backend that
 wrote it, never started over or mixed with another run. Ctrl-C ends in :class:`TrainingInterrupted`
-(a ``KeyboardInterrupt`` whose text says what was saved and how to continue).
+(a ``KeyboardInterrupt`` whose text says what was saved and how to continue). The folder's files are
+hostile input: they are read only when they are regular files, opened without blocking (:func:`read_regular`),
+and a resume checks every row of ``eval.jsonl`` (:meth:`RunFolder.check_eval_log`) before it writes anything.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
+import stat
 import sys
 from pathlib import Path
 from typing import Any
+
+from meld8_env.config_io import is_int
 
 BACKENDS = ("sb3", "rllib")
 RUN_FILE = "run.json"
@@ -57,7 +63,14 @@ class OutputLock:
         import fcntl
         import socket
 
-        f = open(self.path, "a+")
+        # opened without blocking and checked on the open file: a FIFO or device named .lock failed in open()
+        # with "File or stream is not seekable", naming no file (red team, session 35: the FIFO eval.jsonl)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise self.error(f"{self.path} is not a regular file (a FIFO, socket or device): move it out of "
+                             f"{self.path.parent}")  # fmt: skip
+        f = os.fdopen(fd, "r+")
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -101,11 +114,10 @@ class RunFolder:
     def owner(self) -> str | None:
         """The backend whose run the folder holds (``run.json``; older folders: from their files)."""
         try:
-            doc = json.loads((self.path / RUN_FILE).read_text())
-            if doc is None:  # a run file of "null" is not a missing one (red team, session 32: it was overwritten)
+            raw = read_regular(self.path / RUN_FILE)
+            doc = None if raw is None else json.loads(raw)
+            if raw is not None and doc is None:  # "null" is not a missing file (red team, session 32: overwritten)
                 raise ValueError("null")
-        except FileNotFoundError:
-            doc = None
         except (OSError, ValueError, RecursionError):
             raise RunFolderError(f"{self.path / RUN_FILE} is not a run file meld8 wrote; restore it or choose "
                                  "another out") from None  # fmt: skip
@@ -152,13 +164,18 @@ class RunFolder:
             f.flush()
 
     def rows(self, name: str) -> list[dict[str, Any]]:
-        """The JSON object rows of ``name``. Only a last line without its newline (cut by a kill) is skipped; any
-        other line that is not a JSON object is a RunFolderError naming the file and line (red team, session 32: a
-        resume silently rewrote the file without such rows)."""
+        """The JSON object rows of ``name`` (see :meth:`numbered_rows`)."""
+        return [row for _, row in self.numbered_rows(name)]
+
+    def numbered_rows(self, name: str) -> list[tuple[int, dict[str, Any]]]:
+        """(line number, row) of each JSON object row of ``name``. Only a last line without its newline (cut by a
+        kill) is skipped; any other line that is not a JSON object is a RunFolderError naming the file and line (red
+        team, session 32: a resume silently rewrote the file without such rows)."""
         path = self.path / name
-        if not path.exists():
+        data = read_regular(path)
+        if data is None:
             return []
-        lines = path.read_bytes().split(b"\n")
+        lines = data.split(b"\n")
         out = []
         for i, line in enumerate(lines):
             if not line.strip():
@@ -168,10 +185,30 @@ class RunFolder:
             except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, an integer too long
                 row = None
             if isinstance(row, dict):
-                out.append(row)
+                out.append((i + 1, row))
             elif i < len(lines) - 1:  # a whole line, newline and all: not a torn write
                 raise RunFolderError(f"{path}: line {i + 1} is not a JSON object; fix or move the file")
         return out
+
+    def check_eval_log(self, num_players: int) -> None:
+        """Every row of ``eval.jsonl`` holds what the trainers and ``meld8 train`` read from it: ``timesteps`` an
+        integer >= 0, ``mean_placement`` a number in 1..num_players, ``mean_score`` a finite number; otherwise a
+        RunFolderError naming the file and line. Called before a resume writes anything (red team, session 35: a
+        row without mean_score failed after training, in the curve; "x" failed in the last line printed; a
+        placement of 0.5, impossible, stood as the best and blocked every later best.zip)."""
+        path = self.path / "eval.jsonl"
+        wants = {
+            "timesteps": ("an integer >= 0", lambda v: is_int(v) and v >= 0),
+            "mean_placement": (f"a number in 1..{num_players}", lambda v: finite_number(v) and 1 <= v <= num_players),
+            "mean_score": ("a finite number", finite_number),
+        }
+        for line, row in self.numbered_rows("eval.jsonl"):
+            for key, (want, ok) in wants.items():
+                if key not in row:
+                    raise RunFolderError(f"{path}: line {line} has no {key!r} ({want}); fix or move the file")
+                if not ok(row[key]):
+                    raise RunFolderError(f"{path}: line {line}: {key!r} is {_shown(row[key])}, not {want}; fix or "
+                                         "move the file")  # fmt: skip
 
     def keep_rows(self, name: str, keep) -> None:
         """Rewrite ``name`` with the rows for which ``keep(row)`` holds (atomically, by a rename); ``keep`` may
@@ -181,6 +218,38 @@ class RunFolder:
             return
         text = "".join(json.dumps(r) + "\n" for r in self.rows(name) if keep(r))
         write_atomic(path, text)
+
+
+def read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` (None when it is not there); RunFolderError when it is there but no regular file. Opened
+    without blocking and checked on the open file: a FIFO named eval.jsonl hung a resume (red team, session 35)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RunFolderError(f"{path} cannot be read ({exc.strerror}); fix or move it") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RunFolderError(f"{path} is not a regular file (a folder, FIFO, socket or device): move it out of "
+                                 f"{path.parent}")  # fmt: skip
+        return f.read()
+
+
+def finite_number(value: object) -> bool:
+    """A finite JSON number: not a bool (True is an int in Python), NaN or Infinity (json reads them), or an integer
+    beyond the float range (it cannot be drawn or printed with a format of floats)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def _shown(value: object) -> str:
+    """A value of a hostile file, short and on one line (as JSON would write it: a string without quotes)."""
+    return " ".join(str(value).split())[:40]
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -216,7 +285,10 @@ def recover(final: Path) -> None:
 def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path | None:
     """``learning_curve.png`` from ``eval.jsonl``: mean placement and score vs ``timesteps`` (named ``steps``)."""
     folder = RunFolder(out, "sb3")  # the backend does not matter for reading
-    rows = [r for r in folder.rows("eval.jsonl") if "timesteps" in r and "mean_placement" in r]
+    # only rows with numbers to draw: a row a resume did not check (the RLlib trainer's, a file edited since)
+    # failed here after the run had trained (red team, session 35)
+    keys = ("timesteps", "mean_placement", "mean_score")
+    rows = [r for r in folder.rows("eval.jsonl") if all(finite_number(r.get(k)) for k in keys)]
     if not rows:
         return None
     import matplotlib

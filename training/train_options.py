@@ -168,6 +168,27 @@ def check_common(cfg: Any) -> None:
         v = getattr(cfg, name)
         if not is_int(v) or v < 1:
             raise ValueError(f"train option {name!r} must be an integer >= 1, got {v!r}")
+    check_out(cfg)
+
+
+def check_out(cfg: Any) -> None:
+    """``out`` names a folder (made later, may exist): ``out=/dev/null`` failed at mkdir with "[Errno 17] File
+    exists: '/dev/null'", naming no option (red team, session 35)."""
+    from meld8_env.paths import output_path
+
+    output_path(cfg.out, "train option 'out'", "a folder for the run (checkpoints, logs, config.yaml)")
+
+
+def check_seats(cfg: Any, rules: Any) -> None:
+    """``opponents`` and ``eval_opponents`` (where the config has them) name one agent per other seat. Checked at
+    load: the count failed only when the env was built, after the run folder was written, and the folder then
+    refused the corrected rerun (red team, session 35)."""
+    want = rules.num_players - 1
+    for name in ("opponents", "eval_opponents"):
+        agents = getattr(cfg, name, None)
+        if agents is not None and len(agents) != want:
+            raise ValueError(f"train option {name!r} must name {want} agent{'s' * (want != 1)} (one per other seat of "
+                             f"{rules.num_players} players), got {agents!r}")  # fmt: skip
 
 
 def check_eval_opponents(cfg: Any, rules: Any, load_agent) -> None:

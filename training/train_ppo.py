@@ -3,9 +3,10 @@
 Outputs in ``out``: TensorBoard logs (``tb/``), checkpoints (``ckpt_<steps>.zip``), ``best.zip`` (best
 evaluation), ``final.zip``, ``eval.jsonl`` (one line per evaluation), ``config.yaml`` and, in self-play,
 ``opponents.jsonl`` (the opponents drawn at each redraw). With ``resume: true`` training continues
-from the newest checkpoint in ``out``. The folder follows ``training.run_folder``: every option and the
-folder are checked before anything is written, and a folder holding a run is only continued
-(``resume: true``), never started over. One line on stderr says when PPO (or cloning) starts.
+from the newest checkpoint in ``out``. The folder follows ``training.run_folder``: every option, the
+folder and (resume) the checkpoint's weights and ``eval.jsonl`` are checked before anything is written, and
+a folder holding a run is only continued (``resume: true``), never started over. One line on stderr says
+when PPO (or cloning) starts.
 
 Ctrl-C (``training.stop_request``): the first SIGINT only asks the run to stop; it stops at the next safe
 point (a step of the demonstration or evaluation games, a minibatch of cloning, a PPO step), writes
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from meld8_env.config_io import is_int
 from meld8_env.rules import RuleConfig
 from training.evaluation import evaluate
 from training.run_folder import (
@@ -39,7 +41,15 @@ from training.run_folder import (
     say,
 )
 from training.stop_request import StopRequest, StopRequested
-from training.train_options import MAX_HIDDEN, check_common, check_eval_opponents, check_rates, read_options
+from training.train_options import (
+    MAX_HIDDEN,
+    check_common,
+    check_eval_opponents,
+    check_out,
+    check_rates,
+    check_seats,
+    read_options,
+)
 
 __all__ = ["TrainConfig", "TrainingInterrupted", "check_rates", "evaluate", "plot_learning_curve", "read_options",
            "train"]  # fmt: skip
@@ -182,7 +192,24 @@ class TrainConfig:
             raise ValueError("train options init_from and bc_decisions > 0 are two starts: give one of them")
         if cfg.init_from == "":
             raise ValueError("train option 'init_from' must name a checkpoint (a path, or ppo / distilled), got ''")
+        check_ppo_options(cfg)
+        check_seats(cfg, _rules(cfg))  # the rules seat the players: a wrong count fails here, not in the env
         return cfg
+
+
+def check_ppo_options(cfg: TrainConfig) -> None:
+    """The options only this backend has, in range (red team, session 35: clip_range=-1 or .nan, target_kl=-1,
+    vf_warmup=-5 and bc_decisions=-5 were taken, and trained nothing meaningful or were silently ignored)."""
+    if not math.isfinite(cfg.clip_range) or cfg.clip_range <= 0:
+        raise ValueError(f"train option 'clip_range' must be a finite number > 0, got {cfg.clip_range!r}")
+    # None means no limit; 0 or less would stop every update before its first minibatch
+    if cfg.target_kl is not None and (not math.isfinite(cfg.target_kl) or cfg.target_kl <= 0):
+        raise ValueError(f"train option 'target_kl' must be a finite number > 0, or null for no limit, got "
+                         f"{cfg.target_kl!r}")  # fmt: skip
+    for name in ("vf_warmup", "bc_decisions"):
+        v = getattr(cfg, name)
+        if not is_int(v) or v < 0:
+            raise ValueError(f"train option {name!r} must be an integer >= 0, got {v!r}")
 
 
 def _rules(cfg: TrainConfig) -> RuleConfig:
@@ -195,6 +222,10 @@ def train(cfg: TrainConfig) -> Path:
     from agents.registry import load_agent
 
     rules = _rules(cfg)
+    # again here: a TrainConfig built in code has not been through load()
+    check_ppo_options(cfg)
+    check_seats(cfg, rules)
+    check_out(cfg)
     opponents = [load_agent(n, rules, i + 1) for i, n in enumerate(cfg.opponents)]
     # every agent the run will need later, so a misspelt name fails now, not an hour in
     for name in [*(cfg.pool_bots if cfg.selfplay else []), *([cfg.bc_teacher] * (cfg.bc_decisions > 0))]:
@@ -289,6 +320,104 @@ def _load_init(model, path: Path) -> None:
     model.policy.load_state_dict({**own, **state})
 
 
+def _check_policy_weights(path: Path, rules: RuleConfig) -> None:
+    """The resume checkpoint's policy weights load as a player would load them (``agents.networks.load_policy``:
+    named dense finite float tensors that fit the network its metadata names); ValueError in one line otherwise."""
+    from agents.checkpoint import CheckpointError
+    from agents.networks import load_policy
+
+    try:
+        load_policy(path, rules)
+    except (CheckpointError, ValueError, RuntimeError, KeyError, TypeError) as exc:
+        raise ValueError(f"resume: {str(exc).splitlines()[0]}") from None
+
+
+def _load_resumed(model, state: Any, optimizer: Any, path: Path) -> None:
+    """The resume checkpoint's policy and optimizer state into ``model``, each checked first against what the
+    model holds: the same tensor names and shapes, finite floats (an oracle critic too, which a player never
+    loads), and Adam's settings as this trainer makes them. ValueError in one line naming ``path`` otherwise:
+    torch's own errors are tracebacks of many lines, and a bad moment estimate failed only in the first update."""
+    why = _misfit(state, model.policy.state_dict())
+    if why is None:
+        why = _optimizer_misfit(optimizer, model.policy.optimizer)
+    if why is None:
+        try:
+            model.policy.load_state_dict(state)
+            model.policy.optimizer.load_state_dict(optimizer)
+        except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as exc:  # what the checks above missed
+            why = " ".join(str(exc).split())[:200]
+    if why is not None:
+        raise ValueError(f"resume: {path} does not fit the network this config builds ({why}); resume from another "
+                         "checkpoint or choose another out")  # fmt: skip
+
+
+def _tensor_misfit(name: str, value: Any, shape: tuple[int, ...]) -> str | None:
+    """Why ``value`` is not a dense finite float tensor of ``shape`` (None: it is)."""
+    import torch
+
+    if not torch.is_tensor(value) or value.layout != torch.strided or not value.is_floating_point():
+        return f"{name} is not a dense float tensor"
+    if tuple(value.shape) != tuple(shape):
+        return f"{name} has shape {tuple(value.shape)[:8]}, the network's is {tuple(shape)}"
+    if not bool(torch.isfinite(value).all()):
+        return f"{name} holds NaN or infinite values"
+    return None
+
+
+def _misfit(state: Any, own: dict[str, Any]) -> str | None:
+    """Why the saved ``state`` does not load into a network whose state is ``own`` (None: it does)."""
+    if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+        return "policy.pth is not a table of named tensors"
+    extra, missing = sorted(set(state) - set(own)), sorted(set(own) - set(state))
+    if extra or missing:
+        return f"policy.pth {'has no tensor ' + repr(missing[0][:80]) if missing else 'has ' + repr(extra[0][:80])}"
+    for k, v in own.items():
+        why = _tensor_misfit(f"policy.pth tensor {k!r}", state[k], tuple(v.shape))
+        if why is not None:
+            return why
+    return None
+
+
+def _optimizer_misfit(saved: Any, optimizer: Any) -> str | None:
+    """Why the saved Adam state does not fit ``optimizer`` (None: it fits): its groups name the same parameters
+    with the settings this trainer gives (the learning rate is set again at every update), and each parameter's
+    moments are finite tensors of that parameter's shape (a second moment below 0 is the square root of one)."""
+    import torch
+
+    own = optimizer.state_dict()
+    if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict):
+        return "policy.optimizer.pth is not an optimizer state"
+    groups = saved.get("param_groups")
+    if not isinstance(groups, list) or len(groups) != len(own["param_groups"]):
+        return "policy.optimizer.pth holds other parameter groups"
+    for group, mine in zip(groups, own["param_groups"], strict=True):
+        if not isinstance(group, dict) or group.get("params") != mine["params"]:
+            return "policy.optimizer.pth names other parameters"
+        for key in set(group) & set(mine) - {"params", "lr"}:
+            a, b = group[key], mine[key]
+            if (list(a) if isinstance(a, tuple | list) else a) != (list(b) if isinstance(b, tuple | list) else b):
+                return f"policy.optimizer.pth sets {key}={_short(a)}, this trainer {_short(b)}"
+    shapes = {i: tuple(p.shape) for g, mine in zip(optimizer.param_groups, own["param_groups"], strict=True)
+              for i, p in zip(mine["params"], g["params"], strict=True)}  # fmt: skip
+    for i, moments in saved["state"].items():
+        if i not in shapes or not isinstance(moments, dict) or set(moments) != {"step", "exp_avg", "exp_avg_sq"}:
+            return f"policy.optimizer.pth holds a state {_short(i)} that is not Adam's for a parameter"
+        step = moments["step"]  # a float tensor, as torch's Adam keeps it
+        if not torch.is_tensor(step) or step.numel() != 1 or not step.is_floating_point() or not step.item() >= 0:
+            return f"policy.optimizer.pth: the step count of parameter {i} is not a finite number >= 0"
+        for key in ("exp_avg", "exp_avg_sq"):
+            why = _tensor_misfit(f"policy.optimizer.pth {key} of parameter {i}", moments[key], shapes[i])
+            if why is not None:
+                return why
+        if bool((moments["exp_avg_sq"] < 0).any()):
+            return f"policy.optimizer.pth: exp_avg_sq of parameter {i} is negative"
+    return None
+
+
+def _short(value: Any) -> str:
+    return " ".join(repr(value).split())[:40]
+
+
 def _logged_by(row: dict[str, Any], path: Path) -> int:
     """The ``timesteps`` of a row of ``eval.jsonl`` / ``opponents.jsonl`` (a row without an integer count is refused:
     dropping it would lose it)."""
@@ -319,21 +448,18 @@ def _train(
 
     out = folder.path
     resumed = None
-    if resume_from is not None:  # the checkpoint and the logs read and checked before the folder's config is rewritten
+    # Nothing in the folder is written until the checkpoint and the logs are read, checked and loaded into the
+    # network this config builds: a resume that fails must leave the run as it was (red team, session 35: an edited
+    # policy.pth failed in load_state_dict after config.yaml had been rewritten)
+    if resume_from is not None:
         steps = read_metadata(resume_from).get("num_timesteps")
         if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps < 2**62:
             raise ValueError(f"{resume_from}: 'num_timesteps' must be an integer >= 0, got {str(steps)[:40]}")
+        _check_policy_weights(resume_from, rules)
         resumed = load_tensors(resume_from, "policy.pth"), load_tensors(resume_from, "policy.optimizer.pth"), steps
-        for name in ("eval.jsonl", "opponents.jsonl"):
-            for row in folder.rows(name):
-                _logged_by(row, out / name)
-                mp = row.get("mean_placement", 1.0)  # the best so far is read from these (a string failed there)
-                if isinstance(mp, bool) or not isinstance(mp, int | float) or not math.isfinite(mp):
-                    raise ValueError(f"{out / name}: a row's 'mean_placement' is {str(mp)[:40]}, not a number")
-    shutil.rmtree(out / SAVING, ignore_errors=True)  # scratch of a killed run (we hold the folder's lock)
-    for name in (EVAL_COPY, "_best.tmp.zip"):  # (_best.tmp.zip: earlier versions' scratch name)
-        (out / name).unlink(missing_ok=True)
-    folder.start(dataclasses.asdict(cfg))
+        folder.check_eval_log(rules.num_players)  # the best so far, the curve and the last line are read from it
+        for _, row in folder.numbered_rows("opponents.jsonl"):
+            _logged_by(row, out / "opponents.jsonl")
     oracle = cfg.critic == "oracle"
     env = SingleSeatVecEnv(cfg.n_envs, opponents, rules, seed=cfg.seed, features=cfg.features, shaping=cfg.shaping,
                            oracle=oracle)  # fmt: skip
@@ -349,14 +475,19 @@ def _train(
         tensorboard_log=str(out / "tb"), device="cpu", verbose=0,
     )  # fmt: skip
     if resumed is not None:  # weights only: the checkpoint's tensors into the network this config builds
-        model.policy.load_state_dict(resumed[0])
-        model.policy.optimizer.load_state_dict(resumed[1])
-        model.num_timesteps = start = resumed[2]
-        # rows a killed run logged after its last checkpoint: those steps run again
-        for name in ("eval.jsonl", "opponents.jsonl"):
-            folder.keep_rows(name, lambda r: r["timesteps"] <= start)  # every row checked above
+        _load_resumed(model, resumed[0], resumed[1], resume_from)
+        model.num_timesteps = resumed[2]
     elif init is not None:
         _load_init(model, init)
+    # every check passed: from here on the folder is written
+    shutil.rmtree(out / SAVING, ignore_errors=True)  # scratch of a killed run (we hold the folder's lock)
+    for name in (EVAL_COPY, "_best.tmp.zip"):  # (_best.tmp.zip: earlier versions' scratch name)
+        (out / name).unlink(missing_ok=True)
+    folder.start(dataclasses.asdict(cfg))
+    if resumed is not None:  # rows a killed run logged after its last checkpoint: those steps run again
+        start = resumed[2]
+        for name in ("eval.jsonl", "opponents.jsonl"):
+            folder.keep_rows(name, lambda r: r["timesteps"] <= start)  # every row checked above
     recover(out / "best.zip")
 
     meta = make_metadata(rules, cfg.features, cfg.network, cfg.net_arch)

@@ -101,14 +101,17 @@ def run_rllib(args: argparse.Namespace) -> int:
 
 
 def best_line(out, steps: str) -> str:
-    """The run's best evaluation in one line (from eval.jsonl), the last thing a run prints."""
-    from training.run_folder import RunFolder
+    """The run's best evaluation in one line (from eval.jsonl), the last thing a run prints. Only rows whose
+    placement and score are finite numbers count: a ``"mean_score": "x"`` ended a finished run in "Unknown format
+    code 'f'" (red team, session 35)."""
+    from training.run_folder import RunFolder, finite_number
 
-    rows = [r for r in RunFolder(out, "sb3").rows("eval.jsonl") if isinstance(r.get("mean_placement"), float)]
+    rows = [r for r in RunFolder(out, "sb3").rows("eval.jsonl")
+            if finite_number(r.get("mean_placement")) and finite_number(r.get("mean_score"))]  # fmt: skip
     if not rows:
         return "best: no evaluation yet"
     b = min(rows, key=lambda r: r["mean_placement"])
-    return (f"best: mean placement {b['mean_placement']:.3f} (mean score {b.get('mean_score', 0):,.0f}) at "
+    return (f"best: mean placement {b['mean_placement']:.3f} (mean score {b['mean_score']:,.0f}) at "
             f"{b.get('timesteps')} {steps}, {len(rows)} evaluations")  # fmt: skip
 
 
