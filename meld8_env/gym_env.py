@@ -152,9 +152,12 @@ class Meld8VectorEnv(VectorEnv):
 
     # -- Gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
+        # the constructor's seed seeds np_random too at the first reset: a later reset without a seed drew its games
+        # from a generator Gymnasium had seeded from the OS (seeds audit, session 35)
+        first = seed is None and not self._started and self._seed is not None
+        super().reset(seed=self._seed if first else seed)
         # a seed restarts the same games; no seed continues with new games drawn from np_random
-        # (itself seeded by the last seeded reset, so a run stays reproducible)
+        # (itself seeded by the last seeded reset, or the constructor's seed, so a run stays reproducible)
         if seed is None and (self._started or self._seed is None):
             self._seed = int(self.np_random.integers(0, 2**62))
         elif seed is not None:

@@ -100,6 +100,7 @@ class Meld8Vector:
         self._parts = [p for p in np.array_split(np.arange(self.num_envs), n_threads) if p.size]
         self._pool = ThreadPoolExecutor(len(self._parts)) if len(self._parts) > 1 else None
         self.seeds = np.zeros(self.num_envs, np.uint64)
+        self._sample_new = np.ones(self.num_envs, bool)  # games whose sample_actions stream starts at their seed
         self._buffers()
         self._no_outcomes()
 
@@ -117,6 +118,7 @@ class Meld8Vector:
             self._base_seed = int(np.random.default_rng().integers(0, 2**62))
         self._next_seed = self._base_seed
         self.seeds[:] = self._take_seeds(self.num_envs)
+        self._sample_new[:] = True
         self.engine.reset(self.seeds)
         self._observe()
         self._no_outcomes()
@@ -133,6 +135,7 @@ class Meld8Vector:
         if seeds.shape != index.shape:
             raise ValueError(f"give one seed per game: {index.shape[0]} games, seeds of shape {seeds.shape}")
         self.seeds[index] = seeds
+        self._sample_new[index] = True
         self.engine.start(index, seeds)
         self._observe_rows(index)
         self._rewards[index] = 0
@@ -259,6 +262,7 @@ class Meld8Vector:
             idx = self.ended_index
             new = self._take_seeds(idx.size)
             self.seeds[idx] = new
+            self._sample_new[idx] = True
             eng.start(idx, new)
             # the new games' first observations; rewards, flags and final scores stay those of the ended games
             self._observe_rows(idx)
@@ -300,10 +304,17 @@ class Meld8Vector:
     def sample_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
         """A uniformly random legal action per game, drawn in C (games that are over get 0).
 
-        Seeded from ``rng`` on first use (or from the env seed), reproducible run to run."""
-        if getattr(self, "_sample_state", None) is None:
-            base = rng.integers(0, 2**63) if rng is not None else (self._base_seed or 0) + 0x5EED
-            self._sample_state = np.uint64(base) + np.arange(self.num_envs, dtype=np.uint64) * np.uint64(7919)
+        Each game draws from its own stream, started from its seed when the game starts (moved by ``rng``'s first
+        draw when one is given on first use): game i of a batch seeded S samples as the single game seeded S + i
+        whatever the batch, and a reset with the same seed samples the same games again (the streams were per slot
+        and never restarted, so ``meld8 simulate --batch`` changed the games: seeds audit, session 35)."""
+        if getattr(self, "_sample_offset", None) is None:
+            self._sample_offset = np.uint64(rng.integers(0, 2**63) if rng is not None else 0x5EED)
+            self._sample_state = np.zeros(self.num_envs, np.uint64)
+        new = self._sample_new
+        if new.any():
+            self._sample_state[new] = self.seeds[new] + self._sample_offset  # uint64: wraps
+            new[:] = False
         out = np.empty(self.num_envs, np.int64)
         self.engine.random_legal(self._sample_state, out)
         return out

@@ -165,3 +165,30 @@ def test_a_batch_size_that_is_not_a_count_is_refused(n):
 
     with pytest.raises(ValueError, match=r"num_envs must be 1\.\.1048576 \(an integer\)"):
         Meld8Vector(n)
+
+
+def test_a_constructor_seed_makes_every_later_reset_reproducible():
+    """Seeds audit, session 35: with only the constructor seeded, a second reset() drew its games (and the single
+    env its action-space samples) from a generator Gymnasium had seeded from the OS: two runs differed."""
+
+    def run_vec() -> list[list[int]]:
+        env = make_vec(2, seed=7)
+        seeds = []
+        for _ in range(2):
+            env.reset()
+            seeds.append(env.unwrapped.vec.seeds.tolist())
+        env.close()
+        return seeds
+
+    def run_single() -> tuple[list[int], list[int]]:
+        env = gymnasium.make("meld8_env:Meld8-v0", seed=7)
+        env.reset()
+        samples = [int(env.action_space.sample()) for _ in range(8)]
+        env.reset()
+        seeds = env.unwrapped._vec.vec.seeds.tolist()
+        env.close()
+        return samples, seeds
+
+    first = run_vec()
+    assert first[0] == [7, 8] and run_vec() == first
+    assert run_single() == run_single()

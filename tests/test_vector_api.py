@@ -152,3 +152,26 @@ def test_start_games_refuses_positions_and_seeds_it_used_to_cast(index, seeds, s
         v.start_games(index, seeds)
     assert (v.seeds == before).all()  # nothing started
     v.start_games([], [])  # no games: numpy reads [] as float64, which is still nothing to refuse
+
+
+def test_sampled_games_are_the_same_in_any_batch_and_after_a_reset_with_the_same_seed():
+    """Seeds audit, session 35: sample_actions drew from one stream per slot, never restarted, so the game seeded
+    S + i played differently in a batch of 4 and a batch of 1, a reset(seed=S) replayed other games, and `meld8
+    simulate --batch` changed its statistics. Each game now samples from a stream started at its seed."""
+    from meld8_env.vector import Meld8Vector
+
+    def play(vec: Meld8Vector, seed: int) -> dict[int, tuple[int, list[int]]]:
+        vec.reset(seed=seed)
+        steps, out = np.zeros(vec.num_envs, int), {}
+        while len(out) < vec.num_envs:
+            steps[[i for i in range(vec.num_envs) if int(vec.seeds[i]) not in out]] += 1
+            vec.step(vec.sample_actions())
+            for g in vec.game_outcomes():
+                out.setdefault(int(g.seed), (int(steps[g.game]), list(g.final_scores)))
+        return out
+
+    batch = play(Meld8Vector(4, seed=100, autoreset=False), 100)
+    one = Meld8Vector(1, seed=100, autoreset=False)
+    for s in range(100, 104):
+        assert play(Meld8Vector(1, seed=s, autoreset=False), s)[s] == batch[s]
+    assert play(one, 100) == play(one, 100)  # the same vector, reset with the same seed: the same game
