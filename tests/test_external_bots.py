@@ -308,6 +308,8 @@ def test_without_a_seed_a_tournament_with_a_bot_draws_its_boards_afresh_and_resu
 
     first, err = play("a")
     assert "a cmd: bot is seated and no --seed was given" in err
+    # the log's header holds that seed: readable by this account only (review, session 35: it was 0644)
+    assert (tmp_path / "a" / "games.jsonl").stat().st_mode & 0o077 == 0
     second, _ = play("b")
     assert first != second  # drawn afresh (equal once in 2**63)
     resumed, err = play("a", "--resume", "--boards", "2")

@@ -24,6 +24,7 @@ This module schedules the run; its parts live beside it, one concern each:
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -67,9 +68,12 @@ def run(cfg: TournamentConfig) -> dict:
     out = Path(cfg.out)
     if out.exists() and not out.is_dir():  # before any agent: a cmd: bot's log folder would be made under it
         raise TournamentError(f"--out {out} is a file: give a folder for the tournament's outputs")
-    log = out / LOG
-    if log.is_symlink() or (log.exists() and not log.is_file()):  # a FIFO hung the run in open(); /dev/zero: Errno 22
-        raise TournamentError(f"{log} is not a regular file (a link, FIFO or device): move it or choose another --out")
+    for name in OUTPUTS:  # a FIFO hung the run in open(), /dev/zero said Errno 22, a link is written through
+        path = out / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise TournamentError(
+                f"{path} is not a regular file (a link, FIFO or device): move it or choose another --out"
+            )
     # fail fast with a clear error, the seat-protocol bots last: starting one writes its log under OUT/bots, which
     # must not happen when another agent's name is wrong
     for spec in sorted(dict.fromkeys(cfg.agents), key=lambda s: s.startswith("cmd:")):
@@ -85,6 +89,9 @@ def run(cfg: TournamentConfig) -> dict:
     with OutputLock(out):
         return _run_locked(cfg, out)
 
+
+#: what a tournament writes in its folder (checked to be regular files, or absent, before anything runs)
+OUTPUTS = (LOG, "results.json", "games.csv", "chart.png")
 
 #: boards scheduled at a time in one process: memory is bounded by this, not by the number of boards
 LOCAL_CHUNK = 512
@@ -125,6 +132,9 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
     tasks = _tasks(cfg, finished, per_task)
     init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed, cfg.trust_checkpoints, cfg.bot_options())
     bar = progress(n_todo, cfg.progress)
+    if cfg.has_bots():  # its header holds the seed, so every deal: no other account may read it (0600)
+        os.close(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        os.chmod(log, 0o600)
     with open(log, "a") as f:
         if not has_header:
             append_entry(f, header)

@@ -33,8 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument(
         "--seed",
         type=int,
-        help="seed of the board seeds (default 0; with a cmd: bot seated, drawn afresh and printed, so no bot knows "
-        "the deals in advance; --resume takes the log's)",
+        help="seed of the board seeds (default 0; with a cmd: bot seated, drawn afresh and printed, so a bot playing "
+        "from another account cannot know the deals in advance; --resume takes the log's)",
     )
     t.add_argument("--workers", type=int, help="worker processes (default 1)")
     t.add_argument(
@@ -127,13 +127,13 @@ def run(args: argparse.Namespace) -> int:
         value = settings.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi):
             raise ValueError(f"{key} must be an integer 1..{hi:,}, got {short_repr(value)}")
-    if "seed" in settings:
-        seed, drawn = check_seed(settings["seed"], "seed"), False
-    else:
-        seed, drawn = _default_seed(agents, settings, args.resume)
     for key in ("out", "rules"):
         if key in settings and not isinstance(settings[key], str):
             raise ValueError(f"{key} must be a path or name, got {short_repr(settings[key])}")
+    if "seed" in settings:
+        seed, drawn = check_seed(settings["seed"], "seed"), False
+    else:  # after out's check: a cmd: lineup's resume reads the seed from out's log
+        seed, drawn = _default_seed(agents, settings, args.resume)
     # where each value came from, for the messages: the command line wins over the config
     source = {k: f"{k!r} in {args.config}" if args.config and getattr(args, k) is None and k in settings else f"--{k}"
               for k in ("out", "rules")}  # fmt: skip
