@@ -73,7 +73,7 @@ def read_game_file(p: Path) -> bytes:
     return out
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """json object hook: a key given twice is refused (json keeps the last, so a field could be replaced unseen by
     a reader that keeps the first; red team, session 35)."""
     out = dict(pairs)
@@ -134,7 +134,7 @@ def load_replay(path: str | Path) -> tuple[dict[str, Any], Resimulation]:
     p = Path(path)
     raw = read_game_file(p)
     try:
-        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+        doc = json.loads(raw.decode("utf-8"), object_pairs_hook=no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise ReplayError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except UnicodeDecodeError:
@@ -245,7 +245,7 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
     p = Path(path)
     data = read_game_file(p)
     try:
-        head = json.loads(data.split(b"\n", 1)[0])
+        head = json.loads(data.split(b"\n", 1)[0], object_pairs_hook=no_duplicate_keys)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep, an integer too long: not a log header
         head = None
     if isinstance(head, dict) and head.get("type") == "header":
@@ -278,9 +278,10 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None, data: bytes) -> d
     games = []
     for n, line in enumerate(data.splitlines()[1:], start=2):
         try:
-            entry = json.loads(line)
-        except (ValueError, RecursionError):
-            raise ReplayError(f"{p}: line {n} is not JSON") from None
+            entry = json.loads(line, object_pairs_hook=no_duplicate_keys)
+        except (ValueError, RecursionError) as exc:
+            why = f": {exc}" if "given twice" in str(exc) else " is not JSON"
+            raise ReplayError(f"{p}: line {n}{why}") from None
         if isinstance(entry, dict) and entry.get("type") == "board":
             board, listed = entry.get("board"), entry.get("games")
             if not is_int(board):

@@ -295,14 +295,17 @@ def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path |
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import yaml
+
+    from meld8_env.config_io import read_yaml_mapping
 
     path = Path(out)
-    try:
-        cfg = yaml.safe_load((path / "config.yaml").read_text()) if (path / "config.yaml").exists() else {}
-    except yaml.YAMLError:
+    try:  # the strict reader: an alias bomb or deep nesting in a hand-edited config.yaml must not hang the redraw
+        cfg = read_yaml_mapping(path / "config.yaml", "run config") if (path / "config.yaml").is_file() else {}
+    except ValueError:
         cfg = {}
-    bots = " + ".join((cfg or {}).get("eval_opponents") or ["evaluation bots"])
+    names = cfg.get("eval_opponents")
+    ok = isinstance(names, list) and names and all(isinstance(n, str) for n in names)
+    bots = " + ".join(names if ok else ["evaluation bots"])
     xs = [r["timesteps"] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     a.plot(xs, [r["mean_placement"] for r in rows], marker="o")

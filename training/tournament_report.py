@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from meld8_env.seat_process import printable
+from meld8_env.safe_text import printable
 from training.stats import format_p
 
 SHAKY_BELOW = 30  # board seeds below which a claim rests on too few paired samples
