@@ -326,4 +326,9 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None, data: bytes) -> d
     if {k: doc["result"][k] for k in want} != want:
         raise ReplayError(f"{where}: does not re-create its logged result (fields 'final_scores', 'placements')")
     names = [agents[a] for a in seats]
-    return {**doc, "names": names, "title": f"{p.name}: game {game} (board {board}, seating {seating})"}
+    # the seed each seat's agent had (a tournament seeds agent k with its seed + k): a review by that same agent
+    # then decides as it did in the game
+    head_seed = head.get("seed")
+    ok = is_int(head_seed) and 0 <= head_seed <= 2**63 - len(agents)
+    seeded = {"agent_seeds": [head_seed + a for a in seats]} if ok else {}
+    return {**doc, "names": names, **seeded, "title": f"{p.name}: game {game} (board {board}, seating {seating})"}

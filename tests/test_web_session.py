@@ -355,3 +355,22 @@ def test_a_long_replay_sends_each_hands_result_once():
     for f, p in zip(frames, packed, strict=True):  # the page rebuilds each frame exactly
         assert {**p, "results": results[: p["results_count"]]} == {**f, "results_count": len(f["results"])}
     assert len(json.dumps(packed)) * 5 < len(json.dumps(frames))
+
+
+def test_reviewing_a_logged_seat_with_its_own_agent_seeds_it_as_it_played(tmp_path, capsys):
+    """Seeds audit, session 35: review loaded its reference with seed 0, so a seeded agent reviewing its own seat
+    of a tournament log (which seeds agent k with the tournament's seed + k) disagreed with itself."""
+    from meld8_app.cli import main
+    from meld8_env.rules import RuleConfig
+    from training.tournament import TournamentConfig, run
+
+    rules = RuleConfig(rounds=1, min_yaku_han=(1,), max_replays=1)
+    out = tmp_path / "t"
+    run(TournamentConfig(agents=["greedy", "random", "defensive"], boards=1, seed=11, out=str(out), rules=rules,
+                         progress=False, chart=False))  # fmt: skip
+    log = str(out / "games.jsonl")
+    seats = json.loads((out / "games.jsonl").read_text().splitlines()[1])["games"][0]["seats"]
+    seat = seats.index(1)  # where `random` sat in game 0
+    assert main(["review", log, "--game", "0", "--seat", str(seat), "--agent", "random", "--json"]) == 0
+    rev = json.loads(capsys.readouterr().out)
+    assert rev["decisions"] and rev["summary"]["agreement"] == 1.0, rev["summary"]

@@ -48,7 +48,12 @@ def run(args: argparse.Namespace) -> int:
     rules = RuleConfig.from_dict(doc["rules"])
     from meld8_app.cli.play import default_agent
 
-    rev = review(rules, doc["seed"], doc["actions"], args.seat, default_agent(args.agent, "greedy"), args.threshold)
+    agent = default_agent(args.agent, "greedy")
+    # a tournament log's seat reviewed by the agent that played it: seeded as it played (seeds audit, session 35: a
+    # seeded agent such as search disagreed with a third of its own moves)
+    own = doc.get("agent_seeds") and 0 <= args.seat < len(doc["names"]) and doc["names"][args.seat] == agent
+    seed = doc["agent_seeds"][args.seat] if own else 0
+    rev = review(rules, doc["seed"], doc["actions"], args.seat, agent, args.threshold, agent_seed=seed)
     if args.json:
         print(json.dumps(rev, indent=1))
         return 0

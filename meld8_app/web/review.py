@@ -58,13 +58,15 @@ def review(
     agent: str = "ppo",
     threshold: float = 0.5,
     trust: bool = False,
+    agent_seed: int = 0,
 ) -> dict[str, Any]:
-    """The review document of ``seat``'s decisions (JSON-able)."""
+    """The review document of ``seat``'s decisions (JSON-able); ``agent_seed`` seeds the reference agent (the seed
+    the seat's own agent played with, when the reference is that agent, so its own moves are not flagged)."""
     if not 0 <= seat < rules.num_players:
         raise ValueError(f"seat must be 0..{rules.num_players - 1}, got {seat}")
     if not 0 <= threshold <= 1:
         raise ValueError(f"threshold must be a probability 0..1, got {threshold}")
-    ref = load_agent(agent, rules, 0, trust)
+    ref = load_agent(agent, rules, agent_seed, trust)
     ref.setup(rules)
     try:
         game = resimulate(rules, seed, actions)
