@@ -102,9 +102,12 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         return {agent_id(seat): self._encode(self.vec.observation[0], self.vec.action_mask[0])}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        if seed is not None:
+        if seed is not None:  # the game seeded `seed`, as on every other face (it was a draw from rng(seed): seeds
+            # audit, session 35); later resets without a seed draw theirs from a generator seeded by it
             self._rng = np.random.default_rng(seed)
-        self.vec.reset(seed=int(self._rng.integers(0, 2**62)))
+            self.vec.reset(seed=seed)
+        else:
+            self.vec.reset(seed=int(self._rng.integers(0, 2**62)))
         self._steps = 0
         return self._acting_obs(), {}
 

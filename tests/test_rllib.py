@@ -276,3 +276,21 @@ def test_a_second_run_into_the_same_folder_and_a_corrupted_league_state_are_one_
     (tmp_path / "checkpoint" / "league.json").write_text('{"iteration": 4, "fil')
     with pytest.raises(ValueError, match="not a league state"):
         train(RllibConfig.load(None, [f"out={tmp_path}", "progress=false", "resume=true"]))
+
+
+def test_reset_with_a_seed_plays_the_game_of_that_seed_as_every_other_face():
+    """Seeds audit, session 35: reset(seed=42) played the game seeded by a draw from default_rng(42), not game 42
+    as Meld8Vector, the PettingZoo env and the Gymnasium faces do."""
+    from meld8_env.rllib import Meld8MultiAgentEnv
+    from meld8_env.vector import Meld8Vector
+
+    env = Meld8MultiAgentEnv({})
+    env.reset(seed=42)
+    ref = Meld8Vector(1, seed=42)
+    ref.reset(seed=42)
+    assert env.vec.seeds.tolist() == [42] and np.array_equal(env.vec.observation, ref.observation)
+    again = Meld8MultiAgentEnv({})
+    again.reset(seed=42)
+    env.reset()
+    again.reset()
+    assert env.vec.seeds.tolist() == again.vec.seeds.tolist()  # unseeded resets follow the seed
