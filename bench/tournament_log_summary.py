@@ -25,6 +25,10 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from meld8_env.replay import ReplayError, read_game_file  # noqa: E402
+from meld8_env.safe_text import printable  # noqa: E402
+
 
 def read_log(path: str) -> list[dict]:
     """The entries of a tournament log, plain or gzip-compressed (told by its first bytes, whatever its name);
@@ -32,10 +36,6 @@ def read_log(path: str) -> list[dict]:
     lines, or a board whose games do not seat the header's agents with placements 1..P (red team, session 35: such
     files ended in tracebacks, a board without games counted as placement 0, a folder or FIFO hung or read for
     ever). Agent names are shown with control characters escaped."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    from meld8_env.replay import ReplayError, read_game_file
-    from meld8_env.safe_text import printable
-
     try:
         data = read_game_file(Path(path))
     except ReplayError as e:

@@ -100,7 +100,10 @@ class Meld8Vector:
         self._parts = [p for p in np.array_split(np.arange(self.num_envs), n_threads) if p.size]
         self._pool = ThreadPoolExecutor(len(self._parts)) if len(self._parts) > 1 else None
         self.seeds = np.zeros(self.num_envs, np.uint64)
-        self._sample_new = np.ones(self.num_envs, bool)  # games whose sample_actions stream starts at their seed
+        # sample_actions: each game's stream (restarted at its seed where _sample_new), moved by _sample_offset
+        self._sample_new = np.ones(self.num_envs, bool)
+        self._sample_state = np.zeros(self.num_envs, np.uint64)
+        self._sample_offset: np.uint64 | None = None
         self._buffers()
         self._no_outcomes()
 
@@ -308,9 +311,8 @@ class Meld8Vector:
         draw when one is given on first use): game i of a batch seeded S samples as the single game seeded S + i
         whatever the batch, and a reset with the same seed samples the same games again (the streams were per slot
         and never restarted, so ``meld8 simulate --batch`` changed the games: seeds audit, session 35)."""
-        if getattr(self, "_sample_offset", None) is None:
+        if self._sample_offset is None:
             self._sample_offset = np.uint64(rng.integers(0, 2**63) if rng is not None else 0x5EED)
-            self._sample_state = np.zeros(self.num_envs, np.uint64)
         new = self._sample_new
         if new.any():
             self._sample_state[new] = self.seeds[new] + self._sample_offset  # uint64: wraps

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.config_io import is_int
+from meld8_env.safe_text import one_line
 
 BACKENDS = ("sb3", "rllib")
 RUN_FILE = "run.json"
@@ -207,8 +208,8 @@ class RunFolder:
                 if key not in row:
                     raise RunFolderError(f"{path}: line {line} has no {key!r} ({want}); fix or move the file")
                 if not ok(row[key]):
-                    raise RunFolderError(f"{path}: line {line}: {key!r} is {_shown(row[key])}, not {want}; fix or "
-                                         "move the file")  # fmt: skip
+                    shown = one_line(str(row[key]), 40)
+                    raise RunFolderError(f"{path}: line {line}: {key!r} is {shown}, not {want}; fix or move the file")
 
     def keep_rows(self, name: str, keep) -> None:
         """Rewrite ``name`` with the rows for which ``keep(row)`` holds (atomically, by a rename); ``keep`` may
@@ -245,11 +246,6 @@ def finite_number(value: object) -> bool:
         return math.isfinite(float(value))
     except OverflowError:
         return False
-
-
-def _shown(value: object) -> str:
-    """A value of a hostile file, short and on one line (as JSON would write it: a string without quotes)."""
-    return " ".join(str(value).split())[:40]
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -193,9 +193,6 @@ def check_seats(cfg: Any, rules: Any) -> None:
 
 def check_eval_opponents(cfg: Any, rules: Any, load_agent) -> None:
     """``eval_opponents`` names one known agent per other seat (``load_agent`` loads each once)."""
-    want = rules.num_players - 1
-    if len(cfg.eval_opponents) != want:
-        raise ValueError(f"train option 'eval_opponents' must name {want} agents (one per other seat), got "
-                         f"{cfg.eval_opponents!r}")  # fmt: skip
+    check_seats(cfg, rules)
     for name in cfg.eval_opponents:
         load_agent(name, rules)

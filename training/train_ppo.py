@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from meld8_env.config_io import is_int
+from meld8_env.config_io import is_int, short_repr
 from meld8_env.rules import RuleConfig
+from meld8_env.safe_text import one_line
 from training.evaluation import evaluate
 from training.run_folder import (
     OutputLock,
@@ -345,7 +346,7 @@ def _load_resumed(model, state: Any, optimizer: Any, path: Path) -> None:
             model.policy.load_state_dict(state)
             model.policy.optimizer.load_state_dict(optimizer)
         except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as exc:  # what the checks above missed
-            why = " ".join(str(exc).split())[:200]
+            why = one_line(str(exc), 200)
     if why is not None:
         raise ValueError(f"resume: {path} does not fit the network this config builds ({why}); resume from another "
                          "checkpoint or choose another out")  # fmt: skip
@@ -396,12 +397,12 @@ def _optimizer_misfit(saved: Any, optimizer: Any) -> str | None:
         for key in set(group) & set(mine) - {"params", "lr"}:
             a, b = group[key], mine[key]
             if (list(a) if isinstance(a, tuple | list) else a) != (list(b) if isinstance(b, tuple | list) else b):
-                return f"policy.optimizer.pth sets {key}={_short(a)}, this trainer {_short(b)}"
+                return f"policy.optimizer.pth sets {key}={short_repr(a, 40)}, this trainer {short_repr(b, 40)}"
     shapes = {i: tuple(p.shape) for g, mine in zip(optimizer.param_groups, own["param_groups"], strict=True)
               for i, p in zip(mine["params"], g["params"], strict=True)}  # fmt: skip
     for i, moments in saved["state"].items():
         if i not in shapes or not isinstance(moments, dict) or set(moments) != {"step", "exp_avg", "exp_avg_sq"}:
-            return f"policy.optimizer.pth holds a state {_short(i)} that is not Adam's for a parameter"
+            return f"policy.optimizer.pth holds a state {short_repr(i, 40)} that is not Adam's for a parameter"
         step = moments["step"]  # a float tensor, as torch's Adam keeps it
         if not torch.is_tensor(step) or step.numel() != 1 or not step.is_floating_point() or not step.item() >= 0:
             return f"policy.optimizer.pth: the step count of parameter {i} is not a finite number >= 0"
@@ -412,10 +413,6 @@ def _optimizer_misfit(saved: Any, optimizer: Any) -> str | None:
         if bool((moments["exp_avg_sq"] < 0).any()):
             return f"policy.optimizer.pth: exp_avg_sq of parameter {i} is negative"
     return None
-
-
-def _short(value: Any) -> str:
-    return " ".join(repr(value).split())[:40]
 
 
 def _logged_by(row: dict[str, Any], path: Path) -> int:
