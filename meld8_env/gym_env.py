@@ -6,7 +6,9 @@ gives :class:`Meld8SingleEnv`, a ``gymnasium.Env`` (one game). Options (both): `
 names or objects for the other seats; one name fills every other seat; default ``"defensive"``),
 ``rules`` (a name, YAML path, dict or RuleConfig), ``features`` (append the look-ahead features of
 ``meld8_env.features``), ``reward`` (``"points"`` or ``"rank"``), ``shaping`` (potential-based shaping of
-the reward by distance to win, ``meld8_env.vector``; default 0, off), ``seed``.
+the reward by distance to win, ``meld8_env.vector``; default 0, off), ``seed``. ``reset(seed=S)`` plays games
+S, S + 1, ... with the opponents loaded from names seeded from S, so it is a function of S alone (opponent objects
+keep their own seeds).
 
 Seating: game i seats the learner at ``i % P`` (seats rotate across games); opponents act inside
 ``step``, batched per agent through the shared ``meld8_env.table.Table``, until the learner is to act
@@ -85,9 +87,14 @@ class Meld8VectorEnv(VectorEnv):
         # the batch checks num_envs (2.5 was int()ed to 2), seed, reward and shaping before any opponent starts
         self.vec = Meld8Vector(num_envs, rules=self.rules, seed=seed, reward=reward, shaping=shaping)
         self.num_envs = self.vec.num_envs
-        self.opponents = load_opponents(opponents, self.rules, 0 if seed is None else check_seed(seed))
+        self._opponents_seed = 0 if seed is None else check_seed(seed)
+        self.opponents = load_opponents(opponents, self.rules, self._opponents_seed)
+        self._opponent_specs = [opponents] * len(self.opponents) if isinstance(opponents, str) else list(opponents)
         for a in self.opponents:
             a.setup(self.rules)
+        # the opponents this env loaded from names: a seeded reset re-seeds exactly these (one put in their place,
+        # e.g. by a self-play pool, stays as it is)
+        self._loaded = list(self.opponents)
         self.table = Table(self.vec)
         self.P = self.rules.num_players
         self.learner_seat = (np.arange(self.num_envs) % self.P).astype(np.int64)
@@ -150,6 +157,21 @@ class Meld8VectorEnv(VectorEnv):
             ended.append((i, final_obs[None], mask[None], int(rec["final_scores"][seat]), int(rec["placements"][seat])))
             done[i] = True
 
+    def _reseed_opponents(self, seed: int) -> None:
+        """Opponents loaded from names play as seeded from ``seed`` (seat k + 1 from ``seed + 1 + k``, as the
+        constructor seeds them), so ``reset(seed=S)`` plays the same games whatever the constructor's seed was
+        (seeds audit, session 35: a ``random`` or ``search`` opponent kept the constructor's seed). Agent objects
+        given by the caller keep their own seeds."""
+        if seed == self._opponents_seed:
+            return
+        for k, spec in enumerate(self._opponent_specs):
+            if isinstance(spec, str) and self.opponents[k] is self._loaded[k]:
+                agent = load_agent(spec, self.rules, seed + 1 + k)
+                agent.setup(self.rules)
+                self.opponents[k].close()
+                self.opponents[k] = self._loaded[k] = agent
+        self._opponents_seed = seed
+
     # -- Gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         # the constructor's seed seeds np_random too at the first reset: a later reset without a seed drew its games
@@ -162,6 +184,8 @@ class Meld8VectorEnv(VectorEnv):
             self._seed = int(self.np_random.integers(0, 2**62))
         elif seed is not None:
             self._seed = int(seed)
+        if seed is not None:
+            self._reseed_opponents(self._seed)
         self.vec.reset(seed=self._seed)
         n = self.num_envs
         self.table.seat(np.arange(n), self._lineups(np.arange(n)), [{"seed": int(x)} for x in self.vec.seeds.tolist()])

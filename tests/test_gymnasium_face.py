@@ -192,3 +192,33 @@ def test_a_constructor_seed_makes_every_later_reset_reproducible():
     first = run_vec()
     assert first[0] == [7, 8] and run_vec() == first
     assert run_single() == run_single()
+
+
+def _play(env, seed: int, steps: int = 150) -> list:
+    """The learner's observations and rewards over ``steps`` steps of fixed legal play after ``reset(seed=seed)``."""
+    obs, info = env.reset(seed=seed)
+    rng, out = np.random.default_rng(11), [obs.copy()]
+    for _ in range(steps):
+        obs, r, *_, info = env.step(_legal(info["action_mask"], rng))
+        out += [obs.copy(), r.copy()]
+    return out
+
+
+def test_a_seeded_reset_plays_the_same_games_whatever_the_constructor_seed():
+    """Seeds audit, session 35: ``random`` (and ``search``) opponents kept the seed the constructor gave them, so
+    ``reset(seed=S)`` played other games under another constructor seed; now opponents loaded from names are
+    seeded from S. An opponent object put in their place (a self-play pool) is kept as it is."""
+    a, b = make_vec(3, opponents="random", seed=1), make_vec(3, opponents="random", seed=99)
+    ref = _play(a, 5)
+    assert all(np.array_equal(x, y) for x, y in zip(ref, _play(b, 5), strict=True))
+    # a seed the opponents already have leaves them in place; another one gives other games
+    assert not all(np.array_equal(x, y) for x, y in zip(ref, _play(b, 6), strict=True))
+    assert all(np.array_equal(x, y) for x, y in zip(ref, _play(b, 5), strict=True))
+    from agents.registry import load_agent
+
+    mine = load_agent("random", RuleConfig(), 3)
+    b.unwrapped.opponents[0] = mine
+    b.reset(seed=40)
+    assert b.unwrapped.opponents[0] is mine and b.unwrapped.opponents[1] is not mine
+    a.close()
+    b.close()
