@@ -39,8 +39,9 @@ Threads: the batch is split into contiguous halves stepped in parallel (the C co
 GIL); by default two threads from B = 2048 on, one below (``threads=`` overrides).
 
 Seeds: with ``seed=S`` game i of the first batch uses seed ``S + i``; later games take ``S + B``,
-``S + B + 1``, ... in the order they start (lowest index first). A game's seed alone fixes its deals,
-so game i of a batch equals a batch of one seeded ``S + i`` given the same actions.
+``S + B + 1``, ... in the order they start (lowest index first), wrapping to 0 past 2**63 (the largest seed).
+A game's seed alone fixes its deals, so game i of a batch equals a batch of one seeded ``S + i`` given the same
+actions.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ import numpy as np
 from meld8_env.actions import IllegalActionError, as_action_array
 from meld8_env.config_io import check_flag, check_int
 from meld8_env.engine.fast import FastBatch
-from meld8_env.engine.seeding import check_game_index, check_seed, check_seed_array
+from meld8_env.engine.seeding import MAX_SEED, check_game_index, check_seed, check_seed_array
 from meld8_env.hands import distance_batch
 from meld8_env.outcomes import GameOutcome, HandOutcome, game_outcomes, hand_outcomes
 from meld8_env.rules import RuleConfig
@@ -109,9 +110,11 @@ class Meld8Vector:
 
     # -- seeds --------------------------------------------------------------------------------------
     def _take_seeds(self, n: int) -> np.ndarray:
-        out = (np.uint64(self._next_seed) + np.arange(n, dtype=np.uint64)).astype(np.uint64)
-        self._next_seed += n
-        return out
+        # past 2**63 the seeds wrap to 0: every game's seed is one a single game accepts (check_seed), where a
+        # batch seeded near the top played seeds up to 2**63 + B that no single game could replay (seeds audit)
+        out = (self._next_seed + np.arange(n, dtype=object)) % (MAX_SEED + 1)
+        self._next_seed = (self._next_seed + n) % (MAX_SEED + 1)
+        return out.astype(np.uint64)
 
     def reset(self, seed: int | None = None) -> None:
         """Start B new games (seeds ``seed + i``; a random base seed when none was ever given)."""

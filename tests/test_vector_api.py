@@ -175,3 +175,24 @@ def test_sampled_games_are_the_same_in_any_batch_and_after_a_reset_with_the_same
     for s in range(100, 104):
         assert play(Meld8Vector(1, seed=s, autoreset=False), s)[s] == batch[s]
     assert play(one, 100) == play(one, 100)  # the same vector, reset with the same seed: the same game
+
+
+def test_a_batch_seeded_near_the_top_plays_only_seeds_a_single_game_accepts():
+    """Seeds audit, session 35: a batch seeded within B of 2**63 played seeds above 2**63, which no single game
+    (and no ``start_games``) accepts; the seeds now wrap to 0, and each game is still the single game of its seed."""
+    top = 2**63
+    v = Meld8Vector(3, seed=top - 1)
+    v.reset()
+    assert v.seeds.tolist() == [top - 1, top, 0]
+    for i, s in enumerate(v.seeds.tolist()):
+        one = Meld8Vector(1, seed=s)
+        one.reset()
+        assert np.array_equal(v.observation[i], one.observation[0]), f"game {i} (seed {s}) differs from its single game"
+    # later games go on from the wrapped seed
+    rng = np.random.default_rng(0)
+    for _ in range(50_000):
+        v.step(v.sample_actions(rng))
+        if v.ended_index.size:
+            break
+    assert v.ended_index.size, "no game ended in 50,000 steps"
+    assert set(v.seeds.tolist()) <= {top - 1, top, 0, 1, 2, 3}
