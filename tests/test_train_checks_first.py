@@ -228,8 +228,9 @@ def test_a_wrong_number_of_opponents_is_refused_before_the_folder(tiny_config, t
 @pytest.mark.parametrize(
     "option, says",
     [
-        ("clip_range=-1", "'clip_range' must be a finite number > 0, got -1"),
-        ("clip_range=.nan", "'clip_range' must be a finite number > 0, got nan"),
+        ("clip_range=-1", "'clip_range' must be a number in (0, 1], got -1"),
+        ("clip_range=.nan", "'clip_range' must be a number in (0, 1], got nan"),
+        ("clip_range=5", "'clip_range' must be a number in (0, 1], got 5"),
         ("target_kl=-1", "'target_kl' must be a finite number > 0, or null for no limit, got -1"),
         ("target_kl=.nan", "'target_kl' must be a finite number > 0, or null for no limit, got nan"),
         ("vf_warmup=-5", "'vf_warmup' must be an integer >= 0, got -5"),
@@ -239,7 +240,7 @@ def test_a_wrong_number_of_opponents_is_refused_before_the_folder(tiny_config, t
 )
 def test_meaningless_options_are_one_line_errors(tiny_config, tmp_path, capsys, option, says):
     from meld8_env.config_io import load_yaml_text
-    from training.train_ppo import TrainConfig, train
+    from training.train_ppo import TrainConfig, check_ppo_options, train
 
     assert main(["train", str(tiny_config), "--set", f"out={tmp_path / 'cli'}", "--set", option]) == 2
     err = capsys.readouterr().err.strip()
@@ -253,3 +254,4 @@ def test_meaningless_options_are_one_line_errors(tiny_config, tmp_path, capsys, 
     # no target_kl is still no limit
     assert TrainConfig.load(None, ["target_kl=null"]).target_kl is None
     assert TrainConfig.load(None, ["target_kl=0.02", "clip_range=0.1", "vf_warmup=0"]).target_kl == 0.02
+    check_ppo_options(TrainConfig.load(None, ["clip_range=1"]))  # the widest meaningful clip is taken

@@ -201,8 +201,9 @@ class TrainConfig:
 def check_ppo_options(cfg: TrainConfig) -> None:
     """The options only this backend has, in range (red team, session 35: clip_range=-1 or .nan, target_kl=-1,
     vf_warmup=-5 and bc_decisions=-5 were taken, and trained nothing meaningful or were silently ignored)."""
-    if not math.isfinite(cfg.clip_range) or cfg.clip_range <= 0:
-        raise ValueError(f"train option 'clip_range' must be a finite number > 0, got {cfg.clip_range!r}")
+    # above 1 the lower clip 1 - clip_range is negative: a ratio can never reach it, and the clip is one-sided
+    if not math.isfinite(cfg.clip_range) or not 0 < cfg.clip_range <= 1:
+        raise ValueError(f"train option 'clip_range' must be a number in (0, 1], got {cfg.clip_range!r}")
     # None means no limit; 0 or less would stop every update before its first minibatch
     if cfg.target_kl is not None and (not math.isfinite(cfg.target_kl) or cfg.target_kl <= 0):
         raise ValueError(f"train option 'target_kl' must be a finite number > 0, or null for no limit, got "
