@@ -203,7 +203,8 @@ def _league(folder, **kw):
     (folder / "checkpoint").mkdir(parents=True, exist_ok=True)
     (folder / "checkpoint" / "league.json").write_text(json.dumps(state))
     (folder / "run.json").write_text('{"backend": "rllib"}')
-    (folder / "eval.jsonl").write_text(json.dumps({"iteration": 0, "timesteps": 0, "mean_placement": 2.3}) + "\n")
+    row = {"iteration": 0, "timesteps": 0, "mean_placement": 2.3, "mean_score": -1500.0}
+    (folder / "eval.jsonl").write_text(json.dumps(row) + "\n")
 
 
 @pytest.mark.parametrize(
@@ -226,6 +227,29 @@ def test_a_tampered_league_state_is_refused_before_anything_is_written(tmp_path,
     _league(tmp_path, **tamper)
     before = _snapshot(tmp_path)
     with pytest.raises(ValueError, match=f"not a league state meld8 wrote.*{says}"):
+        train(_rllib_cfg(tmp_path, "resume=true"))
+    assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "row, says",
+    [
+        ({"iteration": 2, "timesteps": 800, "mean_placement": 2.2}, r"line 2 has no 'mean_score'"),
+        ({"iteration": 2, "timesteps": 800, "mean_placement": 0.5, "mean_score": 0}, r"line 2: 'mean_placement' is 0.5"),
+        ({"iteration": 2, "timesteps": "x", "mean_placement": 2.0, "mean_score": 0}, r"line 2: 'timesteps' is x"),
+    ],
+)
+def test_a_bad_eval_row_stops_an_rllib_resume_before_anything_is_written(tmp_path, row, says):
+    """Found in session 35, fixed in 36: the SB3 trainer checked eval.jsonl's rows on resume, the RLlib trainer
+    kept a bad row and went on (the curve skipped it); now both refuse it in one line naming the file and line."""
+    pytest.importorskip("ray.rllib")
+    from training.rllib_train import train
+
+    _league(tmp_path)
+    with (tmp_path / "eval.jsonl").open("a") as f:
+        f.write(json.dumps(row) + "\n")
+    before = _snapshot(tmp_path)
+    with pytest.raises(RunFolderError, match=f"eval.jsonl: {says}"):
         train(_rllib_cfg(tmp_path, "resume=true"))
     assert _snapshot(tmp_path) == before
 

@@ -347,6 +347,8 @@ def _check_folder(cfg: RllibConfig, rules: RuleConfig, folder: RunFolder) -> tup
     if err:
         raise ValueError(f"{where} is not a league state meld8 wrote for these options ({err}); restore the folder "
                          "or train into another out")  # fmt: skip
+    # every eval.jsonl row the run keeps holds the numbers its curve and readers take, as the SB3 trainer checks
+    folder.check_eval_log(rules.num_players)
     league = {**league, "evaluated": doc["iteration"], **doc}  # older states: their last evaluation was done
     shape = league.pop("shape", None) or _old_shape(folder)
     want = league_shape(cfg)
