@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.agent import CheckpointError
-from meld8_env.config_io import is_int
+from meld8_env.config_io import is_int, short_repr
 from meld8_env.features import FEATURES_LAYOUT_VERSION, augmented_size
 from meld8_env.observation import OBS_LAYOUT_VERSION, obs_size
 from meld8_env.paths import nonempty_path
@@ -181,33 +181,42 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
 
 def check_metadata(meta: object, where: str, fmt: str) -> dict[str, Any]:
     """``meta`` if it is policy metadata of format ``fmt`` with every field of :data:`FIELDS`, else
-    CheckpointError naming the first thing wrong (``where``: the file, for the message)."""
+    CheckpointError naming the first thing wrong (``where``: the file, for the message), in one line of at most a
+    few hundred characters whatever the field held (a 1 MB string was quoted whole)."""
     if not isinstance(meta, dict):
         raise CheckpointError(f"{where} is not a JSON object (got {type(meta).__name__})")
     if meta.get("format") != fmt:
-        raise CheckpointError(f"{where} is not Meld8 policy metadata (format {meta.get('format')!r}, expected {fmt!r})")
+        raise CheckpointError(
+            f"{where} is not Meld8 policy metadata (format {short_repr(meta.get('format'), 40)}, expected {fmt!r})"
+        )
     if type(meta.get("version")) is not int or meta["version"] != VERSION:  # not True, not 1.0
-        raise CheckpointError(f"{where}: metadata version {meta.get('version')!r}; this meld8 reads {VERSION}")
+        raise CheckpointError(
+            f"{where}: metadata version {short_repr(meta.get('version'), 40)}; this meld8 reads {VERSION}"
+        )
     for key, kind in FIELDS.items():
         if key not in meta:
             raise CheckpointError(f"{where} lacks the field {key!r}")
         v = meta[key]
         if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
-            raise CheckpointError(f"{where}: field {key!r} must be {kind.__name__}, got {v!r}")
+            raise CheckpointError(f"{where}: field {key!r} must be {kind.__name__}, got {short_repr(v)}")
     arch = meta["net_arch"]
     if not arch or not all(is_int(h) and 1 <= h <= MAX_HIDDEN for h in arch):
         raise CheckpointError(
-            f"{where}: net_arch must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, got {arch!r}"
+            f"{where}: net_arch must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, got {short_repr(arch)}"
         )
     if fmt == FORMAT and meta["network"] not in NETWORKS:  # (RLlib folders name their own networks)
         raise CheckpointError(
-            f"{where}: field 'network' must be one of {', '.join(NETWORKS)}, got {str(meta['network'])[:40]!r}"
+            f"{where}: field 'network' must be one of {', '.join(NETWORKS)}, got {short_repr(meta['network'], 40)}"
         )
     critic = meta.get("critic", "plain")
     if critic not in CRITICS:
-        raise CheckpointError(f"{where}: field 'critic' must be one of {', '.join(CRITICS)}, got {critic!r}")
+        raise CheckpointError(
+            f"{where}: field 'critic' must be one of {', '.join(CRITICS)}, got {short_repr(critic, 40)}"
+        )
     if critic == "oracle" and meta["network"] != "card_heads":
-        raise CheckpointError(f"{where}: critic 'oracle' comes only with network 'card_heads', got {meta['network']!r}")
+        raise CheckpointError(
+            f"{where}: critic 'oracle' comes only with network 'card_heads', got {short_repr(meta['network'], 40)}"
+        )
     return meta
 
 

@@ -156,6 +156,20 @@ def test_metadata_the_network_is_built_from_is_checked_first(tmp_path, meta, say
         load_agent(f"ppo:{_sb3_zip(tmp_path / 'c.zip', meta)}", RULES)
 
 
+@pytest.mark.parametrize(
+    "field, value",
+    [("format", "f" * 100_000), ("version", "9" * 100_000), ("rules_hash", 7 * [list(range(20_000))]),
+     ("net_arch", [0] * 50_000), ("network", "n" * 100_000), ("critic", "c" * 100_000)],
+)  # fmt: skip
+def test_a_huge_bad_field_is_quoted_in_a_short_line(tmp_path, field, value):
+    """Found in session 35, fixed in 36: ``check_metadata`` quoted a bad field's repr whole (a 100,000-character
+    field was a 100,000-character error; the CLI cut it, Python callers got it all)."""
+    with pytest.raises(AgentLoadError) as err:
+        load_agent(f"ppo:{_sb3_zip(tmp_path / 'c.zip', _good_meta(**{field: value}))}", RULES)
+    msg = str(err.value)
+    assert len(msg) < 600 and "\n" not in msg and "..." in msg, msg[:300]
+
+
 # -- rllib: folders ----------------------------------------------------------------------------------
 def _rllib_folder(folder, meta, arrays=None, cut: int = 0):
     from agents.rllib_policy import FORMAT

@@ -235,7 +235,7 @@ def test_a_tampered_league_state_is_refused_before_anything_is_written(tmp_path,
     "row, says",
     [
         ({"iteration": 2, "timesteps": 800, "mean_placement": 2.2}, r"line 2 has no 'mean_score'"),
-        ({"iteration": 2, "timesteps": 800, "mean_placement": 0.5, "mean_score": 0}, r"line 2: 'mean_placement' is 0.5"),
+        ({"iteration": 2, "timesteps": 8, "mean_placement": 0.5, "mean_score": 0}, r"line 2: 'mean_placement' is 0.5"),
         ({"iteration": 2, "timesteps": "x", "mean_placement": 2.0, "mean_score": 0}, r"line 2: 'timesteps' is x"),
     ],
 )
