@@ -119,12 +119,13 @@ class RuleConfig:
         """Load a YAML file of options (missing keys take the defaults)."""
         p = Path(path)
         data = read_yaml_mapping(p, "rule config file", RuleConfigError, kind="rules")
-        if "base" in data:  # 'base: two_player' starts from the R44 defaults
-            base = data.pop("base")
-            if base not in ("default", "two_player"):
-                raise RuleConfigError(f"{p}: base must be 'default' or 'two_player', got {short_repr(base)}")
+        base = data.pop("base", "default")  # 'base: two_player' starts from the R44 defaults
+        if base not in ("default", "two_player"):
+            raise RuleConfigError(f"{p}: base must be 'default' or 'two_player', got {short_repr(base)}")
+        try:
             return cls.two_player(**data) if base == "two_player" else cls.from_dict(data)
-        return cls.from_dict(data)
+        except RuleConfigError as exc:  # an unknown option or a bad value: say which file holds it
+            raise RuleConfigError(f"{p}: {exc}") from None
 
     @classmethod
     def load(cls, spec: RuleConfig | str | Path | dict[str, Any] | None) -> RuleConfig:

@@ -1,5 +1,6 @@
 """§12: the rule config — defaults, YAML loading, validation, stable hash."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,22 @@ def test_a_folder_given_as_a_rule_file_is_named_as_such(tmp_path):
     """It said "rule config file not found" for a folder that exists (red team, session 35)."""
     with pytest.raises(RuleConfigError, match=f"{tmp_path} is not a file \\(a folder, FIFO or device\\)"):
         RuleConfig.from_yaml(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("num_player: 3\n", r"unknown rule option 'num_player'"),
+        ("wall_limit: 40\n", "wall_limit"),
+        ("base: two_player\nrounds: x\n", "rounds"),
+    ],
+)
+def test_an_option_a_rule_file_gets_wrong_is_named_with_the_file(tmp_path, text, says):
+    """Found in session 35, fixed in 36: "unknown rule option 'num_player'" did not say which file held it (a
+    tournament or train config names one rule file among several)."""
+    f = tmp_path / "house.yaml"
+    f.write_text(text)
+    with pytest.raises(RuleConfigError) as err:
+        RuleConfig.from_yaml(f)
+    msg = str(err.value)
+    assert msg.startswith(f"{f}: ") and re.search(says, msg) and "\n" not in msg, msg
