@@ -33,6 +33,7 @@ class GreedyAgent(Agent):
     # own body (a promise that it decides exactly as that policy: c_policy() then replaces it in whole-game C runs)
     c_twin = "greedy"
     lite = False  # the tie-break by pool size at distance >= 2 (meld8_env.features.discard_table)
+    seed_free = True  # every tie is broken by a fixed rule
 
     def runs_in_c(self) -> bool:
         return type(self).__dict__.get("c_twin") is not None and c_bots_enabled()

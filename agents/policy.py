@@ -24,6 +24,7 @@ from meld8_env.rules import RuleConfig
 
 class PolicyAgent(Agent):
     name = "ppo"
+    seed_free = True  # the network's most probable action, or torch's sampler: never ``seed``
 
     def __init__(
         self,

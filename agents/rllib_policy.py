@@ -203,6 +203,7 @@ class RllibPolicyAgent(Agent):
     one checks the whole folder and builds the module (imports Ray: milliseconds once Ray is loaded)."""
 
     name = "rllib"
+    seed_free = True  # the most probable legal action
 
     def __init__(self, path: str | Path, rules: RuleConfig | None = None, seed: int = 0) -> None:
         super().__init__(rules, seed)

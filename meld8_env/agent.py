@@ -80,6 +80,9 @@ class Agent:
     wants_infoset = False
     wants_records = False
     plays_streams = False
+    # True where play never reads ``seed`` (the bots' fixed tie-breaks, greedy networks): a face that would re-seed
+    # the agent (``Meld8VectorEnv.reset(seed=S)``) keeps it instead of loading it again
+    seed_free = False
 
     def __init__(self, rules: RuleConfig | None = None, seed: int = 0) -> None:
         self.rules = rules or RuleConfig()

@@ -161,11 +161,13 @@ class Meld8VectorEnv(VectorEnv):
         """Opponents loaded from names play as seeded from ``seed`` (seat k + 1 from ``seed + 1 + k``, as the
         constructor seeds them), so ``reset(seed=S)`` plays the same games whatever the constructor's seed was
         (seeds audit, session 35: a ``random`` or ``search`` opponent kept the constructor's seed). Agent objects
-        given by the caller keep their own seeds."""
+        given by the caller keep their own seeds; an agent whose play never reads its seed (``seed_free``: the bots,
+        ``ppo``) is kept too, not loaded again (a checkpoint takes 0.1-0.3 s)."""
         if seed == self._opponents_seed:
             return
         for k, spec in enumerate(self._opponent_specs):
-            if isinstance(spec, str) and self.opponents[k] is self._loaded[k]:
+            agent = self.opponents[k]
+            if isinstance(spec, str) and agent is self._loaded[k] and not getattr(agent, "seed_free", False):
                 agent = load_agent(spec, self.rules, seed + 1 + k)
                 agent.setup(self.rules)
                 self.opponents[k].close()

@@ -222,3 +222,10 @@ def test_a_seeded_reset_plays_the_same_games_whatever_the_constructor_seed():
     assert b.unwrapped.opponents[0] is mine and b.unwrapped.opponents[1] is not mine
     a.close()
     b.close()
+    # agents whose play never reads their seed (the bots, networks) are kept, not loaded again
+    c = make_vec(2, opponents=["greedy", "random"], seed=1)
+    kept, redrawn = c.unwrapped.opponents
+    c.reset(seed=8)
+    assert c.unwrapped.opponents[0] is kept and c.unwrapped.opponents[1] is not redrawn
+    assert c.unwrapped.opponents[1].seed == 8 + 2
+    c.close()
