@@ -16,6 +16,8 @@ evaluation harnesses ``training.search_eval`` and ``bench/search_regret.py`` do,
 never results.
 ``plays_streams`` (default False): the agent plays through the seat protocol's event streams
 (:class:`StreamAgent`, e.g. ``meld8_env.seat_process.ExternalAgent``), not through ``act_batch``.
+``seed_free`` (default False): the agent's play never reads its ``seed``, so a face that re-seeds the agents it
+loaded by name (``Meld8VectorEnv.reset(seed=S)``) keeps it rather than loading it again with the new seed.
 
 Faces take any object honouring :class:`AgentProtocol`; :func:`as_agent` is the one place that adapts
 an object lacking ``setup`` / ``close`` (user code written against the older protocol), so no caller
