@@ -28,6 +28,7 @@ from meld8_env.features import danger, discard_table, first_per_row
 class DefensiveAgent(GreedyAgent):
     name = "defensive"
     c_twin = "defensive"
+    reseed = GreedyAgent.reseed  # declared in the body: meld8_env.agent.reseed_in_place reads only the class's own
     late_wall = 8  # from here on every opponent is a threat
     fold_distance = 3  # fold against threats only when at least this far from winning
 
@@ -60,3 +61,4 @@ class DefensiveLiteAgent(DefensiveAgent):
     name = "defensive_lite"
     c_twin = "defensive_lite"
     lite = True
+    reseed = DefensiveAgent.reseed

@@ -33,10 +33,13 @@ class GreedyAgent(Agent):
     # own body (a promise that it decides exactly as that policy: c_policy() then replaces it in whole-game C runs)
     c_twin = "greedy"
     lite = False  # the tie-break by pool size at distance >= 2 (meld8_env.features.discard_table)
-    seed_free = True  # every tie is broken by a fixed rule
 
     def runs_in_c(self) -> bool:
         return type(self).__dict__.get("c_twin") is not None and c_bots_enabled()
+
+    def reseed(self, seed: int) -> None:
+        """Nothing is drawn from the seed (every tie is broken by a fixed rule); kept for what it reports."""
+        self.seed = seed
 
     def c_policy(self) -> SeatPolicy | None:
         """This agent as a C policy over engine records (whole games in C, ``meld8_env.rollout.play_games``), or
@@ -93,3 +96,4 @@ class GreedyLiteAgent(GreedyAgent):
     name = "greedy_lite"
     c_twin = "greedy_lite"
     lite = True
+    reseed = GreedyAgent.reseed  # declared in the body: meld8_env.agent.reseed_in_place reads only the class's own

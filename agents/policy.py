@@ -24,7 +24,10 @@ from meld8_env.rules import RuleConfig
 
 class PolicyAgent(Agent):
     name = "ppo"
-    seed_free = True  # the network's most probable action, or torch's sampler: never ``seed``
+
+    def reseed(self, seed: int) -> None:
+        """The network's most probable action (or torch's own sampler) never reads the seed; nothing to redo."""
+        self.seed = seed
 
     def __init__(
         self,

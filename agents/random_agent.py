@@ -31,6 +31,11 @@ class RandomAgent(Agent):
     def runs_in_c(self) -> bool:
         return type(self) is RandomAgent and c_bots_enabled()
 
+    def reseed(self, seed: int) -> None:
+        """Play as if made with ``seed``: the hash weights are drawn from it again at the next decision."""
+        self.seed = seed
+        self._weights = None
+
     def obs_weights(self, size: int) -> np.ndarray:
         """(size,) uint64: the hash's weight of each observation byte (odd, from the seed alone)."""
         if self._weights is None or self._weights.shape[0] != size:

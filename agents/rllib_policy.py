@@ -203,7 +203,6 @@ class RllibPolicyAgent(Agent):
     one checks the whole folder and builds the module (imports Ray: milliseconds once Ray is loaded)."""
 
     name = "rllib"
-    seed_free = True  # the most probable legal action
 
     def __init__(self, path: str | Path, rules: RuleConfig | None = None, seed: int = 0) -> None:
         super().__init__(rules, seed)
@@ -224,6 +223,10 @@ class RllibPolicyAgent(Agent):
         # built now, not at the first decision: a tournament checks its agents by loading them before it
         # writes anything (red team, session 35: weights that did not fit failed after games.jsonl was begun)
         self._module = self._build(state)
+
+    def reseed(self, seed: int) -> None:
+        """The most probable legal action never reads the seed; nothing to redo."""
+        self.seed = seed
 
     def setup(self, rules: RuleConfig) -> None:
         check_compatible(self.meta, rules, self.path)  # the layouts and input size, as for ppo: checkpoints

@@ -115,7 +115,7 @@ from agents.greedy import GreedyAgent
 from agents.oracle import ron_discards
 from agents.wary import RON_SCALE, deal_in_risk, deal_in_risk_rows
 from meld8_env.actions import DISCARD_MAX, PASS, RON, TSUMO
-from meld8_env.agent import Agent
+from meld8_env.agent import Agent, reseed_in_place
 from meld8_env.cardmask import discard_masks
 from meld8_env.codes import Phase, Result
 from meld8_env.engine.fast import STATE_DTYPE
@@ -321,6 +321,14 @@ class SearchAgent(Agent):
         # the network as the seat's own continuation: the rollouts pause at its decisions (meld8_env.rollout's
         # external seats) and it decides every paused world of the batch in one forward pass
         self._me_net = self._network("me") if self.opts["me"] in NETWORKS else None
+
+    def reseed(self, seed: int) -> None:
+        """Decide as if made with ``seed`` (every decision's stream is drawn from ``self.seed`` and the information
+        set); the networks it loaded are not loaded again."""
+        self.seed = seed
+        for agent in (self._greedy, self._defensive, self._net, self._me_net):
+            if agent is not None:
+                reseed_in_place(agent, seed)
 
     def _network(self, key: str) -> Agent:
         """The network an option names (its policy, deterministic: the most probable legal action)."""

@@ -85,6 +85,11 @@ class WaryAgent(Agent):
         self.rules = rules
         self._greedy = GreedyAgent(rules=rules, seed=self.seed)
 
+    def reseed(self, seed: int) -> None:
+        """Nothing is drawn from the seed; kept for what it reports."""
+        self.seed = seed
+        self._greedy.reseed(seed)
+
     def act_batch(self, obs: np.ndarray, masks: np.ndarray, infosets: list | None = None) -> np.ndarray:
         masks = np.asarray(masks).astype(bool)
         out = self._greedy.act_batch(obs, masks)

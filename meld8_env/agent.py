@@ -16,8 +16,10 @@ evaluation harnesses ``training.search_eval`` and ``bench/search_regret.py`` do,
 never results.
 ``plays_streams`` (default False): the agent plays through the seat protocol's event streams
 (:class:`StreamAgent`, e.g. ``meld8_env.seat_process.ExternalAgent``), not through ``act_batch``.
-``seed_free`` (default False): the agent's play never reads its ``seed``, so a face that re-seeds the agents it
-loaded by name (``Meld8VectorEnv.reset(seed=S)``) keeps it rather than loading it again with the new seed.
+``reseed(seed)`` (optional): play on as if made with ``seed``, without loading anything again. A face that re-seeds
+the agents it loaded by name (``Meld8VectorEnv.reset(seed=S)``) calls it where the agent's own class declares it
+(:func:`reseed_in_place`), and loads the agent again from its name otherwise: a subclass that inherits ``reseed``
+may keep more seed-made state than the method knows of.
 
 Faces take any object honouring :class:`AgentProtocol`; :func:`as_agent` is the one place that adapts
 an object lacking ``setup`` / ``close`` (user code written against the older protocol), so no caller
@@ -82,9 +84,6 @@ class Agent:
     wants_infoset = False
     wants_records = False
     plays_streams = False
-    # True where play never reads ``seed`` (the bots' fixed tie-breaks, greedy networks): a face that would re-seed
-    # the agent (``Meld8VectorEnv.reset(seed=S)``) keeps it instead of loading it again
-    seed_free = False
 
     def __init__(self, rules: RuleConfig | None = None, seed: int = 0) -> None:
         self.rules = rules or RuleConfig()
@@ -143,6 +142,17 @@ class CheckpointError(ValueError):
 
 
 CONTRACT = ("setup", "close")
+
+
+def reseed_in_place(agent: object, seed: int) -> bool:
+    """Re-seed ``agent`` through the ``reseed`` its own class declares (True), or do nothing (False: load it again
+    to re-seed it). The class's own body, as ``c_twin`` is read: a subclass inheriting ``reseed`` may hold more
+    seed-made state (the review of session 36: a GreedyAgent subclass drawing from ``self.seed`` kept its seed)."""
+    method = type(agent).__dict__.get("reseed")
+    if method is None:
+        return False
+    agent.reseed(seed)  # type: ignore[attr-defined]
+    return True
 
 
 def as_agent(obj: Any) -> Any:

@@ -42,7 +42,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from meld8_env.actions import NUM_ACTIONS, is_action_id
-from meld8_env.agent import as_agent
+from meld8_env.agent import as_agent, reseed_in_place
 from meld8_env.agent_spec import load_agent
 from meld8_env.config_io import check_finite, check_flag
 from meld8_env.engine.seeding import check_seed
@@ -161,21 +161,25 @@ class Meld8VectorEnv(VectorEnv):
         """Opponents loaded from names play as seeded from ``seed`` (seat k + 1 from ``seed + 1 + k``, as the
         constructor seeds them), so ``reset(seed=S)`` plays the same games whatever the constructor's seed was
         (seeds audit, session 35: a ``random`` or ``search`` opponent kept the constructor's seed). Agent objects
-        given by the caller keep their own seeds; an agent whose play never reads its seed (``seed_free``: the bots,
-        ``ppo``) is kept too, not loaded again (a checkpoint takes 0.1-0.3 s)."""
+        given by the caller keep their own seeds. An agent is re-seeded in place where its class declares ``reseed``
+        (the built-ins: no checkpoint is read and no bot process started again, which cost 0.1-1 s per reset), and
+        loaded again from its name otherwise."""
         if seed == self._opponents_seed:
             return
         for k, spec in enumerate(self._opponent_specs):
             agent = self.opponents[k]
-            if isinstance(spec, str) and agent is self._loaded[k] and not getattr(agent, "seed_free", False):
-                agent = load_agent(spec, self.rules, seed + 1 + k)
-                agent.setup(self.rules)
-                self.opponents[k].close()
-                self.opponents[k] = self._loaded[k] = agent
+            if not isinstance(spec, str) or agent is not self._loaded[k] or reseed_in_place(agent, seed + 1 + k):
+                continue
+            agent = load_agent(spec, self.rules, seed + 1 + k)
+            agent.setup(self.rules)
+            self.opponents[k].close()
+            self.opponents[k] = self._loaded[k] = agent
         self._opponents_seed = seed
 
     # -- Gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None:  # before any state changes: a refused seed re-seeded the opponents, and was kept for
+            check_seed(seed)  # every later reset() to refuse again (review, session 36)
         # the constructor's seed seeds np_random too at the first reset: a later reset without a seed drew its games
         # from a generator Gymnasium had seeded from the OS (seeds audit, session 35)
         first = seed is None and not self._started and self._seed is not None

@@ -76,7 +76,7 @@ from pathlib import Path
 import numpy as np
 
 from meld8_env.actions import illegal_action_message
-from meld8_env.agent import BUILTIN
+from meld8_env.agent import BUILTIN, reseed_in_place
 from meld8_env.protocol import (
     MAX_LINE,
     ProtocolError,
@@ -422,6 +422,11 @@ class ExternalAgent:
         self._log_lost = False  # a restart found the log unwritable (said once)
         self._conns[None] = self._start(None)
         _LIVE.add(self)
+
+    def reseed(self, seed: int) -> None:
+        """The bot's process never sees a seed; only the fallback that plays a faulted seat is drawn from it. The
+        process is not started again (a seeded Gymnasium reset restarted every bot, 0.1 s and more each)."""
+        reseed_in_place(self.fallback, seed)
 
     @property
     def _proc(self) -> subprocess.Popen | None:

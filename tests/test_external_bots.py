@@ -148,6 +148,11 @@ def test_external_bot_as_gymnasium_opponent():
         obs, rew, term, trunc, info = env.step(np.array(acts))
         ended += int(term.sum())
     assert ended > 0 and sum(bot.faults.values()) == 0
+    # a seeded reset re-seeds the bot's fallback and keeps its processes (review, session 36: each seeded reset
+    # restarted every bot, about 0.1 s each, for a seed the bot never sees)
+    pids = bot.pids
+    env.reset(seed=11)
+    assert env.opponents[0] is bot and bot.pids == pids and bot.fallback.seed == 12
     pid = bot._proc.pid
     env.close()
     assert _gone(pid)

@@ -222,10 +222,62 @@ def test_a_seeded_reset_plays_the_same_games_whatever_the_constructor_seed():
     assert b.unwrapped.opponents[0] is mine and b.unwrapped.opponents[1] is not mine
     a.close()
     b.close()
-    # agents whose play never reads their seed (the bots, networks) are kept, not loaded again
-    c = make_vec(2, opponents=["greedy", "random"], seed=1)
-    kept, redrawn = c.unwrapped.opponents
+    # built-in agents are re-seeded in place (no checkpoint read, no bot process started again)
+    c = make_vec(2, opponents=["ppo", "random"], seed=1)
+    kept = list(c.unwrapped.opponents)
     c.reset(seed=8)
-    assert c.unwrapped.opponents[0] is kept and c.unwrapped.opponents[1] is not redrawn
-    assert c.unwrapped.opponents[1].seed == 8 + 2
+    assert c.unwrapped.opponents == kept and [a.seed for a in kept] == [9, 10]
     c.close()
+
+
+@pytest.mark.parametrize("spec", ["random", "search:worlds=8+extend=0", "wary", "defensive", "ppo"])
+def test_an_agent_reseeded_in_place_plays_as_one_loaded_with_that_seed(spec):
+    """Twins: each built-in's ``reseed`` (a seeded reset of an env made with seed 1) plays the same games as the agent
+    loaded with that seed (an env made with the reset's seed, whose opponents are never re-seeded)."""
+    a, b = make_vec(3, opponents=spec, seed=1), make_vec(3, opponents=spec, seed=5)
+    _play(a, 1, 30)  # played first under its own seed: whatever it made from that seed is made
+    assert all(np.array_equal(x, y) for x, y in zip(_play(a, 5, 60), _play(b, 5, 60), strict=True))
+    a.close()
+    b.close()
+
+
+NOISY_PLUGIN = """
+import numpy as np
+from agents.greedy import GreedyAgent
+
+
+class Noisy(GreedyAgent):
+    # a plug-in on a built-in bot that does draw from its seed: it inherits reseed, not what reseed would redo
+    def __init__(self, rules=None, seed=0):
+        super().__init__(rules, seed)
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, obs, masks):
+        return np.array([self.rng.choice(np.flatnonzero(m)) for m in np.asarray(masks, bool)])
+"""
+
+
+def test_a_subclass_that_inherits_reseed_is_loaded_again(tmp_path, monkeypatch):
+    """Review, session 36: a subclass of a built-in inherits its ``reseed`` but may hold more seed-made state, so a
+    face loads it again from its name unless its own class declares ``reseed``."""
+    (tmp_path / "noisy_plugin_s36.py").write_text(NOISY_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    runs = []
+    for ctor in (1, 99):
+        env = make_vec(3, opponents=["noisy_plugin_s36:Noisy", "greedy"], seed=ctor)
+        runs.append(_play(env, 5))
+        env.close()
+    assert all(np.array_equal(x, y) for x, y in zip(*runs, strict=True))
+
+
+def test_a_refused_seed_changes_nothing():
+    """Review, session 36: reset(seed=2**63 + 1) was refused after it had re-seeded the opponents, and every later
+    reset() refused it again."""
+    env = make_vec(2, opponents="random", seed=1)
+    env.reset()
+    before = [a.seed for a in env.unwrapped.opponents]
+    with pytest.raises(ValueError, match=r"seed must be an integer 0\.\.2\*\*63"):
+        env.reset(seed=2**63 + 1)
+    assert [a.seed for a in env.unwrapped.opponents] == before
+    env.reset()  # the next unseeded reset plays on
+    env.close()
