@@ -237,7 +237,7 @@ def check_weights_fit(meta: dict[str, Any], shapes: dict[str, tuple[int, ...]], 
     if missing:
         have = sorted(rows)
         raise CheckpointError(
-            f"{where}: its metadata names hidden layers {meta['net_arch']}, but the stored weights hold no layer of "
+            f"{where}: its metadata names hidden layers {short_repr(arch)}, but the stored weights hold no layer of "
             f"{missing[0]} units (layers of {have[:8]}): metadata and weights do not belong together"
         )
 
@@ -246,13 +246,13 @@ def check_compatible(meta: dict[str, Any], rules: RuleConfig, where: str) -> Non
     """Raise CheckpointError unless a policy with ``meta`` can play under ``rules``."""
     if meta.get("obs_layout_version") != OBS_LAYOUT_VERSION:
         raise CheckpointError(
-            f"{where}: trained on observation layout v{meta.get('obs_layout_version')}, this meld8 writes "
-            f"v{OBS_LAYOUT_VERSION}"
+            f"{where}: trained on observation layout v{short_repr(meta.get('obs_layout_version'), 20)}, this meld8 "
+            f"writes v{OBS_LAYOUT_VERSION}"
         )
     if meta.get("features") and meta.get("features_layout_version") != FEATURES_LAYOUT_VERSION:
         raise CheckpointError(
-            f"{where}: trained on look-ahead features v{meta.get('features_layout_version')}, this meld8 "
-            f"computes v{FEATURES_LAYOUT_VERSION}"
+            f"{where}: trained on look-ahead features v{short_repr(meta.get('features_layout_version'), 20)}, this "
+            f"meld8 computes v{FEATURES_LAYOUT_VERSION}"
         )
     if meta.get("num_players") != rules.num_players:  # the network's heads are sized by it before any weight loads
         raise CheckpointError(
@@ -261,6 +261,7 @@ def check_compatible(meta: dict[str, Any], rules: RuleConfig, where: str) -> Non
     want = augmented_size(rules) if meta.get("features") else obs_size(rules)
     if meta.get("obs_size") != want:
         raise CheckpointError(
-            f"{where}: expects observations of size {meta.get('obs_size')} ({meta.get('num_players')} players, "
-            f"{meta.get('rounds')} rounds); these rules give {want}"
+            f"{where}: expects observations of size {short_repr(meta.get('obs_size'), 20)} "
+            f"({short_repr(meta.get('num_players'), 20)} players, {short_repr(meta.get('rounds'), 20)} rounds); these "
+            f"rules give {want}"
         )

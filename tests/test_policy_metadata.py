@@ -159,7 +159,9 @@ def test_metadata_the_network_is_built_from_is_checked_first(tmp_path, meta, say
 @pytest.mark.parametrize(
     "field, value",
     [("format", "f" * 100_000), ("version", "9" * 100_000), ("rules_hash", 7 * [list(range(20_000))]),
-     ("net_arch", [0] * 50_000), ("network", "n" * 100_000), ("critic", "c" * 100_000)],
+     ("net_arch", [0] * 50_000), ("network", "n" * 100_000), ("critic", "c" * 100_000),
+     ("net_arch", [3] * 10_000), ("obs_layout_version", 10**4000), ("obs_size", 10**4000),
+     ("features_layout_version", 10**4000)],
 )  # fmt: skip
 def test_a_huge_bad_field_is_quoted_in_a_short_line(tmp_path, field, value):
     """Found in session 35, fixed in 36: ``check_metadata`` quoted a bad field's repr whole (a 100,000-character

@@ -18,7 +18,8 @@ _M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
 MAX_SEED = 2**63
-"""Seeds are integers 0..2**63: a batch seeded S uses S, S + 1, ... without wrapping around 2**64."""
+"""Seeds are integers 0..2**63: a batch seeded S uses S, S + 1, ..., wrapping to 0 past 2**63
+(``meld8_env.vector.Meld8Vector``), so every game's seed is one a single game accepts."""
 
 
 def check_seed(seed: object, what: str = "seed") -> int:
