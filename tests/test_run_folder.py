@@ -131,6 +131,9 @@ def test_one_list_of_built_in_configs(capsys):
         ("net_arch=[100000000]", "'net_arch' must be a non-empty list"),
         ("seed=-1", "train option 'seed' must be an integer 0..2\\*\\*63"),
         ("seed=1180591620717411303424", "train option 'seed' must be an integer"),
+        # review, session 36: SB3 refused 2**32 only after the out folder was made, naming no option; RLlib's
+        # evaluation overflowed near 2**63
+        ("seed=4294967296", "train option 'seed' must be an integer 0..4294967295 .*got 4294967296"),
         ("eval_every=0", "'eval_every' must be (an integer )?>= 1"),
     ],
 )

@@ -148,6 +148,11 @@ def check_rates(cfg: Any) -> None:
         raise ValueError(f"train option {exc}") from None
 
 
+MAX_TRAIN_SEED = 2**32 - 1
+"""The largest training seed: the backends seed numpy's global generator with it (SB3's ``set_random_seed``,
+RLlib's ``debugging(seed=...)``), which takes 32 bits."""
+
+
 def check_common(cfg: Any) -> None:
     """The checks both backends make at load: rates, finite non-negative coefficients, hidden sizes,
     the seed's range, positive counts (each message names the option)."""
@@ -164,6 +169,9 @@ def check_common(cfg: Any) -> None:
         raise ValueError(f"train option 'net_arch' must be a non-empty list of layer sizes 1..{MAX_HIDDEN:,}, got "
                          f"{cfg.net_arch!r}")  # fmt: skip
     check_seed(cfg.seed, "train option 'seed'")
+    if cfg.seed > MAX_TRAIN_SEED:  # SB3 refused it only after the out folder was made, in words naming no option
+        raise ValueError(f"train option 'seed' must be an integer 0..{MAX_TRAIN_SEED} (numpy's and torch's global "
+                         f"seeds, which both backends set from it, take 32 bits), got {cfg.seed}")  # fmt: skip
     for name in ("total_timesteps", "batch_size", "n_epochs", "eval_every", "eval_boards"):
         v = getattr(cfg, name)
         if not is_int(v) or v < 1:
