@@ -123,6 +123,21 @@ def test_live_game_refuses_bad_moves_with_clear_messages(tmp_path):
     g.close()
 
 
+def test_seq_counts_only_the_humans_moves_so_no_hidden_claim_answer_shows():
+    """Leak audit, session 36: ``seq`` was the count of every engine step, the passes of seats asked in a claim
+    window included; two games alike in everything the human sees had different seqs (R22). It is now the human's
+    own move count: the same whatever the other seats were asked or answered."""
+    for seed in (3, 9, 21):
+        g = LiveGame(["greedy", "greedy"], seat=0, seed=seed)
+        moves = 0
+        while not g.over and moves < 40:
+            st = g.state()
+            assert st["seq"] == moves, (seed, moves, st["seq"], len(g.actions))
+            g.play(st["request"]["actions"][0]["id"], st["seq"])
+            moves += 1
+        assert len(g.actions) > moves  # the other seats played, and passed, in between: none of it counted
+
+
 def test_bad_seat_or_agents_are_refused():
     with pytest.raises(PlayError, match="seat must be"):
         LiveGame(["greedy"], seat=3)

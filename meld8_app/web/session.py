@@ -199,6 +199,9 @@ class LiveGame:
         self.human.view.names = self.names  # "you draw", "greedy discards 7♠"
         self.table.seat([0], [lineup], [{}])  # no seed in fault reports: it would re-create every hidden card
         self.actions: list[int] = []
+        # the page's seq counts the human's own moves: a count of every engine step included the passes of seats
+        # asked in a claim window, which no other seat may see (R22; leak audit, session 36)
+        self.moves = 0
         self.replay_dir = Path(replay_dir).absolute() if replay_dir else None  # the page shows commands to paste
         self.replay_file: str | None = None
         self._advance()
@@ -226,7 +229,7 @@ class LiveGame:
         refuses a move made on a table that has moved on since."""
         if self.over:
             raise PlayError("the game is over: start a new one")
-        if seq is not None and seq != len(self.actions):
+        if seq is not None and seq != self.moves:
             raise PlayError("stale move: the table moved on since that click; the current table is shown")
         if int(self.vec.current_seat[0]) != self.seat:  # pragma: no cover - _advance always hands over
             raise PlayError("it is not your turn")
@@ -241,15 +244,16 @@ class LiveGame:
         self.human.answer = a
         acts = np.zeros(1, np.int64)
         self.table.act(acts)
+        self.moves += 1
         self._step(acts)
         self._advance()
 
     def state(self) -> dict[str, Any]:
-        """The human's table (JSON-able), with ``seq`` (moves so far), seat names, the replay file and ``game_id``
+        """The human's table (JSON-able), with ``seq`` (the human's moves so far), seat names, the replay file and ``game_id``
         (random per game: the page keys what it has shown by it)."""
         s = self.human.view.view()
         # the seed re-creates every hidden card: only once the game is over
-        s.update(seq=len(self.actions), names=self.names, replay_file=self.replay_file, notices=list(self.notices),
+        s.update(seq=self.moves, names=self.names, replay_file=self.replay_file, notices=list(self.notices),
                  seed=self.seed if self.over else None, game_id=self.game_id)  # fmt: skip
         return s
 
