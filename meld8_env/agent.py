@@ -58,7 +58,8 @@ class AgentProtocol(Protocol):
 class StreamAgent(Protocol):
     """An agent that plays through the seat protocol's event streams (``plays_streams = True``), seated
     by ``meld8_env.table.Table``: each game seat it plays is a stream ``key``. ``open_stream(key, info)``
-    when the game starts, ``feed(key, events)`` with that seat's events (``meld8_env.protocol``),
+    when the game starts (``info``: its ``seat`` and labels, never the game's seed, which would tell it every hidden
+    card), ``feed(key, events)`` with that seat's events (``meld8_env.protocol``),
     ``flush()`` when its requests should go out, ``act_streams(keys, obs, masks)`` for one answer per
     pending request (the observations and masks are there for a fallback), ``close_stream(key)`` when
     the game ends, returning the stream's faults (dicts with ``kind``, ``detail``, optional ``line``)."""

@@ -128,7 +128,7 @@ class Meld8VectorEnv(VectorEnv):
         self._collect(rewards, ended)
         idx = self.vec.ended_index
         if idx.size:
-            self.table.seat(idx, self._lineups(idx), [{"seed": int(x)} for x in self.vec.seeds[idx].tolist()])
+            self.table.seat(idx, self._lineups(idx))
 
     def _play_opponents(self, rewards: np.ndarray, ended: list) -> None:
         """Step the opponents until the learner is to act in every game; collect the learner's rewards."""
@@ -194,7 +194,7 @@ class Meld8VectorEnv(VectorEnv):
             self._reseed_opponents(self._seed)
         self.vec.reset(seed=self._seed)
         n = self.num_envs
-        self.table.seat(np.arange(n), self._lineups(np.arange(n)), [{"seed": int(x)} for x in self.vec.seeds.tolist()])
+        self.table.seat(np.arange(n), self._lineups(np.arange(n)))
         self._carry = np.zeros(n, np.float64)
         self._return = np.zeros(n, np.float64)
         self._length = np.zeros(n, np.int64)

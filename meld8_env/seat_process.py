@@ -551,7 +551,7 @@ class ExternalAgent:
 
     # -- streams ----------------------------------------------------------------------------------
     def open_stream(self, key: int, info: dict) -> None:
-        """A new game seat (``info``: ``seat``, ``seed``, ...) this agent plays."""
+        """A new game seat (``info``: ``seat``, and labels for fault reports; never the seed) this agent plays."""
         wire = self._next_wire
         self._next_wire += 1
         seat = info.get("seat", 0)

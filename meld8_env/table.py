@@ -75,10 +75,13 @@ class Table:
         self, slots: Sequence[int] | np.ndarray, lineups: Sequence[Sequence[Any]], info: Sequence[dict] | None = None
     ) -> None:
         """Bind ``lineups`` to the games that just started at ``slots``; stream agents get the games'
-        opening events (``info[k]``, e.g. ``{"seed": ...}``, labels their fault reports)."""
+        opening events (``info[k]``, handed to ``open_stream`` with the seat: labels of their fault reports, never
+        the seed, which re-creates every hidden card: a stream agent is a seat, and a seat may not know it)."""
         slots = np.asarray(slots, np.int64)
         if len(lineups) != slots.size:
             raise ValueError(f"give one lineup per slot: {slots.size} slots, {len(lineups)} lineups")
+        if info and any("seed" in d for d in info):  # leak audit, session 36: the faces handed it to every stream
+            raise ValueError("a game's info goes to its stream agents: it must not hold the seed")
         self._compact()
         opened = []
         for k, (slot, lineup) in enumerate(zip(slots.tolist(), lineups, strict=True)):

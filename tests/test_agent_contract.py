@@ -141,3 +141,60 @@ def test_an_agents_malformed_actions_are_refused_naming_the_agent(shape, says):
     table.seat([0, 1], [[Answers(lambda a: a)] * vec.P] * 2)
     table.act(actions)
     assert vec.action_mask[np.arange(2), actions].all()  # the same agent with well-formed answers plays
+
+
+class Recorder:
+    """An in-process stream agent (the StreamAgent contract) that notes every ``info`` it is handed and plays the
+    first legal action."""
+
+    name = "recorder"
+    plays_streams = True
+
+    def __init__(self) -> None:
+        self.infos: list[dict] = []
+
+    def setup(self, rules) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def act_batch(self, obs, masks):
+        return np.asarray(masks).astype(bool).argmax(axis=1)
+
+    def open_stream(self, key, info):
+        self.infos.append(dict(info))
+
+    def feed(self, key, events):
+        pass
+
+    def flush(self):
+        pass
+
+    def act_streams(self, keys, obs, masks):
+        return self.act_batch(obs, masks)
+
+    def close_stream(self, key):
+        return []
+
+
+def test_stream_agents_are_never_handed_the_game_seed():
+    """Leak audit, session 36: the Gymnasium faces and the arena (tournaments) passed ``{"seed": ...}`` to every
+    stream agent's ``open_stream``; the seed re-creates every hidden card and the wall. Now no face hands it out,
+    and the Table refuses an info that holds it."""
+    from meld8_env.gym_env import Meld8VectorEnv
+    from meld8_env.table import Table
+    from training.arena import play
+
+    bot = Recorder()
+    env = Meld8VectorEnv(2, opponents=[bot, "greedy"], seed=5)
+    env.reset(seed=5)
+    env.step(env.vec.action_mask.argmax(axis=1))
+    env.close()
+    seats = np.array([[0, 1, 2], [1, 2, 0]])
+    play([Recorder(), GreedyAgent(), bot], seats, [11, 11])
+    assert bot.infos and all("seed" not in info and "seat" in info for info in bot.infos), bot.infos
+    vec = Meld8Vector(1, seed=3)
+    vec.reset()
+    with pytest.raises(ValueError, match="must not hold the seed"):
+        Table(vec).seat([0], [[bot] * vec.P], [{"seed": 3}])

@@ -108,7 +108,7 @@ def play(
             idx = np.asarray(chosen, np.int64)
             games = [int(slot_game[s]) for s in chosen]
             v.start_games(idx, np.asarray([seeds[g] for g in games], np.uint64))
-            table.seat(idx, [[agents[a] for a in seats[g]] for g in games], [{"seed": int(seeds[g])} for g in games])
+            table.seat(idx, [[agents[a] for a in seats[g]] for g in games])
 
     v.reset(seed=0)
     start(np.arange(width))

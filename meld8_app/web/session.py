@@ -249,8 +249,8 @@ class LiveGame:
         self._advance()
 
     def state(self) -> dict[str, Any]:
-        """The human's table (JSON-able), with ``seq`` (the human's moves so far), seat names, the replay file and ``game_id``
-        (random per game: the page keys what it has shown by it)."""
+        """The human's table (JSON-able), with ``seq`` (the human's moves so far), seat names, the replay file and
+        ``game_id`` (random per game: the page keys what it has shown by it)."""
         s = self.human.view.view()
         # the seed re-creates every hidden card: only once the game is over
         s.update(seq=self.moves, names=self.names, replay_file=self.replay_file, notices=list(self.notices),
