@@ -720,8 +720,11 @@ class ExternalAgent:
             return True
         if not 0 <= a < masks.shape[1] or not masks[row, a]:
             legal = np.flatnonzero(masks[row]).tolist()
-            msg = illegal_action_message(a, f"seat {st.info.get('seat', '?')}", st.phase, legal)
-            self._fault(key, "illegal", msg, text)
+            who = f"seat {st.info.get('seat', '?')}"
+            # the legal list (the bot's hand, in effect) goes to the bot and its log only: a live table shows the
+            # fault to the other players (leak audit, session 36: the web page listed the bot's hand)
+            self._fault(key, "illegal", illegal_action_message(a, who, st.phase, None), text,
+                        private=illegal_action_message(a, who, st.phase, legal))  # fmt: skip
             return True
         acts[row] = a
         return True
@@ -753,7 +756,9 @@ class ExternalAgent:
             if not st.faulted and st.seat == conn.seat:
                 self._fault(key, kind, detail, line)
 
-    def _fault(self, key: int, kind: str, detail: str, line: str | None = None) -> None:
+    def _fault(self, key: int, kind: str, detail: str, line: str | None = None, private: str | None = None) -> None:
+        """Fault stream ``key``: ``detail`` is what anyone may read (its fault records, the terminal, a live table's
+        notice); ``private`` (default ``detail``) what only the bot and its log are told."""
         st = self._streams[key]
         st.faulted = True
         fault = {"kind": kind, "detail": detail}
@@ -763,12 +768,14 @@ class ExternalAgent:
         self.faults[kind] += 1
         # never the seed: the bot can read its own log, and a board's seed gives away the deals of the boards after it
         where = ", ".join(f"{k} {v}" for k, v in st.info.items() if k != "seed")
-        msg = f"{self.shown_name}: {kind} in game {st.wire} ({where}): {detail}" + (f"; line: {line}" if line else "")
-        msg = printable(msg)
-        self._log(msg + f"; {self.options.fallback} plays the seat for the rest of the game")
+        said = f"{self.shown_name}: {kind} in game {st.wire} ({where}): "
+        tail = f"; line: {line}" if line else ""
+        msg = printable(said + detail + tail)
+        told = printable(said + (private or detail) + tail)
+        self._log(told + f"; {self.options.fallback} plays the seat for the rest of the game")
         conn = self._conns.get(st.seat)
         if conn is not None:
-            conn.out.append(encode({"type": "fault", "game": st.wire, "kind": kind, "detail": detail}))
+            conn.out.append(encode({"type": "fault", "game": st.wire, "kind": kind, "detail": private or detail}))
         self._shown += 1
         if self._shown <= SHOWN_FAULTS:
             more = f" (stderr: {self.log_path})" if self._shown < SHOWN_FAULTS else " (further faults: see the log)"

@@ -389,3 +389,22 @@ def test_reviewing_a_logged_seat_with_its_own_agent_seeds_it_as_it_played(tmp_pa
     assert main(["review", log, "--game", "0", "--seat", str(seat), "--agent", "random", "--json"]) == 0
     rev = json.loads(capsys.readouterr().out)
     assert rev["decisions"] and rev["summary"]["agreement"] == 1.0, rev["summary"]
+
+
+def test_a_faulty_bots_notice_shows_the_fault_not_its_hand():
+    """Leak audit, session 36: a ``cmd:`` bot's illegal answer put its legal actions (in a discard phase its whole
+    hand) into the notice the page shows the human; the notice now names the fault only."""
+    import sys
+    from pathlib import Path
+
+    bot = f"cmd:{sys.executable} {Path(__file__).parent / 'bots' / 'faulty_bot.py'} illegal 1"
+    g = LiveGame([bot, "greedy"], seat=0, seed=5)
+    try:
+        while not g.notices and not g.over:
+            st = g.state()
+            ids = [a["id"] for a in st["request"]["actions"]]
+            g.play(63 if 63 in ids else min(i for i in ids if i < 52), st["seq"])
+        notices = g.state()["notices"]
+        assert notices and "illegal action" in notices[0] and "legal:" not in notices[0], notices
+    finally:
+        g.close()
