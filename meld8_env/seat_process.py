@@ -286,10 +286,12 @@ class _Died(Exception):
 class _Conn:
     """One bot process: its pipes, what is queued for it, the complete lines it wrote."""
 
-    def __init__(self, proc: subprocess.Popen, seat: int | None, killed: threading.Event) -> None:
+    def __init__(self, proc: subprocess.Popen, seat: Place | None, killed: threading.Event) -> None:
         self.proc = proc
         self.killed = killed  # tells its stderr copy (_drain) that the process is gone
-        self.seat = seat  # the seat number it plays in every game; None: the load check's, not yet given one
+        self.seat = (
+            seat  # the seat number (and deal copy) it plays in every game; None: the load check's, not yet given one
+        )
         self.out: list[str] = []
         self.buf = b""
         self.lines: list[bytes] = []
@@ -366,15 +368,23 @@ class _Conn:
             self.killed.set()
 
 
+Place = int | tuple[int, int]
+"""Which process plays a stream: its seat number, or (seat number, copy of the deal) past a deal's first copy."""
+
+
 @dataclasses.dataclass
 class _Stream:
     wire: int  # the game id the bot sees
     info: dict
-    seat: int  # the seat number: which process plays it
+    seat: Place  # which process plays it
     faulted: bool = False
     phase: str = "?"  # of the last request, for error messages
     seq: int = -1  # of the last request sent
     faults: list = dataclasses.field(default_factory=list)
+
+
+def _place_name(place: Place) -> str:
+    return str(place) if isinstance(place, int) else f"{place[0]}, copy {place[1] + 1} of its deals"
 
 
 class ExternalAgent:
@@ -415,8 +425,8 @@ class ExternalAgent:
         self._by_wire: dict[int, int] = {}
         self._late: collections.Counter[int] = collections.Counter()  # ignored late answers per game id
         self._next_wire = 0
-        self._conns: dict[int | None, _Conn] = {}  # by seat number; None: the load check's process
-        self._started: set[int] = set()  # seat numbers that had a process (a new one is a restart)
+        self._conns: dict[Place | None, _Conn] = {}  # by seat number (and deal copy); None: the load check's process
+        self._started: set[Place] = set()  # places that had a process (a new one is a restart)
         self._bodies: dict[int, tuple[dict, str]] = {}  # events shared by several streams, encoded once
         self._shown = 0
         self._log_lost = False  # a restart found the log unwritable (said once)
@@ -452,10 +462,10 @@ class ExternalAgent:
         )
 
     # -- the processes ----------------------------------------------------------------------------
-    def _start(self, seat: int | None) -> _Conn:
+    def _start(self, seat: Place | None) -> _Conn:
         """Start the command and exchange hellos; BotStartError says why it failed."""
         _rotate(self.log_path)
-        self._log(f"starting {self.command!r}" + ("" if seat is None else f" for seat {seat}"))
+        self._log(f"starting {self.command!r}" + ("" if seat is None else f" for seat {_place_name(seat)}"))
         try:
             err = open_log(self.log_path)
         except BotStartError as exc:
@@ -497,7 +507,7 @@ class ExternalAgent:
             raise BotStartError(f"{self.shown_name}: {printable(str(exc))} (its stderr: {self.log_path})") from None
         return conn
 
-    def _conn_for(self, key: int, seat: int) -> _Conn | None:
+    def _conn_for(self, key: int, seat: Place) -> _Conn | None:
         """The process of seat number ``seat``, started (or the load check's taken) if there is none;
         None, with the stream faulted, when it cannot be."""
         conn = self._conns.get(seat)
@@ -556,9 +566,13 @@ class ExternalAgent:
         self._next_wire += 1
         seat = info.get("seat", 0)
         seat = seat if isinstance(seat, int) else 0
-        self._streams[key] = _Stream(wire, info, seat)
+        copy = info.get("deal_copy", 0)
+        # one process per seat number and copy of a deal: no process sees two seats of one game, nor one deal twice
+        # (a tournament plays each board under every seating, in one batch)
+        place = seat if not copy or not isinstance(copy, int) else (seat, copy)
+        self._streams[key] = _Stream(wire, info, place)
         self._by_wire[wire] = key
-        conn = self._conn_for(key, seat)
+        conn = self._conn_for(key, place)
         if conn is not None:
             conn.given.add(wire)
 

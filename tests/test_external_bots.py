@@ -188,9 +188,10 @@ def test_each_fault_ends_in_a_finished_tournament_with_the_fault_recorded(tmp_pa
     if has_line:
         assert all("line" in f for f in faults)
     if mode in ("illegal", "badname"):  # attributable to one game: only that game is hit, in each process
-        # one process per seat number (no process sees two seats of a game): each errs at its 5th request
-        assert res["agents"][spec]["faults"]["games"] == 3
-        assert sorted(f["seat"] for f in faults) == [0, 1, 2]
+        # one process per seat number and copy of a deal (no process sees two seats of a game, nor one deal
+        # twice: a board's six seatings put the bot in each seat twice): each errs at its 5th request
+        assert res["agents"][spec]["faults"]["games"] == 6
+        assert sorted(f["seat"] for f in faults) == [0, 0, 1, 1, 2, 2]
         assert "illegal action" in faults[0]["detail"] or "unknown action name" in faults[0]["detail"]
         assert "in phase ?" not in faults[0]["detail"]
         # the bot's legal actions (its hand, in effect) go to the bot and its log, never into the records a live
@@ -361,3 +362,41 @@ def test_a_log_that_cannot_be_written_mid_run_does_not_stop_a_restart(tmp_path, 
         bot.close()
     with pytest.raises(BotStartError, match="cannot write the bot log"):  # loading the agent still refuses it
         ExternalAgent(f"{FAULTY} crash 3", rules, options=BotOptions(log_dir=str(tmp_path)), fallback=None)
+
+
+DEAL_RECORDER = """
+import json, os, sys
+sys.path.insert(0, {examples!r})
+from python_bot import Bot, main
+
+class Recording(Bot):
+    started = set()
+
+    def on_event(self, ev):
+        if ev.get("type") == "hand_start" and ev.get("game") not in self.started:  # the game's first deal
+            self.started.add(ev.get("game"))
+            with open(os.path.join({out!r}, f"{{os.getpid()}}.deals"), "a") as f:
+                cards = ev["cards"].split() if isinstance(ev["cards"], str) else ev["cards"]
+                f.write(json.dumps(sorted(cards)) + "\\n")
+        return super().on_event(ev)
+
+import python_bot
+python_bot.Bot = Recording
+sys.exit(main())
+"""
+
+
+def test_no_bot_process_sees_one_deal_twice(tmp_path):
+    """Leak audit, session 36: a tournament plays each board under every seating in one batch, and one process per
+    seat number got both seatings that put the bot in that seat: the same deal twice at once, its draws in one game
+    the future draws of the other. Now each copy of a deal goes to another process (six for three agents)."""
+    out = tmp_path / "deals"
+    out.mkdir()
+    script = tmp_path / "recording_bot.py"
+    script.write_text(DEAL_RECORDER.format(examples=str(ROOT / "examples" / "bots"), out=str(out)))
+    bot = f"cmd:{sys.executable} {script}"
+    res, boards = _tournament(tmp_path, [bot, "greedy", "defensive"], boards=3)
+    assert res["agents"][bot]["faults"] == {"games": 0, "by_kind": {}} and res["games"] == 18
+    per_process = [f.read_text().splitlines() for f in out.glob("*.deals")]
+    assert sum(len(d) for d in per_process) == 18  # every game's first hand, once
+    assert all(len(d) == len(set(d)) for d in per_process), per_process  # no process was dealt one hand twice

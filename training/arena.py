@@ -84,6 +84,14 @@ def play(
     if policies is not None and n:
         return _play_c(policies, seats, seeds, rules, batch, on_game, stop, threads)
     records: list[GameRecord | None] = [None] * n
+    # which copy of its deal each game is (a duplicate board plays one deal under every seating): an outside bot
+    # plays each copy in another process, so no process sees one deal twice (leak audit, session 36: one process
+    # played two seatings of a board at once, its draws in one the future draws of the other)
+    seen: dict[int, int] = {}
+    copy = []
+    for sd in seeds:
+        copy.append(seen.get(int(sd), 0))
+        seen[int(sd)] = copy[-1] + 1
     queue = deque(range(n))
     width = min(batch, n)
     v = Meld8Vector(width, rules=rules, seed=0, autoreset=False)
@@ -108,7 +116,7 @@ def play(
             idx = np.asarray(chosen, np.int64)
             games = [int(slot_game[s]) for s in chosen]
             v.start_games(idx, np.asarray([seeds[g] for g in games], np.uint64))
-            table.seat(idx, [[agents[a] for a in seats[g]] for g in games])
+            table.seat(idx, [[agents[a] for a in seats[g]] for g in games], [{"deal_copy": copy[g]} for g in games])
 
     v.reset(seed=0)
     start(np.arange(width))
