@@ -420,6 +420,7 @@ class ExternalAgent:
         os.close(open_log(self.log_path))  # a planted link or an unwritable log fails now, in one line
         self.faults = {k: 0 for k in FAULT_KINDS}
         self.restarts = 0
+        self.failed_starts = 0
         self.peer: dict = {}
         self._streams: dict[int, _Stream] = {}
         self._by_wire: dict[int, int] = {}
@@ -517,7 +518,9 @@ class ExternalAgent:
             conn = self._conns.pop(None)
         else:
             restart = seat in self._started  # this seat number's process died: starting it again is a restart
-            if restart:
+            # after a failed start every start counts as a restart: a bot whose later processes never greeted was
+            # started again for each game, never disabled, 20 s of hello wait each (red team, session 36)
+            if restart or self.failed_starts:
                 if self.restarts >= self.options.max_restarts:
                     self._fault(key, "disabled", f"not started again after {self.restarts} restarts")
                     return None
@@ -525,6 +528,7 @@ class ExternalAgent:
             try:
                 conn = self._start(seat)
             except BotStartError as exc:
+                self.failed_starts += 1
                 self._fault(key, "crash", f"{'restart' if restart else 'start'} failed: {exc}")
                 return None
         conn.seat = seat

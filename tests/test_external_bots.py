@@ -221,6 +221,38 @@ def test_the_fallback_is_a_flag_and_a_crashing_bot_is_restarted_then_disabled():
     bot.close()
 
 
+GREETS_ONCE = """
+import os, sys
+count = {count!r}
+with open(count, "a") as f:
+    f.write("x")
+if os.path.getsize(count) > 1:  # every process after the first dies before its hello
+    sys.exit(3)
+sys.argv = ["python_bot.py"]
+sys.path.insert(0, {examples!r})
+from python_bot import main
+sys.exit(main())
+"""
+
+
+def test_a_bot_whose_later_starts_fail_is_disabled_not_started_for_every_game(tmp_path):
+    """Red team, session 36: only a seat whose process had once run counted its new starts as restarts, so a bot
+    whose processes for the other seats never greeted was started again for every game (never disabled; a silent
+    one cost 20 s of hello wait each). A failed start now makes every later start a restart."""
+    rules = RuleConfig(max_replays=1)
+    count = tmp_path / "starts"
+    script = tmp_path / "greets_once.py"
+    script.write_text(GREETS_ONCE.format(count=str(count), examples=str(ROOT / "examples" / "bots")))
+    bot = ExternalAgent(f"{sys.executable} {script}", rules, options=BotOptions(max_restarts=2),
+                        fallback=load_agent("greedy", rules))  # fmt: skip
+    seats = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]] * 4)  # the bot in every seat: three processes wanted
+    recs = play([bot, load_agent("greedy", rules)], seats, list(range(12)), rules, batch=3)
+    bot.close()
+    kinds = [f["kind"] for r in recs for f in r.faults]
+    assert "disabled" in kinds and all(r.placements for r in recs)
+    assert count.stat().st_size == 1 + 1 + 2  # the load check, the first failed start, then two restarts
+
+
 def test_bots_may_answer_in_any_order(tmp_path):
     spec = f"cmd:{FAULTY} reverse"
     res, boards = _tournament(tmp_path, [spec, "greedy", "defensive"], boards=2)
