@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -260,6 +261,39 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
     return {**doc, "names": names, "title": f"{p.name} (seed {doc['seed']})"}
 
 
+MAX_LOG_LINE = 4 << 20
+"""The longest board line of a tournament log opened (a board of six long games is a few tens of KB)."""
+MAX_LOG_GAMES = 10_000_000
+"""The most games a tournament log opened may hold (100,000 boards of six seatings is 600,000)."""
+
+
+def _log_lines(p: Path, data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of every line of a log after its header, one at a time, each at most MAX_LOG_LINE."""
+    for n, line in enumerate(io.BytesIO(data), start=1):
+        if n == 1:
+            continue
+        if len(line) > MAX_LOG_LINE:
+            raise ReplayError(f"{p}: line {n} is longer than {MAX_LOG_LINE >> 20} MB: not a board meld8 writes")
+        yield n, line
+
+
+def _log_entry(p: Path, n: int, line: bytes) -> dict[str, Any]:
+    """Line ``n`` as a board (``type`` board, an integer ``board``, a list of ``games``), else a ReplayError."""
+    try:
+        entry = json.loads(line, object_pairs_hook=no_duplicate_keys)
+    except (ValueError, RecursionError) as exc:
+        why = f": {exc}" if "given twice" in str(exc) else " is not JSON"
+        raise ReplayError(f"{p}: line {n}{why}") from None
+    if not isinstance(entry, dict) or entry.get("type") != "board":
+        raise ReplayError(f"{p}: line {n} is not a board (a log is its header, then one board per line)")
+    board, listed = entry.get("board"), entry.get("games")
+    if not is_int(board):
+        raise ReplayError(f"{p}: line {n}: field 'board' must be an integer, got {board!r:.80}")
+    if not isinstance(listed, list):
+        raise ReplayError(f"{p}: line {n}: field 'games' must be a list of games")
+    return entry
+
+
 def _log_game(p: Path, head: dict[str, Any], game: int | None, data: bytes) -> dict[str, Any]:
     """Game ``game`` of a tournament log, every field it needs checked first: a hand-edited log is
     one ReplayError naming the line and the field, never a traceback."""
@@ -275,29 +309,35 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None, data: bytes) -> d
     agents = head.get("agents")
     if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents) or not agents:
         raise ReplayError(f"{p}: line 1 (the header): field 'agents' must be a list of agent names, got {agents!r:.80}")
-    games = []
-    for n, line in enumerate(data.splitlines()[1:], start=2):
-        try:
-            entry = json.loads(line, object_pairs_hook=no_duplicate_keys)
-        except (ValueError, RecursionError) as exc:
-            why = f": {exc}" if "given twice" in str(exc) else " is not JSON"
-            raise ReplayError(f"{p}: line {n}{why}") from None
-        if isinstance(entry, dict) and entry.get("type") == "board":
-            board, listed = entry.get("board"), entry.get("games")
-            if not is_int(board):
-                raise ReplayError(f"{p}: line {n}: field 'board' must be an integer, got {board!r:.80}")
-            if not isinstance(listed, list):
-                raise ReplayError(f"{p}: line {n}: field 'games' must be a list of games")
-            games += [(board, k, g, n) for k, g in enumerate(listed)]
-    games.sort(key=lambda x: (x[0], x[1]))
+    # each line read, checked and dropped in turn; only (board, seating, line) of each game is kept, the chosen
+    # game read again at the end (red team, session 36: a 33 KB gzip of one board line listing 16M games took
+    # 3.4 GB, 64 MiB of "1" lines 98 s of CPU)
+    seatings = math.factorial(min(max(len(agents), rules.num_players), 8))  # a board plays each seating once
+    keys: list[tuple[int, int, int]] = []
+    for n, line in _log_lines(p, data):
+        entry = _log_entry(p, n, line)
+        listed = entry["games"]
+        if not 1 <= len(listed) <= seatings:
+            raise ReplayError(f"{p}: line {n}: field 'games' must list 1..{seatings} games (one per seating), "
+                              f"got {len(listed)}")  # fmt: skip
+        for k, g in enumerate(listed):
+            if not isinstance(g, dict):
+                raise ReplayError(f"{p}: line {n}, game {k} of board {entry['board']}: a game must be an object, "
+                                  f"got {g!r:.80}")  # fmt: skip
+            keys.append((entry["board"], k, n))
+        if len(keys) > MAX_LOG_GAMES:
+            raise ReplayError(f"{p}: more than {MAX_LOG_GAMES:,} games: not a log meld8 opens")
+    keys.sort()
+    if not keys:  # it said "--game must be 0..-1"
+        raise ReplayError(f"{p}: a tournament log without games")
     if game is None:
-        raise ReplayError(f"{p} is a tournament log of {len(games)} games: choose one with --game 0..{len(games) - 1}")
-    if not 0 <= game < len(games):
-        raise ReplayError(f"{p}: --game must be 0..{len(games) - 1}, got {game}")
-    board, seating, g, n = games[game]
+        raise ReplayError(f"{p} is a tournament log of {len(keys)} games: choose one with --game 0..{len(keys) - 1}")
+    if not 0 <= game < len(keys):
+        raise ReplayError(f"{p}: --game must be 0..{len(keys) - 1}, got {game}")
+    board, seating, n = keys[game]
+    chosen = next(_log_entry(p, m, line) for m, line in _log_lines(p, data) if m == n)
+    g = chosen["games"][seating]
     where = f"{p}: line {n}, game {seating} of board {board}"
-    if not isinstance(g, dict):
-        raise ReplayError(f"{where}: a game must be an object, got {g!r:.80}")
     if "actions" not in g:
         raise ReplayError(f"{where}: logged without its actions (an older meld8); it cannot be re-created")
     for key in ("seed", "seats", "final_scores", "placements"):

@@ -158,3 +158,24 @@ def test_a_replay_with_a_key_twice_or_nested_past_what_json_can_write_is_refused
         with pytest.raises(ReplayError) as err:
             open_game(f)
         assert str(f) in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        # one board line listing millions of games: 3.4 GB for a 33 KB gzip before (red team, session 36)
+        (b'{"type": "board", "board": 0, "games": [' + b"0," * (3 << 20) + b"0]}\n", "longer than 4 MB"),
+        (b'{"type": "board", "board": 0, "games": [' + b"0," * 10 + b"0]}\n", "must list 1..6 games"),
+        (b'{"type": "board", "board": 0, "games": [0]}\n', "a game must be an object"),
+        # lines that are no boards: 98 s of CPU for 64 MiB of them before; now the first is refused
+        (b"1\n" * (1 << 20), "line 2 is not a board"),
+    ],
+)
+def test_a_hostile_log_is_refused_at_its_first_bad_line(log, tmp_path, body, says):
+    """Red team, session 36: every line of a log was parsed, and every listed game kept, before any was checked."""
+    import gzip
+
+    bad = tmp_path / "bomb.jsonl.gz"
+    bad.write_bytes(gzip.compress(log.read_bytes().split(b"\n", 1)[0] + b"\n" + body))
+    with pytest.raises(ReplayError, match=says):
+        open_game(bad, 0)
