@@ -49,6 +49,18 @@ def short_repr(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json object hook: a key given twice is refused (json keeps the last, so a field could be replaced unseen by
+    a reader that keeps the first; red team, session 35). Replays, logs, bot lines and web messages read JSON
+    through it."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {dup[:40]!r} is given twice in one object")
+    return out
+
+
 class ConfigSyntaxError(ValueError):
     """A config file this reader refuses before any option is looked at (the message names the line)."""
 

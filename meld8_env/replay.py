@@ -20,7 +20,7 @@ from typing import Any
 from meld8_env.actions import action_name
 from meld8_env.cards import card_str, format_cards
 from meld8_env.codes import Result
-from meld8_env.config_io import is_int
+from meld8_env.config_io import is_int, no_duplicate_keys
 from meld8_env.one_game import Resimulation, ResimulationError
 from meld8_env.one_game import resimulate as _resimulate
 from meld8_env.outcomes import HandOutcome
@@ -71,17 +71,6 @@ def read_game_file(p: Path) -> bytes:
         raise ReplayError(f"{p}: a damaged gzip file ({exc})") from None
     if len(out) > MAX_UNPACKED:
         raise ReplayError(f"{p}: unpacks to more than {MAX_UNPACKED:,} bytes; not a meld8 replay or log")
-    return out
-
-
-def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """json object hook: a key given twice is refused (json keeps the last, so a field could be replaced unseen by
-    a reader that keeps the first; red team, session 35)."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"the key {dup[:40]!r} is given twice in one object")
     return out
 
 

@@ -81,6 +81,9 @@ HOSTILE = [
     '{"game": 0, "action": 1}'.encode("utf-32"),
     ('{"game": 0, "action": 1, "x": "\u2200", "y": ' + "[" * 900 + "]" * 900 + "}").encode("utf-16-le"),
     b"\xef\xbb\xbf" + b'{"game": 0, "action": 1}',
+    # a key given twice: json kept the last, so this was played as action 1 (red team, session 36)
+    b'{"game": 0, "action": 999, "action": 1}',
+    b'{"type": "hello", "protocol": 0, "protocol": 1}',
 ]
 
 

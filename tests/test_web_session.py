@@ -221,6 +221,11 @@ def test_websocket_play_errors_resume_and_new_game():
         st = ws.receive_json()["state"]
         ws.send_text("not json")
         assert ws.receive_json() == {"type": "error", "message": "not JSON"}
+        # a key given twice is refused, not read as its last value (red team, session 36)
+        first = st["request"]["actions"][0]["id"]
+        ws.send_text(f'{{"action": {first}, "action": {first}, "seq": {st["seq"]}}}')
+        err = ws.receive_json()
+        assert err["type"] == "error" and err["message"].startswith("the key 'action' is given twice"), err
         illegal = next(a for a in range(64) if a not in {x["id"] for x in st["request"]["actions"]})
         ws.send_json({"action": illegal, "seq": st["seq"]})
         err = ws.receive_json()
