@@ -707,9 +707,11 @@ class ExternalAgent:
         except ProtocolError as exc:
             self._dropped(conn, "garbage", f"{exc}", text)
             return False
-        if isinstance(game, bool) or not isinstance(game, int) or game not in conn.given:
-            self._dropped(conn, "unknown_game", f"answered game {printable(repr(game))[:80]}, which it was never given",
-                          text)  # fmt: skip
+        if isinstance(game, bool) or not isinstance(game, int):  # 9.0 was "game 9.0, which it was never given"
+            self._dropped(conn, "garbage", f"game must be an integer game id, got {printable(repr(game))[:80]}", text)
+            return False
+        if game not in conn.given:
+            self._dropped(conn, "unknown_game", f"answered game {game}, which it was never given", text)
             return False
         key = self._by_wire.get(game)
         if key is None or self._streams[key].faulted:

@@ -172,6 +172,7 @@ def test_external_bot_as_gymnasium_opponent():
         ("badname", {"illegal"}, True),
         ("garbage", {"garbage"}, True),
         ("unknown_game", {"unknown_game"}, True),
+        ("float_game", {"garbage"}, True),  # red team, session 36: it was an unknown_game "never given"
         ("crash", {"crash"}, False),
         ("hang", {"timeout", "hang"}, False),
         ("slow", {"timeout"}, False),

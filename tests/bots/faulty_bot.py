@@ -131,6 +131,8 @@ def main():
                     answer["action"] = "discard the joker"
                 if mode == "unknown_game":
                     answer["game"] = 10**9
+                if mode == "float_game":  # the right game, as a float
+                    answer["game"] = float(answer["game"])
                 if mode == "slow":
                     time.sleep(1.5)
             last = json.dumps(answer)
