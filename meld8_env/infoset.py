@@ -16,7 +16,9 @@
 Not in it, on purpose: the seed (it fixes every future deal), the wall order, other seats' hands, which
 other seats a claim window asks and what they answered (R22; a seat sees only whether it is asked
 itself), and the acting seat when that is not this seat. One thing a claim window does show every seat
-is that it is open (``phase`` is claim while someone decides), as the table's pause shows it in play.
+is that it is open (``phase`` is claim while someone decides), as the table's pause shows it in play (the order in
+which a face hands out events shows it the same way). In penalty mode a seat that answers a claim illegally is dead
+at once (R42), and dead hands are public: the others then learn that it was asked.
 
 ``InfoSet.to_bytes()`` is canonical (the repr of the (name, value) pairs: only ints, bools and tuples),
 so two records that differ only by hidden cards (a permutation among the other hands and the wall)
