@@ -29,7 +29,7 @@ rest of that game; the game is finished and logged like any other, with the faul
 | ``timeout`` | no answer within ``timeout`` s (only an accepted answer restarts the clock) | the games still waiting |
 | ``hang`` | two timeouts in a row without writing a line in between | every game of the process (killed) |
 | ``crash`` | exited, or closed its stdout | every game of the process |
-| ``disabled`` | crashed or was dropped more than ``max_restarts`` times: no longer started | each new game |
+| ``disabled`` | crashed, was dropped or failed to start ``max_restarts`` + 1 times: not started again | each new game |
 
 Late answers (a game that ended or went to the fallback, or a ``seq`` older than the request
 waiting) are ignored and logged; they do not restart the clock. A dropped process gets no
@@ -517,18 +517,22 @@ class ExternalAgent:
         if None in self._conns:  # the load check's process plays the first seat number asked for
             conn = self._conns.pop(None)
         else:
-            restart = seat in self._started  # this seat number's process died: starting it again is a restart
-            # after a failed start every start counts as a restart: a bot whose later processes never greeted was
-            # started again for each game, never disabled, 20 s of hello wait each (red team, session 36)
-            if restart or self.failed_starts:
-                if self.restarts >= self.options.max_restarts:
-                    self._fault(key, "disabled", f"not started again after {self.restarts} restarts")
-                    return None
+            restart = seat in self._started  # this place's process died, or failed to start: a restart
+            # a failed first start is charged as a restart too, and once the charges reach max_restarts no place is
+            # started again: a bot whose later processes never greeted was started for each game, never disabled, 20
+            # s of hello wait each (red team, session 36). A start that succeeds after a failure is not charged.
+            if (restart or self.failed_starts) and self.restarts >= self.options.max_restarts:
+                self._fault(key, "disabled", f"not started again after {self.restarts} failed or restarted processes")
+                return None
+            if restart:
                 self.restarts += 1
             try:
                 conn = self._start(seat)
             except BotStartError as exc:
                 self.failed_starts += 1
+                if not restart:
+                    self.restarts += 1
+                    self._started.add(seat)  # its next start is a restart
                 self._fault(key, "crash", f"{'restart' if restart else 'start'} failed: {exc}")
                 return None
         conn.seat = seat
@@ -743,7 +747,8 @@ class ExternalAgent:
             who = f"seat {st.info.get('seat', '?')}"
             # the legal list (the bot's hand, in effect) goes to the bot and its log only: a live table shows the
             # fault to the other players (leak audit, session 36: the web page listed the bot's hand)
-            self._fault(key, "illegal", illegal_action_message(a, who, st.phase, None), text,
+            # the public detail names no phase either: which seats a claim window asks is hidden (R22; review, s. 36)
+            self._fault(key, "illegal", f"an illegal action for {who} (the bot's log says which)", text,
                         private=illegal_action_message(a, who, st.phase, legal))  # fmt: skip
             return True
         acts[row] = a
@@ -787,10 +792,12 @@ class ExternalAgent:
         st.faults.append(fault)
         self.faults[kind] += 1
         # never the seed: the bot can read its own log, and a board's seed gives away the deals of the boards after it
-        where = ", ".join(f"{k} {v}" for k, v in st.info.items() if k != "seed")
+        shown = {k: v for k, v in st.info.items() if k != "seed" and not (k == "deal_copy" and v == 0)}
+        where = ", ".join(f"{k} {v}" for k, v in shown.items())
         said = f"{self.shown_name}: {kind} in game {st.wire} ({where}): "
         tail = f"; line: {line}" if line else ""
-        msg = printable(said + detail + tail)
+        # the terminal gets no line: a player at `meld8 play` reads it, and an answer can say what the seat was asked
+        msg = printable(said + detail)
         told = printable(said + (private or detail) + tail)
         self._log(told + f"; {self.options.fallback} plays the seat for the rest of the game")
         conn = self._conns.get(st.seat)

@@ -227,7 +227,7 @@ import os, sys
 count = {count!r}
 with open(count, "a") as f:
     f.write("x")
-if os.path.getsize(count) > 1:  # every process after the first dies before its hello
+if {dies}(os.path.getsize(count)):  # the chosen processes die before their hello
     sys.exit(3)
 sys.argv = ["python_bot.py"]
 sys.path.insert(0, {examples!r})
@@ -239,11 +239,12 @@ sys.exit(main())
 def test_a_bot_whose_later_starts_fail_is_disabled_not_started_for_every_game(tmp_path):
     """Red team, session 36: only a seat whose process had once run counted its new starts as restarts, so a bot
     whose processes for the other seats never greeted was started again for every game (never disabled; a silent
-    one cost 20 s of hello wait each). A failed start now makes every later start a restart."""
+    one cost 20 s of hello wait each). A failed start is now charged as a restart."""
     rules = RuleConfig(max_replays=1)
     count = tmp_path / "starts"
     script = tmp_path / "greets_once.py"
-    script.write_text(GREETS_ONCE.format(count=str(count), examples=str(ROOT / "examples" / "bots")))
+    script.write_text(GREETS_ONCE.format(count=str(count), examples=str(ROOT / "examples" / "bots"),
+                                         dies="(lambda n: n > 1)"))  # fmt: skip
     bot = ExternalAgent(f"{sys.executable} {script}", rules, options=BotOptions(max_restarts=2),
                         fallback=load_agent("greedy", rules))  # fmt: skip
     seats = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]] * 4)  # the bot in every seat: three processes wanted
@@ -251,7 +252,25 @@ def test_a_bot_whose_later_starts_fail_is_disabled_not_started_for_every_game(tm
     bot.close()
     kinds = [f["kind"] for r in recs for f in r.faults]
     assert "disabled" in kinds and all(r.placements for r in recs)
-    assert count.stat().st_size == 1 + 1 + 2  # the load check, the first failed start, then two restarts
+    assert count.stat().st_size == 1 + 2  # the load check, then two failed starts: max_restarts=2 charged
+
+
+def test_one_failed_start_costs_one_restart_not_the_bots_other_seats(tmp_path):
+    """Review, session 36: with every start after a failed one charged, one hiccup used up the restart budget on
+    processes that started fine, and the rest of the run was disabled. Only the failed start is charged now."""
+    rules = RuleConfig(max_replays=1)
+    count = tmp_path / "starts"
+    script = tmp_path / "one_hiccup.py"
+    script.write_text(GREETS_ONCE.format(count=str(count), examples=str(ROOT / "examples" / "bots"),
+                                         dies="(lambda n: n == 2)"))  # fmt: skip
+    bot = ExternalAgent(f"{sys.executable} {script}", rules, fallback=load_agent("greedy", rules))  # 3 restarts
+    # three boards of six games each, as a tournament plays them: six copies of each deal, six processes wanted
+    seats = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]] * 6)
+    recs = play([bot, load_agent("greedy", rules)], seats, [b for b in (5, 6, 7) for _ in range(6)], rules)
+    bot.close()
+    kinds = [f["kind"] for r in recs for f in r.faults]
+    # the one failed start (charged), that place's next start (a restart); every other game played by the bot
+    assert kinds == ["crash"] and bot.restarts == 2 and count.stat().st_size == 7, (kinds, bot.restarts)
 
 
 def test_bots_may_answer_in_any_order(tmp_path):

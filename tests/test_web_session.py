@@ -411,5 +411,6 @@ def test_a_faulty_bots_notice_shows_the_fault_not_its_hand():
             g.play(63 if 63 in ids else min(i for i in ids if i < 52), st["seq"])
         notices = g.state()["notices"]
         assert notices and "illegal action" in notices[0] and "legal:" not in notices[0], notices
+        assert "phase" not in notices[0]  # which seats a claim window asks is hidden too (R22; review, session 36)
     finally:
         g.close()
