@@ -252,7 +252,7 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
 
 MAX_LOG_LINE = 4 << 20
 """The longest board line of a tournament log opened (a board of six long games is a few tens of KB)."""
-MAX_LOG_GAMES = 10_000_000
+MAX_LOG_GAMES = 1_000_000
 """The most games a tournament log opened may hold (100,000 boards of six seatings is 600,000)."""
 
 
@@ -317,6 +317,9 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None, data: bytes) -> d
         if len(keys) > MAX_LOG_GAMES:
             raise ReplayError(f"{p}: more than {MAX_LOG_GAMES:,} games: not a log meld8 opens")
     keys.sort()
+    twice = next(((a, b) for a, b in zip(keys, keys[1:], strict=False) if a[:2] == b[:2]), None)
+    if twice is not None:  # a log has each board once (the resume reader refuses it too; review, session 36)
+        raise ReplayError(f"{p}: board {twice[0][0]} is logged twice (lines {twice[0][2]} and {twice[1][2]})")
     if not keys:  # it said "--game must be 0..-1"
         raise ReplayError(f"{p}: a tournament log without games")
     if game is None:

@@ -169,6 +169,9 @@ def test_a_replay_with_a_key_twice_or_nested_past_what_json_can_write_is_refused
         (b'{"type": "board", "board": 0, "games": [0]}\n', "a game must be an object"),
         # lines that are no boards: 98 s of CPU for 64 MiB of them before; now the first is refused
         (b"1\n" * (1 << 20), "line 2 is not a board"),
+        # more games than any log holds, in few bytes (review, session 36); a board given twice
+        (b'{"type": "board", "board": 0, "games": [{}, {}, {}, {}, {}, {}]}\n' * 200_000, "more than 1,000,000 games"),
+        (b'{"type": "board", "board": 3, "games": [{}]}\n' * 2, "board 3 is logged twice"),
     ],
 )
 def test_a_hostile_log_is_refused_at_its_first_bad_line(log, tmp_path, body, says):
