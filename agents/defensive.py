@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.greedy import GreedyAgent
+from meld8_env.agent import reseed_seed_only
 from meld8_env.cardmask import discard_masks
 from meld8_env.features import danger, discard_table, first_per_row
 
@@ -28,7 +29,7 @@ from meld8_env.features import danger, discard_table, first_per_row
 class DefensiveAgent(GreedyAgent):
     name = "defensive"
     c_twin = "defensive"
-    reseed = GreedyAgent.reseed  # declared in the body: meld8_env.agent.reseed_in_place reads only the class's own
+    reseed = reseed_seed_only  # declared in the body: meld8_env.agent.reseed_in_place reads only the class's own
     late_wall = 8  # from here on every opponent is a threat
     fold_distance = 3  # fold against threats only when at least this far from winning
 
@@ -61,4 +62,4 @@ class DefensiveLiteAgent(DefensiveAgent):
     name = "defensive_lite"
     c_twin = "defensive_lite"
     lite = True
-    reseed = DefensiveAgent.reseed
+    reseed = reseed_seed_only

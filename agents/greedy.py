@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from meld8_env.actions import PASS, RON, TSUMO
-from meld8_env.agent import Agent
+from meld8_env.agent import Agent, reseed_seed_only
 from meld8_env.cardmask import discard_masks
 from meld8_env.features import best_discards, call_table, first_per_row
 from meld8_env.observation import decode
@@ -37,9 +37,7 @@ class GreedyAgent(Agent):
     def runs_in_c(self) -> bool:
         return type(self).__dict__.get("c_twin") is not None and c_bots_enabled()
 
-    def reseed(self, seed: int) -> None:
-        """Nothing is drawn from the seed (every tie is broken by a fixed rule); kept for what it reports."""
-        self.seed = seed
+    reseed = reseed_seed_only  # every tie is broken by a fixed rule
 
     def c_policy(self) -> SeatPolicy | None:
         """This agent as a C policy over engine records (whole games in C, ``meld8_env.rollout.play_games``), or
@@ -96,4 +94,4 @@ class GreedyLiteAgent(GreedyAgent):
     name = "greedy_lite"
     c_twin = "greedy_lite"
     lite = True
-    reseed = GreedyAgent.reseed  # declared in the body: meld8_env.agent.reseed_in_place reads only the class's own
+    reseed = reseed_seed_only  # declared in the body: meld8_env.agent.reseed_in_place reads only the class's own

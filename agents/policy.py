@@ -16,7 +16,7 @@ import numpy as np
 
 from agents.checkpoint import CheckpointError, check_compatible, checkpoint_file, read_metadata
 from agents.networks import load_policy
-from meld8_env.agent import Agent
+from meld8_env.agent import Agent, reseed_seed_only
 from meld8_env.features import augment
 from meld8_env.observation import obs_size
 from meld8_env.rules import RuleConfig
@@ -25,9 +25,7 @@ from meld8_env.rules import RuleConfig
 class PolicyAgent(Agent):
     name = "ppo"
 
-    def reseed(self, seed: int) -> None:
-        """The network's most probable action (or torch's own sampler) never reads the seed; nothing to redo."""
-        self.seed = seed
+    reseed = reseed_seed_only  # the network's most probable action, or torch's own sampler
 
     def __init__(
         self,

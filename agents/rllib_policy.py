@@ -40,7 +40,7 @@ from agents.checkpoint import (
     check_weights_fit,
     make_metadata,
 )
-from meld8_env.agent import Agent, CheckpointError
+from meld8_env.agent import Agent, CheckpointError, reseed_seed_only
 from meld8_env.config_io import short_repr
 from meld8_env.observation import obs_size
 from meld8_env.paths import nonempty_path
@@ -224,9 +224,7 @@ class RllibPolicyAgent(Agent):
         # writes anything (red team, session 35: weights that did not fit failed after games.jsonl was begun)
         self._module = self._build(state)
 
-    def reseed(self, seed: int) -> None:
-        """The most probable legal action never reads the seed; nothing to redo."""
-        self.seed = seed
+    reseed = reseed_seed_only  # the most probable legal action
 
     def setup(self, rules: RuleConfig) -> None:
         check_compatible(self.meta, rules, self.path)  # the layouts and input size, as for ppo: checkpoints

@@ -73,21 +73,17 @@ def is_action_id(action: object) -> bool:
     return isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) and 0 <= action < 64
 
 
-def illegal_action_message(action: object, who: str, phase: str, legal: list[int] | None) -> str:
-    """The one wording of an illegal-action error, listing the legal actions (every face uses it); ``legal=None``
-    leaves the list out, for a message others may read (a seat's legal actions show its hand)."""
+def illegal_action_message(action: object, who: str, phase: str, legal: list[int]) -> str:
+    """The one wording of an illegal-action error, listing the legal actions (every face uses it)."""
     if is_action_id(action):
         name = action_name(int(action))  # type: ignore[call-overload]
     elif isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         name = f"out of range 0..{NUM_ACTIONS - 1}"
     else:
         name = f"not an action id: a {type(action).__name__}, expected an integer 0..{NUM_ACTIONS - 1}"
-    shown = action if isinstance(action, (int, np.integer)) else repr(action)
-    said = f"illegal action {shown} ({name}) for {who} in phase {phase}"
-    if legal is None:
-        return said
     listed = ", ".join(f"{a} ({action_name(a)})" for a in legal) or "none (the game is over)"
-    return f"{said}; legal: {listed}"
+    shown = action if isinstance(action, (int, np.integer)) else repr(action)
+    return f"illegal action {shown} ({name}) for {who} in phase {phase}; legal: {listed}"
 
 
 def as_action_array(actions: object, n: int, hold: bool = True) -> np.ndarray:

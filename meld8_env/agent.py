@@ -145,6 +145,12 @@ class CheckpointError(ValueError):
 CONTRACT = ("setup", "close")
 
 
+def reseed_seed_only(agent: Any, seed: int) -> None:
+    """``reseed`` of an agent whose play never reads its seed (fixed tie-breaks, a network's most probable action):
+    only the seed it reports changes. A class declares it in its body (``reseed = reseed_seed_only``)."""
+    agent.seed = seed
+
+
 def reseed_in_place(agent: object, seed: int) -> bool:
     """Re-seed ``agent`` through the ``reseed`` its own class declares (True), or do nothing (False: load it again
     to re-seed it). The class's own body, as ``c_twin`` is read: a subclass inheriting ``reseed`` may hold more

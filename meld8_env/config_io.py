@@ -49,6 +49,10 @@ def short_repr(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object gives one key twice (:func:`no_duplicate_keys`); the message names the key."""
+
+
 def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """json object hook: a key given twice is refused (json keeps the last, so a field could be replaced unseen by
     a reader that keeps the first; red team, session 35). Replays, logs, bot lines and web messages read JSON
@@ -57,7 +61,7 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(out) != len(pairs):
         seen: set[str] = set()
         dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"the key {dup[:40]!r} is given twice in one object")
+        raise DuplicateKeyError(f"the key {dup[:40]!r} is given twice in one object")
     return out
 
 

@@ -190,7 +190,6 @@ class Meld8VectorEnv(VectorEnv):
             self._seed = int(self.np_random.integers(0, 2**62))
         elif seed is not None:
             self._seed = int(seed)
-        if seed is not None:
             self._reseed_opponents(self._seed)
         self.vec.reset(seed=self._seed)
         n = self.num_envs

@@ -20,7 +20,7 @@ from typing import Any
 from meld8_env.actions import action_name
 from meld8_env.cards import card_str, format_cards
 from meld8_env.codes import Result
-from meld8_env.config_io import is_int, no_duplicate_keys
+from meld8_env.config_io import DuplicateKeyError, is_int, no_duplicate_keys
 from meld8_env.one_game import Resimulation, ResimulationError
 from meld8_env.one_game import resimulate as _resimulate
 from meld8_env.outcomes import HandOutcome
@@ -270,9 +270,10 @@ def _log_entry(p: Path, n: int, line: bytes) -> dict[str, Any]:
     """Line ``n`` as a board (``type`` board, an integer ``board``, a list of ``games``), else a ReplayError."""
     try:
         entry = json.loads(line, object_pairs_hook=no_duplicate_keys)
-    except (ValueError, RecursionError) as exc:
-        why = f": {exc}" if "given twice" in str(exc) else " is not JSON"
-        raise ReplayError(f"{p}: line {n}{why}") from None
+    except DuplicateKeyError as exc:
+        raise ReplayError(f"{p}: line {n}: {exc}") from None
+    except (ValueError, RecursionError):
+        raise ReplayError(f"{p}: line {n} is not JSON") from None
     if not isinstance(entry, dict) or entry.get("type") != "board":
         raise ReplayError(f"{p}: line {n} is not a board (a log is its header, then one board per line)")
     board, listed = entry.get("board"), entry.get("games")

@@ -289,9 +289,7 @@ class _Conn:
     def __init__(self, proc: subprocess.Popen, seat: Place | None, killed: threading.Event) -> None:
         self.proc = proc
         self.killed = killed  # tells its stderr copy (_drain) that the process is gone
-        self.seat = (
-            seat  # the seat number (and deal copy) it plays in every game; None: the load check's, not yet given one
-        )
+        self.seat = seat  # the place (seat, deal copy) it plays in every game; None: the load check's, unplaced
         self.out: list[str] = []
         self.buf = b""
         self.lines: list[bytes] = []
