@@ -73,6 +73,15 @@ def is_action_id(action: object) -> bool:
     return isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) and 0 <= action < 64
 
 
+def unwrap_action(action: object) -> object:
+    """A 0-d integer array as its scalar (what SB3's ``predict`` and RLlib's modules hand an env for one
+    ``Discrete`` action, and what ``Discrete.contains`` accepts); anything else unchanged, for
+    :func:`is_action_id` to judge (red team, session 37: a legal action given so was penalised as illegal)."""
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        return action[()]
+    return action
+
+
 def illegal_action_message(action: object, who: str, phase: str, legal: list[int]) -> str:
     """The one wording of an illegal-action error, listing the legal actions (every face uses it)."""
     if is_action_id(action):
@@ -94,7 +103,7 @@ def as_action_array(actions: object, n: int, hold: bool = True) -> np.ndarray:
     if arr.dtype.kind not in "iu":
         raise IllegalActionError(f"actions must be integers {lo}..{NUM_ACTIONS - 1}, got dtype {arr.dtype}")
     if arr.shape != (n,):
-        raise ValueError(f"actions must have shape ({n},), got {arr.shape}")
+        raise ValueError(f"actions must have shape ({n},), one per game, got shape {arr.shape}")
     if arr.size:
         bad = (arr > NUM_ACTIONS - 1) | ((arr < lo) if arr.dtype.kind == "i" else False)
         if np.any(bad):

@@ -24,9 +24,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id, legal_ids
+from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id, legal_ids, unwrap_action
 from meld8_env.codes import Phase
-from meld8_env.config_io import check_flag, is_int
+from meld8_env.config_io import check_flag, check_int, short_repr
 from meld8_env.engine.fast import FastBatch
 from meld8_env.engine.seeding import check_seed
 from meld8_env.one_game import observe_seat
@@ -57,8 +57,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
     ) -> None:
         super().__init__()
         self.rules = RuleConfig.load(rules)
-        if max_cycles is not None and (not is_int(max_cycles) or max_cycles < 1):
-            raise ValueError(f"max_cycles must be None or an integer >= 1, got {max_cycles!r}")
+        if max_cycles is not None:  # numpy ints are integers here as in every other option (red team, session 37)
+            max_cycles = check_int(max_cycles, "max_cycles (None: no limit)", 1)
         if reward not in ("points", "rank"):
             raise ValueError(f"reward must be 'points' or 'rank', got {reward!r}")
         self.max_cycles = max_cycles
@@ -85,11 +85,22 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self._illegal = np.zeros(1, np.uint8)
         self._seat_of = {a: i for i, a in enumerate(self.possible_agents)}
 
+    def _seat(self, agent: object) -> int:
+        """The seat of ``agent``, or one ValueError naming the agents there are (a bare KeyError before)."""
+        if agent not in self._seat_of:
+            raise ValueError(f"unknown agent {short_repr(agent)}; the agents are {', '.join(self.possible_agents)}")
+        return self._seat_of[agent]  # type: ignore[index]
+
+    def _started(self) -> None:
+        """Refuse a game view before the first reset (observe gave a made-up table, step an AttributeError)."""
+        if not hasattr(self, "record"):
+            raise RuntimeError("call reset() first: no game has started")
+
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self.possible_agents[self._seat(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[self.possible_agents[self._seat(agent)]]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
@@ -110,11 +121,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.agent_selection = self.agents[int(self.record["acting"])]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        obs, mask = observe_seat(self.engine, self._seat_of[agent])
+        seat = self._seat(agent)
+        self._started()
+        obs, mask = observe_seat(self.engine, seat)
         return {"observation": obs, "action_mask": mask.view(np.int8)}
 
     def state(self) -> np.ndarray:
         """The full-information view: seat 0's observation in the oracle layout (``state_space``)."""
+        self._started()
         out = np.empty((1, self.engine.oracle_size), np.uint8)
         self.engine.observe_into(np.zeros(1, np.int8), out, np.empty((1, NUM_ACTIONS), np.uint8), oracle=True)
         return out[0]
@@ -129,6 +143,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         return self.observe(agent or self.agent_selection)["action_mask"]
 
     def step(self, action: int) -> None:
+        self._started()
+        action = unwrap_action(action)  # a 0-d integer array, as Discrete.contains accepts
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -170,6 +186,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         """``"ansi"``: the table as a string; ``"human"``: print it (returns None); no mode: None."""
         if self.render_mode is None:
             return None
+        self._started()
         game = self.game
         text = render_table(game, game.acting_seat if not game.over else 0)
         if self.render_mode == "human":

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from meld8_env.agent import BUILTIN, AgentProtocol, CheckpointError, as_agent
-from meld8_env.config_io import short_repr
+from meld8_env.config_io import check_int, short_repr
 from meld8_env.rules import RuleConfig
 from meld8_env.seat_process import PREFIX, BotOptions, BotStartError, ExternalAgent
 
@@ -61,9 +61,12 @@ def load_agent(
 ) -> Any:
     """The agent ``spec`` names (see the module docstring). ``trust=True`` lets SB3 unpickle a foreign
     checkpoint zip; ``bots`` sets a ``cmd:`` bot's timeout, fallback and log folder."""
-    rules = rules or RuleConfig()
     if not isinstance(spec, str) or not spec:
         raise AgentLoadError(f"an agent spec is a non-empty string, got {short_repr(spec)}")
+    # checked at load, not at the first move (a bad seed failed inside numpy there, never for greedy; a rules name
+    # raised AttributeError): red team, session 37. No upper end: a seat's seed is the game seed + 1 + k
+    seed = check_int(seed, f"agent {short_repr(spec)}: seed", 0, error=AgentLoadError)
+    rules = RuleConfig.load(rules)
     if spec.startswith("rllib:"):
         return _load_trained("rllib", spec.removeprefix("rllib:"), rules, seed)
     if spec.startswith(PREFIX):

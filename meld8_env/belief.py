@@ -83,7 +83,7 @@ import numpy as np
 from meld8_env import hands as _hands
 from meld8_env.cardmask import ALL, BITS, JK
 from meld8_env.codes import HAND_SIZE, N_CARDS, Phase
-from meld8_env.config_io import env_flag
+from meld8_env.config_io import check_flag, env_flag
 from meld8_env.discard_history import discard_order, passed_cards
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import check_conservation, refresh
@@ -149,7 +149,7 @@ def _tables() -> dict[str, np.ndarray]:
 
 def ready_prior(info: InfoSet, j: int) -> float:
     """P(opponent ``j`` is ready | its public features), from the fitted table."""
-    return float(_tables()[f"{info.num_players}p"][status_key(info, j)])
+    return float(_tables()[f"{info.num_players}p"][status_key(info, info.opponent(j))])
 
 
 def _prefer_greedy_discard(info: InfoSet, j: int, masks: np.ndarray, match: np.ndarray, rounds: int = 8) -> np.ndarray:
@@ -364,6 +364,9 @@ def sample_worlds(
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if not isinstance(info, InfoSet):
         raise TypeError(f"sample_worlds takes an InfoSet (meld8_env.infoset.infoset), got {type(info).__name__}")
+    info.check()  # a hand-built or edited one failed deep inside (IndexError, OverflowError): red team, session 37
+    no_pass = check_flag(no_pass, "no_pass")  # the string 'false' switched it on
+    last_discard = check_flag(last_discard, "last_discard")
     if info.phase == Phase.OVER:
         raise ValueError("the game is over: there is no hidden card left to sample")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:  # 2.5, '3': from deep inside before
@@ -374,7 +377,7 @@ def sample_worlds(
         raise ValueError(f"tries must be an integer 1..4096 (proposals per world), got {tries!r}")
     if last_discard and method == "learned":
         raise ValueError("last_discard picks its own proposal; use it with method two_level, not learned")
-    rules = rules or _default_rules(info.num_players)
+    rules = _default_rules(info.num_players) if rules is None else RuleConfig.load(rules)
     if rules.num_players != info.num_players:
         raise ValueError(f"rules seat {rules.num_players} players, the infoset {info.num_players}")
     P = info.num_players

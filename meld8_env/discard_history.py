@@ -36,6 +36,7 @@ def discard_order(info: InfoSet) -> list[tuple[int, int]]:
 def passed_cards(info: InfoSet, j: int) -> int:
     """Mask of the cards other seats discarded after ``j``'s last discard: ``j`` saw each of them holding the
     hand it holds now and did not Ron it (a called one included: Ron beats a call, R21)."""
+    j = info.opponent(j)  # None, 3 and 1.5 gave the same mask as any seat that never discarded
     order = discard_order(info)
     last = max((k for k, (p, _) in enumerate(order) if p == j), default=-1)
     m = 0

@@ -41,7 +41,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from meld8_env.actions import NUM_ACTIONS, is_action_id
+from meld8_env.actions import NUM_ACTIONS, IllegalActionError, as_action_array, is_action_id, unwrap_action
 from meld8_env.agent import as_agent, reseed_in_place
 from meld8_env.agent_spec import load_agent
 from meld8_env.config_io import check_finite, check_flag
@@ -104,7 +104,7 @@ class Meld8VectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.render_mode = None
-        self._seed = seed
+        self._seed = None if seed is None else check_seed(seed)  # a numpy int made every reset() fail in Gymnasium
         self._started = False
 
     # -- the learner's turn ----------------------------------------------------------------------
@@ -179,7 +179,8 @@ class Meld8VectorEnv(VectorEnv):
     # -- Gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is not None:  # before any state changes: a refused seed re-seeded the opponents, and was kept for
-            check_seed(seed)  # every later reset() to refuse again (review, session 36)
+            seed = check_seed(seed)  # every later reset() to refuse again (review, session 36); a Python int for
+            # Gymnasium, which refuses numpy ints
         # the constructor's seed seeds np_random too at the first reset: a later reset without a seed drew its games
         # from a generator Gymnasium had seeded from the OS (seeds audit, session 35)
         first = seed is None and not self._started and self._seed is not None
@@ -207,13 +208,17 @@ class Meld8VectorEnv(VectorEnv):
     def step(self, actions):
         if not self._started:
             raise RuntimeError("call reset() before step()")
+        # (4, 1) and (2, 2) were reshaped silently (red team, session 32); -1, the batch's "hold this game still",
+        # is no Gymnasium action (it stepped nothing and counted in the episode's length: red team, session 37)
+        acts = as_action_array(actions, self.num_envs, hold=False)
         carry, self._carry = self._carry, np.zeros(self.num_envs, np.float64)
         rewards = np.zeros(self.num_envs, np.float64)
         ended: list = []
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,):  # (4, 1) and (2, 2) were reshaped silently (red team, session 32)
-            raise ValueError(f"actions must have shape ({self.num_envs},), one per game, got shape {acts.shape}")
-        self._engine_step(acts, rewards, ended)
+        try:
+            self._engine_step(acts, rewards, ended)
+        except IllegalActionError:  # refused before any game moved: the carried rewards are still owed
+            self._carry = carry
+            raise
         self._play_opponents(rewards, ended)
         rewards += carry  # rewards that reached the learner before this episode's first action
         self._return += rewards
@@ -263,6 +268,9 @@ class Meld8VectorEnv(VectorEnv):
             self.vec.close()
 
 
+ENDED = "the episode has ended: call reset() before step()"
+
+
 class Meld8SingleEnv(gymnasium.Env):
     """One game as a ``gymnasium.Env`` (options: :class:`Meld8VectorEnv`). ``info["action_mask"]`` (64,)
     bool; the episode ends with the game (``terminated``); ``reset()`` starts the next one. Its
@@ -271,7 +279,8 @@ class Meld8SingleEnv(gymnasium.Env):
     An illegal action (generic tools step with unmasked samples): ``illegal_action="terminate"``
     (default, PettingZoo's classic-game convention) ends the episode at once with ``illegal_reward``
     (default -1.0) and ``info["illegal_action"] = True`` plus the legal ids; ``"raise"`` refuses it with
-    ``IllegalActionError`` like every other face."""
+    ``IllegalActionError`` like every other face. ``step()`` before the first ``reset()`` or after the
+    episode ended raises ``RuntimeError``."""
 
     metadata = {"render_modes": []}
 
@@ -293,31 +302,40 @@ class Meld8SingleEnv(gymnasium.Env):
         self.action_space = LegalDiscrete(lambda: self._mask)
         self._mask = np.ones(NUM_ACTIONS, bool)
         self._pending = None  # the next game's first observation, already started by autoreset
+        self._over: str | None = "call reset() before step()"  # why step() is refused now, None while a game runs
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None:  # the project's ValueError, before Gymnasium's own (which refuses numpy ints too)
+            seed = check_seed(seed)
         super().reset(seed=seed)
         if seed is not None or self._pending is None:
             obs, info = self._vec.reset(seed=seed)  # no seed: new games from the env's own generator
         else:
             obs, info = self._pending
         self._pending = None
+        self._over = None
         self._mask = info["action_mask"][0]
         # the action space's samples follow the env's seed, so a seeded run is reproducible end to end
         self.action_space.seed(int(self._vec.np_random.integers(0, 2**31)))
         return obs[0], {"action_mask": self._mask.copy()}
 
     def step(self, action):
+        if self._over is not None:  # after the end, a step played a move in the next game the caller never saw
+            raise RuntimeError(self._over)
+        action = unwrap_action(action)  # SB3's predict gives a 0-d array: it was penalised as illegal
         if self.illegal_action == "terminate" and not (is_action_id(action) and self._mask[int(action)]):
             # PettingZoo's classic convention (TerminateIllegalWrapper): the episode ends with a penalty
             legal = np.flatnonzero(self._mask).tolist()
             self._pending = None  # the next reset starts a new game
             self._mask = np.zeros(NUM_ACTIONS, bool)
+            self._over = ENDED
             obs = self._vec._observation(self._vec.vec.observation[:1], self._vec.vec.action_mask[:1])[0]
             info = {"illegal_action": True, "legal_actions": legal, "action_mask": self._mask.copy()}
             return obs, self.illegal_reward, True, False, info
         obs, rew, term, trunc, info = self._vec.step(np.array([action]))
         if term[0]:
             self._pending = (obs, {"action_mask": info["action_mask"]})
+            self._over = ENDED
             final = info["final_info"]
             self._mask = np.zeros(NUM_ACTIONS, bool)
             out_info = {k: v[0] for k, v in final.items() if not k.startswith("_")}

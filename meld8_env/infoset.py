@@ -32,7 +32,8 @@ import dataclasses
 
 import numpy as np
 
-from meld8_env.codes import N_CARDS, Phase
+from meld8_env.codes import HAND_SIZE, MAX_PLAYERS, N_CARDS, Phase
+from meld8_env.config_io import check_int, short_repr
 from meld8_env.rules import RuleConfig
 
 ALL_CARDS = (1 << N_CARDS) - 1
@@ -92,6 +93,48 @@ class InfoSet:
     def opponents(self) -> tuple[int, ...]:
         return tuple(s for s in range(self.num_players) if s != self.seat)
 
+    def opponent(self, j: object) -> int:
+        """``j`` as an int when it names an opponent of this seat, else one ValueError (the per-opponent helpers
+        read the seat itself, wrapped -1 to the last seat, or failed with IndexError: red team, session 37)."""
+        if isinstance(j, bool) or not isinstance(j, int | np.integer) or j not in self.opponents:
+            raise ValueError(
+                f"j must be an opponent of seat {self.seat}, one of {list(self.opponents)}, got {short_repr(j)}"
+            )
+        return int(j)
+
+    def check(self) -> InfoSet:
+        """This infoset, or one ValueError naming the first field that no game gives (a hand-built or edited
+        InfoSet failed deep inside the sampler: red team, session 37): integer fields, seats in range, per-seat
+        tuples of length P, and the pool's size ``popcount(pool) == sum(hidden) + wall_left + dead_wall``."""
+        P = self.num_players
+        if isinstance(P, bool) or P not in range(2, MAX_PLAYERS + 1):
+            raise ValueError(f"InfoSet.num_players must be 2..{MAX_PLAYERS}, got {short_repr(P)}")
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.type == "bool":
+                ok = isinstance(v, bool | np.bool_)
+            elif f.type == "int":
+                ok = isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
+            else:  # the per-seat tuples (discards: a tuple of card tuples per seat)
+                ok = isinstance(v, tuple) and len(v) == P
+            if not ok:
+                raise ValueError(f"InfoSet.{f.name} is not a {f.type} (per seat: {P} entries), got {short_repr(v)}")
+        check_int(self.seat, "InfoSet.seat", 0, P - 1)
+        for name in ("wall_left", "dead_wall"):
+            check_int(getattr(self, name), f"InfoSet.{name}", 0, N_CARDS)
+        for p, h in enumerate(self.hidden):
+            check_int(h, f"InfoSet.hidden[{p}]", 0, 0 if p == self.seat else HAND_SIZE + 1)
+        for name in ("pool", "hand"):
+            check_int(getattr(self, name), f"InfoSet.{name} (a {N_CARDS}-bit card mask)", 0, ALL_CARDS)
+        if self.pool & self.hand:
+            raise ValueError("InfoSet.pool holds cards of the seat's own hand")
+        if self.pool.bit_count() != sum(self.hidden) + self.wall_left + self.dead_wall:
+            raise ValueError(
+                f"InfoSet.pool holds {self.pool.bit_count()} cards, but hidden + wall_left + dead_wall are "
+                f"{sum(self.hidden) + self.wall_left + self.dead_wall}"
+            )
+        return self
+
     def uncalled_discards(self, seat: int) -> int:
         """Mask of ``seat``'s discards that stayed in its discard history (its furiten set, R33)."""
         m = 0
@@ -104,12 +147,18 @@ class InfoSet:
 _FIELDS = tuple(f.name for f in dataclasses.fields(InfoSet))
 
 
-def infoset(record: np.void | np.ndarray, seat: int, rules: RuleConfig) -> InfoSet:
+def infoset(record: np.void | np.ndarray, seat: int, rules: RuleConfig | str | dict | None) -> InfoSet:
     """The information set of ``seat`` in one engine record (a ``STATE_DTYPE`` row)."""
+    rules = RuleConfig.load(rules)
     P = rules.num_players
-    if not 0 <= int(seat) < P:
-        raise ValueError(f"seat must be 0..{P - 1}, got {seat!r}")
-    seat = int(seat)
+    seat = check_int(seat, "seat", 0, P - 1)  # int() read 1.5, "1" and True as seat 1 (red team, session 37)
+    if not isinstance(record, np.void) or record.dtype.names is None or "wall_len" not in record.dtype.names:
+        raise ValueError(f"infoset takes one engine record (engine.record(i)), got {short_repr(record)}")
+    # a record of another player count gave a wrong pool (45 cards for 37) or a phantom seat: a deal of P hands
+    # leaves 53 - 7P cards in the wall (0 before the first deal)
+    if int(record["wall_len"]) != N_CARDS - HAND_SIZE * P:
+        raise ValueError(f"the record is not a {P}-player game: its wall holds {int(record['wall_len'])} cards, "
+                         f"a {P}-player deal leaves {N_CARDS - HAND_SIZE * P}")  # fmt: skip
     # one conversion of the whole record (field access on a numpy record costs microseconds each)
     values = zip(record.dtype.names, record.item(), strict=True)
     r = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in values}

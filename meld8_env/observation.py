@@ -140,6 +140,14 @@ def decode(obs: np.ndarray, rules: RuleConfig) -> dict[str, np.ndarray]:
     obs = np.atleast_2d(obs)
     P = rules.num_players
     lay = layout(rules)
+    off, size = lay["min_han"]  # the last field: obs_size(rules), without a second layout
+    # checked, not cast: floats were decoded silently, another player count's observations gave garbage and a
+    # short one numpy's broadcast error (red team, session 37); the oracle layout starts with the same fields
+    if obs.dtype != np.uint8 or obs.ndim != 2 or (obs.shape[1] != off + size and obs.shape[1] != obs_size(rules, True)):
+        raise ValueError(
+            f"decode expects uint8 observations of shape (N, {off + size}) for {P}-player rules, got shape {obs.shape} "
+            f"and dtype {obs.dtype}"
+        )
 
     def field(name: str) -> np.ndarray:
         off, size = lay[name]

@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from meld8_env.actions import NUM_ACTIONS
-from meld8_env.config_io import check_flag
+from meld8_env.actions import NUM_ACTIONS, IllegalActionError, is_action_id, unwrap_action
+from meld8_env.config_io import check_flag, check_int, short_repr
+from meld8_env.engine.seeding import check_seed
 from meld8_env.features import augment, augmented_size
 from meld8_env.one_game import observe_seat
 from meld8_env.rules import RuleConfig
@@ -72,8 +73,10 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
             raise ValueError(f"unknown env_config key {unknown[0]!r}; known: {', '.join(known)}")
         self.rules = RuleConfig.load(cfg.get("rules"))
         self.P = self.rules.num_players
-        self.max_steps = cfg.get("max_steps")
-        seed = cfg.get("seed")
+        # checked here: -5 or 0 truncated every game at its first step, "10" failed there (red team, session 37)
+        steps = cfg.get("max_steps")
+        self.max_steps = None if steps is None else check_int(steps, "env_config max_steps", 1)
+        seed = None if cfg.get("seed") is None else check_seed(cfg["seed"], "env_config seed")
         self._rng = np.random.default_rng(seed)
         self.vec = Meld8Vector(1, rules=self.rules, seed=seed, autoreset=False, reward=cfg.get("reward", "points"),
                                shaping=cfg.get("shaping", 0.0))  # fmt: skip
@@ -103,7 +106,9 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:  # the game seeded `seed`, as on every other face (it was a draw from rng(seed): seeds
-            # audit, session 35); later resets without a seed draw theirs from a generator seeded by it
+            # audit, session 35); later resets without a seed draw theirs from a generator seeded by it. Checked
+            # first: a refused seed had already replaced the generator (red team, session 37)
+            seed = check_seed(seed)
             self._rng = np.random.default_rng(seed)
             self.vec.reset(seed=seed)
         else:
@@ -113,10 +118,16 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
 
     def step(self, action_dict: dict[str, int]):
         seat = int(self.vec.current_seat[0])
+        if seat < 0:  # it named "seat_-1" as the one to act
+            raise RuntimeError("the game is over: call reset() before step()")
         me = agent_id(seat)
-        if me not in action_dict:
-            raise ValueError(f"{me} is to act; got actions for {sorted(action_dict)}")
-        self.vec.step(np.array([int(action_dict[me])], np.int64))  # IllegalActionError names the legal ones
+        if not isinstance(action_dict, dict) or set(action_dict) != {me}:  # other keys were dropped silently
+            got = sorted(map(str, action_dict)) if isinstance(action_dict, dict) else short_repr(action_dict)
+            raise ValueError(f"give a dict with one action, for {me} (the seat to act); got {got}")
+        action = unwrap_action(action_dict[me])
+        if not is_action_id(action):  # int() played 6.9 as 6, "6" as 6, True as 1 and -1 as "hold still"
+            raise IllegalActionError(self.vec.engine.illegal_message(0, action, who=me))
+        self.vec.step(np.array([action], np.int64))  # IllegalActionError names the legal ones
         self._steps += 1
         rewards = {agent_id(s): float(r) for s, r in enumerate(self.vec.rewards[0])}
         if self.vec.ended_index.size:  # the game ended: every seat's last view, everybody done

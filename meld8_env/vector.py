@@ -314,6 +314,8 @@ class Meld8Vector:
         draw when one is given on first use): game i of a batch seeded S samples as the single game seeded S + i
         whatever the batch, and a reset with the same seed samples the same games again (the streams were per slot
         and never restarted, so ``meld8 simulate --batch`` changed the games: seeds audit, session 35)."""
+        if rng is not None and not isinstance(rng, np.random.Generator):  # 5 failed deep inside ('no attribute')
+            raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)) or None, got {rng!r}")
         if self._sample_offset is None:
             self._sample_offset = np.uint64(rng.integers(0, 2**63) if rng is not None else 0x5EED)
         new = self._sample_new

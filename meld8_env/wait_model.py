@@ -212,5 +212,5 @@ def _model() -> dict[str, dict[str, np.ndarray]]:
 def wait_probs(info: InfoSet, j: int) -> np.ndarray:
     """(52,) float64: the fitted ``P(c in waits_j | j ready)`` for every playing card c (module docstring)."""
     m = _model()[f"{info.num_players}p"]
-    z = design(wait_features(info, j), m["mean"], m["scale"]) @ m["w"]
+    z = design(wait_features(info, info.opponent(j)), m["mean"], m["scale"]) @ m["w"]
     return 1.0 / (1.0 + np.exp(-z))

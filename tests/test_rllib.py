@@ -294,3 +294,51 @@ def test_reset_with_a_seed_plays_the_game_of_that_seed_as_every_other_face():
     env.reset()
     again.reset()
     assert env.vec.seeds.tolist() == again.vec.seeds.tolist()  # unseeded resets follow the seed
+
+
+def test_step_takes_exactly_one_action_id_for_the_seat_to_act():
+    # red team, session 37: int() played 6.9 as 6, "6" as 6, True as 1 and -1 as "hold still"; other keys were dropped
+    from meld8_env.actions import IllegalActionError
+
+    env = Meld8MultiAgentEnv({})
+    obs, _ = env.reset(seed=1)
+    me = next(iter(obs))
+    legal = int(np.flatnonzero(obs[me]["action_mask"])[0])
+    for bad in (legal + 0.9, str(legal), True, -1, None, 2**70, np.array([legal])):
+        with pytest.raises(IllegalActionError, match=f"for {me}"):
+            env.step({me: bad})
+    other = next(a for a in env.possible_agents if a != me)
+    for bad in ({me: legal, "seat_9": 5}, {other: legal}, [legal]):
+        with pytest.raises(ValueError, match=f"one action, for {me}"):
+            env.step(bad)
+    assert env._steps == 0  # nothing was played
+    env.step({me: np.array(legal)})  # a 0-d array, as a module's output may be
+    while True:
+        seat = int(env.vec.current_seat[0])
+        mask = env.vec.action_mask[0]
+        _, _, done, _, _ = env.step({f"seat_{seat}": int(np.flatnonzero(mask)[0])})
+        if done["__all__"]:
+            break
+    with pytest.raises(RuntimeError, match="the game is over"):
+        env.step({me: legal})
+
+
+def test_seed_and_max_steps_are_checked_before_anything_changes():
+    def next_game(refuse: bool) -> int:
+        env = Meld8MultiAgentEnv({})
+        env.reset(seed=1)
+        if refuse:
+            with pytest.raises(ValueError, match="seed must be an integer 0..2"):
+                env.reset(seed=2**64)
+        env.reset()
+        return int(env.vec.seeds[0])
+
+    assert next_game(True) == next_game(False)
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            Meld8MultiAgentEnv({}).reset(seed=bad)
+        with pytest.raises(ValueError, match="env_config seed must be an integer"):
+            Meld8MultiAgentEnv({"seed": bad})
+    for bad in (-5, 0, "10", 2.5):
+        with pytest.raises(ValueError, match="env_config max_steps must be an integer >= 1"):
+            Meld8MultiAgentEnv({"max_steps": bad})

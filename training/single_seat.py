@@ -22,8 +22,9 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
-from meld8_env.actions import NUM_ACTIONS
+from meld8_env.actions import NUM_ACTIONS, as_action_array
 from meld8_env.config_io import check_flag
+from meld8_env.engine.seeding import check_seed
 from meld8_env.gym_env import Meld8VectorEnv
 from meld8_env.rules import RuleConfig
 
@@ -33,14 +34,14 @@ class SingleSeatVecEnv(VecEnv):
         self,
         n_envs: int,
         opponents: Sequence,
-        rules: RuleConfig | None = None,
+        rules: RuleConfig | str | dict | None = None,
         seed: int = 0,
         reward: str = "points",
         features: bool = False,
         shaping: float = 0.0,
         oracle: bool = False,
     ) -> None:
-        self.rules = rules or RuleConfig()
+        self.rules = RuleConfig.load(rules)  # a name or file, as every face takes (a name raised AttributeError)
         P = self.rules.num_players
         if len(opponents) != P - 1:
             raise ValueError(f"give {P - 1} opponents (relative seats 1..{P - 1}), got {len(opponents)}")
@@ -58,7 +59,7 @@ class SingleSeatVecEnv(VecEnv):
             self._mask_buf = np.empty((n_envs, NUM_ACTIONS), np.uint8)
         super().__init__(n_envs, space, self.env.single_action_space)
         self._actions = np.zeros(n_envs, np.int64)
-        self._seed = seed
+        self._seed = check_seed(seed)
 
     @property
     def opponents(self) -> list:
@@ -87,7 +88,8 @@ class SingleSeatVecEnv(VecEnv):
         return np.concatenate([obs, self._oracle_buf[:, engine.obs_size :]], axis=1)
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        # checked here, not cast: floats were truncated, strings parsed and -1 stepped nothing (red team, session 37)
+        self._actions = as_action_array(actions, self.num_envs, hold=False)
 
     def step_wait(self):
         obs, rewards, terminated, truncated, info = self.env.step(self._actions)
@@ -115,8 +117,8 @@ class SingleSeatVecEnv(VecEnv):
         self.env.close()
 
     def seed(self, seed: int | None = None):
-        if seed is not None:
-            self._seed = int(seed)
+        if seed is not None:  # checked now: 1.5 and "7" were int()ed, -1 only failed at the next reset
+            self._seed = check_seed(seed)
         return [self._seed + i for i in range(self.num_envs)]
 
     def get_attr(self, attr_name: str, indices=None) -> list:
