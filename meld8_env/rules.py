@@ -24,6 +24,14 @@ KUIKAE_CHOICES = ("other_end", "off")
 PLACEMENT_TIE_CHOICES = ("chiicha_order", "share")
 READING_TIEBREAK_CHOICES = ("yaku_han", "canonical")
 DEALER_DRAW_SUIT_ORDERS = ("shdc",)
+YAKU_HAN = {
+    "closed_tsumo": 1, "tanyao": 1, "four_pairs": 1, "all_red": 2, "all_black": 2, "toitoi": 2, "chanta": 2,
+    "identical_sequences": 2, "pinfu": 2, "jun_chanta": 3, "tenhou": 4, "chiihou": 4, "two_quads": 6,
+    "pure_straight": 6,
+}  # fmt: skip
+"""Han of each standard yaku of the section 7 table (before the R32 reductions), except Value Triplet and Haitei,
+whose han are the options ``value_triplet_han`` and ``haitei_han``. The scorer reads its han here (it is
+``meld8_env.scoring.BASE_HAN``), and the ``min_yaku_han`` bound (:func:`max_standard_yaku_han`) is derived from it."""
 
 
 class RuleConfigError(ValueError):
@@ -107,7 +115,7 @@ class RuleConfig:
         if not isinstance(data, dict):
             raise RuleConfigError(f"rule config must be a mapping, got {type(data).__name__}")
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - known, key=str)  # keys 1 and foo failed to sort (red team, session 37)
         if unknown:
             raise RuleConfigError(
                 f"unknown rule option {short_repr(unknown[0])}; known options: {', '.join(sorted(known))}"
@@ -172,6 +180,17 @@ class RuleConfig:
         """Cards left after the deal (R10: 32 with 3 players; R44: 39 with 2)."""
         return 53 - self.num_players * self.hand_size
 
+    @property
+    def wall_draws(self) -> int:
+        """Cards that can be drawn in a deal: the wall less the cards left undrawn (R10, R14, R44)."""
+        return self.wall_size - self.wall_limit
+
+    def first_draws(self, dealer: bool) -> range:
+        """Which draws of a deal (1-based) can be a seat's first draw with no call before it (Tenhou, Chiihou):
+        the dealer's first draw opens the deal (R11) and the others follow in turn (R6), so draw 1 for the dealer
+        and draws 2..num_players for the others - those the drawable wall reaches."""
+        return range(1, 2) if dealer else range(2, min(self.num_players, self.wall_draws) + 1)
+
     def min_han(self, round_index: int) -> int:
         """Minimum standard-yaku han in round ``round_index`` (1-based, R30)."""
         index = check_int(round_index, "round", 1, self.rounds, error=RuleConfigError)  # '1', 1.5 failed in a compare
@@ -232,6 +251,56 @@ def _validate(c: RuleConfig) -> None:
     if c.max_replays is not None and (not is_int(c.max_replays) or c.max_replays < 0):
         _fail("max_replays", c.max_replays, "null or an integer >= 0")
     _check_engine_range(c)
+    # A round whose minimum no reading reaches is replayed until a yakuman comes (with max_replays null, in
+    # practice forever: simulate hung). A minimum close to the bound is legal but rare (docs/rules.md R30).
+    top = max_standard_yaku_han(c)
+    if max(c.min_yaku_han) > top:
+        _fail(
+            "min_yaku_han",
+            list(c.min_yaku_han),
+            f"integers 1..{top}, the most standard-yaku han a hand can reach under these options (section 7); "
+            f"above it only a yakuman, which ignores the minimum, could end the round (R30)",
+        )
+
+
+def max_standard_yaku_han(c: RuleConfig) -> int:
+    """The most standard-yaku han (section 7) any winning reading reaches under ``c`` - exact, not just a bound.
+
+    Derived from the yaku definitions (``YAKU_HAN``, ``meld8_env.scoring._evaluate``). A call takes away Closed
+    Tsumo, Tanyao and Tenhou / Chiihou, and a call or the Joker lowers the reducible yaku (R32); every other yaku is
+    judged on the cards the reading resolves to, the Joker as its stand-in (a card the hand does not hold, R27). So
+    no hand beats the best concealed, Joker-free one. Any 8 cards can be a dealt hand plus the first draw, or be
+    kept to the last card, so the maximum is the sum of two independent parts:
+
+    * when the hand is won: Closed Tsumo goes with every Tsumo; Tenhou / Chiihou (first draw) and Haitei (last
+      card) go together only where a first draw can be the last card (:meth:`RuleConfig.first_draws`);
+    * what the 8 cards are, the best of each winning form (R26) with the yaku that exclude each other left out:
+      Tanyao excludes crowns (so Chanta, Jun Chanta and Value Triplets); a triplet or quad spans three or four
+      suits, so it is never All Red / All Black; Toitoi needs two triplets, Pinfu and Identical Sequences two
+      sequences. A witness hand reaching each sum is named beside it.
+
+    A minimum above the result is met by no reading, only by a yakuman (royal straight, four crown pairs), which
+    ignores the minimum. ``tests/test_score_distance_checks.py`` scores every winning hand against it.
+    """
+    y = YAKU_HAN
+    first_draw = max(y["tenhou"], y["chiihou"])
+    first_and_last = c.wall_draws in c.first_draws(True) or c.wall_draws in c.first_draws(False)
+    timing = y["closed_tsumo"] + (first_draw + c.haitei_han if first_and_last else max(first_draw, c.haitei_han))
+    shapes = (
+        # As Ah Ad  Ks Kh Kd  Js Jh: two crown triplets and a crown pair
+        2 * c.value_triplet_han + y["toitoi"] + y["jun_chanta"],
+        # Jh Qh Kh  Jd Qd Kd  Ah Ad won on Kh (Jh Qh wait on Th or Kh, R31)
+        max(y["all_red"], y["all_black"]) + y["jun_chanta"] + y["identical_sequences"] + y["pinfu"],
+        # one triplet and one sequence: As Ah Ad  Jh Qh Kh  Ks Kd
+        c.value_triplet_han + y["jun_chanta"],
+        # As Ah Ad Ac  Ks Kh Kd Kc: two crown quads
+        y["two_quads"] + y["jun_chanta"],
+        # 2h .. 9h: a pure straight (it replaces All Red / All Black)
+        y["pure_straight"] + y["tanyao"],
+        # Ah Ad Jh Jd Qh Qd Kh Kd read as four pairs
+        y["four_pairs"] + max(y["all_red"], y["all_black"]) + y["jun_chanta"],
+    )
+    return timing + max(shapes)
 
 
 INT32_MAX = 2**31 - 1

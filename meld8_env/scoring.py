@@ -49,7 +49,7 @@ from meld8_env.hands.forms import (
     FORM_TWO_QUADS,
     Reading,
 )
-from meld8_env.rules import DEFAULT_RULES, RuleConfig
+from meld8_env.rules import DEFAULT_RULES, YAKU_HAN, RuleConfig
 
 YAKU_IDS = (
     "closed_tsumo",
@@ -96,11 +96,7 @@ REDUCIBLE = frozenset(
         "pure_straight",
     )
 )
-BASE_HAN = {
-    "closed_tsumo": 1, "tanyao": 1, "four_pairs": 1, "all_red": 2, "all_black": 2, "toitoi": 2, "chanta": 2,
-    "identical_sequences": 2, "pinfu": 2, "jun_chanta": 3, "tenhou": 4, "chiihou": 4, "two_quads": 6,
-    "pure_straight": 6,
-}  # fmt: skip
+BASE_HAN = YAKU_HAN  # the section 7 han, kept with the rules: RuleConfig's min_yaku_han bound is derived from them
 CROWN = {1, 11, 12, 13}
 FLAG_TSUMO, FLAG_DEALER, FLAG_FIRST_DRAW, FLAG_LAST_CARD = 1, 2, 4, 8
 
@@ -197,40 +193,40 @@ def _evaluate(reading: Reading, meld: int, win_card: int, ctx: _Context) -> dict
     ranks_of = [{rank_of(c) for c in rg} for rg in resolved]
     yaku: list[tuple[str, int]] = []
     if ctx.tsumo and not called:
-        yaku.append(("closed_tsumo", 1))
+        yaku.append(("closed_tsumo", BASE_HAN["closed_tsumo"]))
     value = sum(1 for g in triplets if rank_of(_resolve(g, joker_as)[0]) in CROWN and not g >> JOKER & 1)
     if value:
         yaku.append(("value_triplet", value * rules.value_triplet_han))
     if not called and all(2 <= rank_of(c) <= 10 for c in cards8):
-        yaku.append(("tanyao", 1))
+        yaku.append(("tanyao", BASE_HAN["tanyao"]))
     if form == FORM_FOUR_PAIRS:
-        yaku.append(("four_pairs", 1))
+        yaku.append(("four_pairs", BASE_HAN["four_pairs"]))
     if ctx.last_card:
         yaku.append(("haitei", rules.haitei_han))
     if form != FORM_PURE_STRAIGHT:  # Pure Straight replaces All Red / All Black
         if all(suit_of(c) in (1, 2) for c in cards8):
-            yaku.append(("all_red", 2))
+            yaku.append(("all_red", BASE_HAN["all_red"]))
         elif all(suit_of(c) in (0, 3) for c in cards8):
-            yaku.append(("all_black", 2))
+            yaku.append(("all_black", BASE_HAN["all_black"]))
     if form == FORM_STANDARD and len(triplets) == 2:
-        yaku.append(("toitoi", 2))
+        yaku.append(("toitoi", BASE_HAN["toitoi"]))
     if form in (FORM_STANDARD, FORM_FOUR_PAIRS, FORM_TWO_QUADS):
         if all(rs <= CROWN for rs in ranks_of):
-            yaku.append(("jun_chanta", 3))
+            yaku.append(("jun_chanta", BASE_HAN["jun_chanta"]))
         elif all(rs & CROWN for rs in ranks_of):
-            yaku.append(("chanta", 2))
+            yaku.append(("chanta", BASE_HAN["chanta"]))
     if len(sequences) == 2:
         (_, a), (_, b) = sequences
         if [rank_of(c) for c in a] == [rank_of(c) for c in b] and suit_of(a[0]) != suit_of(b[0]):
-            yaku.append(("identical_sequences", 2))
+            yaku.append(("identical_sequences", BASE_HAN["identical_sequences"]))
         if _two_sided(groups, joker_as, win_card):
-            yaku.append(("pinfu", 2))
+            yaku.append(("pinfu", BASE_HAN["pinfu"]))
     if ctx.tsumo and ctx.first_draw and not called:
-        yaku.append(("tenhou", 4) if ctx.dealer else ("chiihou", 4))
+        yaku.append(("tenhou", BASE_HAN["tenhou"]) if ctx.dealer else ("chiihou", BASE_HAN["chiihou"]))
     if form == FORM_TWO_QUADS:
-        yaku.append(("two_quads", 6))
+        yaku.append(("two_quads", BASE_HAN["two_quads"]))
     if form == FORM_PURE_STRAIGHT:
-        yaku.append(("pure_straight", 6))
+        yaku.append(("pure_straight", BASE_HAN["pure_straight"]))
 
     reductions = []
     if called or has_joker:  # R32: -1 per reducible yaku, call and Joker do not stack
@@ -401,13 +397,17 @@ def score_hand(
     ``concealed``: the concealed cards including the winning card (8, or 5 with ``meld``);
     ``meld``: the exposed called meld (3 cards); ``discards``: the winner's own discard history
     still in front of them (R33, only matters for Ron); ``round``: 1-based (R30 minimum).
+    A declaration that cannot happen is a :class:`CardError` naming the rule: a card both held and discarded (R1),
+    a dora indicator the winner holds, drew, called or (not being the dealer) discarded (R18, R35), a first-draw win
+    by Ron, after a call or discard, or on a last card this rule config's wall never makes one (R11, R14).
     """
     _check_rules(rules)
-    # the switches this function reads itself (score_masks checks them all, last_card included)
-    tsumo, dealer, first_draw = (
+    # the switches this function reads itself (score_masks checks them all again)
+    tsumo, dealer, first_draw, last_card = (
         check_flag(tsumo, "tsumo"),
         check_flag(dealer, "dealer"),
         check_flag(first_draw, "first_draw"),
+        check_flag(last_card, "last_card"),
     )
     min_han = rules.min_han(round)
     cards = parse_cards(concealed)
@@ -419,14 +419,6 @@ def score_hand(
     win = as_card(win_card, "win_card")
     if win not in cards:
         raise CardError(f"winning card {card_str(win)} is not among the concealed cards")
-    dora = -1
-    if dora_indicator is not None:
-        ind = as_card(dora_indicator, "dora_indicator")
-        if ind == JOKER:
-            raise CardError("the Joker cannot be the dora indicator (R35)")
-        if first_draw and dealer:
-            raise CardError("dora_indicator: there is none when the dealer wins on the first draw (R35)")
-        dora = dora_of(ind)
     disc = to_mask(parse_cards(discards, what="discards"))
     if disc >> JOKER & 1:
         raise CardError("the Joker can never be discarded (R12)")
@@ -441,6 +433,20 @@ def score_hand(
             f"first_draw: Tenhou and Chiihou are won by Tsumo on one's first draw before any call or discard "
             f"(section 7), so it does not go with {why}"
         )
+    if first_draw:
+        _check_first_draw(dealer, last_card, rules)
+    dora = -1
+    if dora_indicator is not None:
+        ind = as_card(dora_indicator, "dora_indicator")
+        if ind == JOKER:
+            raise CardError("the Joker cannot be the dora indicator (R35)")
+        if first_draw and dealer:
+            raise CardError("dora_indicator: there is none when the dealer wins on the first draw (R35)")
+        _check_indicator(ind, win, hand, meld_mask, disc, tsumo=tsumo, dealer=dealer, last_card=last_card, rules=rules)
+        if dealer and not tsumo:
+            # R18 keeps the indicator out of every call, so it stays in the dealer's discards: furiten for a Ron (R33)
+            disc |= 1 << ind
+        dora = dora_of(ind)
     return score_masks(
         hand,
         meld_mask,
@@ -454,6 +460,76 @@ def score_hand(
         discards=disc,
         rules=rules,
     )
+
+
+def _check_first_draw(dealer: bool, last_card: bool, rules: RuleConfig) -> None:
+    """A first-draw win (Tenhou, Chiihou) is on the last wall card exactly when that seat's first draw is the wall's
+    last draw (RuleConfig.first_draws): never with the built-in rules, always where the drawable wall is that short."""
+    draws, last = rules.first_draws(dealer), rules.wall_draws
+    wall = f"the last card is draw {last} ({rules.wall_size} wall cards less wall_limit {rules.wall_limit}, R10, R14)"
+    if not draws:
+        raise CardError(f"first_draw: only the dealer draws under these rules ({wall}), so there is no Chiihou")
+    who = f"{'the dealer' if dealer else 'a non-dealer'}'s first draw is draw {' or '.join(map(str, draws))}"
+    if last_card and last not in draws:
+        raise CardError(f"last_card: a first draw is never the last card under these rules: {who} and {wall}")
+    if not last_card and min(draws) == last:
+        raise CardError(
+            f"last_card: a first draw is always the last card under these rules: {who} and {wall}, so first_draw "
+            f"needs last_card"
+        )
+
+
+def _check_indicator(
+    ind: int,
+    win: int,
+    hand: int,
+    meld: int,
+    disc: int,
+    *,
+    tsumo: bool,
+    dealer: bool,
+    last_card: bool,
+    rules: RuleConfig,
+) -> None:
+    """R35: the indicator is the dealer's first discard, and no one can Pon or Chii it (R18), so it stays in the
+    dealer's discards - the winner holds it only after a non-dealer's Ron on that very discard."""
+    name = card_str(ind)
+    if meld >> ind & 1:
+        raise CardError(
+            f"dora_indicator: {name} is in the called meld, but no one can call the dealer's first discard (R18, R35)"
+        )
+    if disc >> ind & 1 and not dealer:
+        raise CardError(
+            f"dora_indicator: {name} is among the winner's discards, but the indicator is the dealer's "
+            f"first discard (R35) and every card is discarded once (R1); only a dealer's discards hold it"
+        )
+    if not hand >> ind & 1:
+        return
+    if ind == win and not tsumo and dealer:
+        raise CardError(
+            f"dora_indicator: {name} is the winning card, but the indicator is the dealer's own first "
+            f"discard and no one Rons on their own discard (R29, R35)"
+        )
+    if ind != win or tsumo:
+        what = "the Tsumo card" if ind == win else "in the hand"
+        raise CardError(
+            f"dora_indicator: {name} is {what}, but the indicator is the dealer's first discard, which no "
+            f"one can call or draw back (R18, R35); only a non-dealer's Ron on that card holds it"
+        )
+    # a Ron on the indicator is a Ron on the deal's first discard, before the winner's first turn (R11)
+    if meld or disc:
+        why = "a called meld" if meld else f"discards ({format_cards(from_mask(disc))})"
+        raise CardError(
+            f"dora_indicator: a Ron on {name}, the dealer's first discard, comes before the winner's first "
+            f"turn (R11, R35), so it does not go with {why}"
+        )
+    final = rules.wall_draws == 1  # the dealer's first discard follows draw 1; it is final when no draw is left
+    if last_card != final:
+        raise CardError(
+            f"last_card: a Ron on {name}, the dealer's first discard, is a Ron on the final discard "
+            f"{'exactly' if final else 'only'} when the wall has 1 draw, and it has {rules.wall_draws} "
+            f"under these rules (R14, R35)"
+        )
 
 
 def score_params(rules: RuleConfig) -> tuple[int, ...]:

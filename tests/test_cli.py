@@ -60,7 +60,7 @@ def test_errors_one_line_exit_2(capsys, argv, message):
 def test_waits_and_distance(capsys):
     assert run(capsys, "waits", "2s 3s 4s 6h 7h 9d 9c")[1].strip() == "5h 8h JK"
     assert run(capsys, "distance", "2s 3s 4s 6h 7h 9d 9c")[1].strip() == "1"
-    assert run(capsys, "distance", "2s 3s 4s 6h 7h 9d 9c", "--seen", "5h 8h JK")[1].strip() == "2"
+    assert run(capsys, "distance", "2s 3s 4s 6h 7h 9d JK", "--seen", "9s 9h 9c")[1].strip() == "2"
 
 
 def test_console_script_bad_rules_file(tmp_path):

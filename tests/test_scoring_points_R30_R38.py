@@ -27,11 +27,11 @@ def test_R34_sequence_bonus_cap_is_an_option():
 def test_R35_dora():
     assert dora_of(parse_card("4h")) == parse_card("5h")
     assert dora_of(parse_card("Ks")) == parse_card("As")  # K wraps to A
-    r = score_hand("2s 3s 4s 6h 7h 8h 9d 9c", "8h", tsumo=False, dora_indicator="7h")
+    r = score_hand("2s 3s 4s 6h 7h 8h 9d 9c", "8h", tsumo=False, dora_indicator="8d")
     assert r.bonuses["dora"] == 1
-    r = score_hand("2s 3s 4s 6h 7h JK 9d 9c", "9c", tsumo=True, dora_indicator="7h")
-    assert "dora" not in r.bonuses  # the Joker standing for 8h is never dora
-    r = score_hand("2s 3s 4s 9d 9c", "4s", meld="6h 7h 8h", tsumo=False, dora_indicator="7h")
+    r = score_hand("2s 3s 4s JK 7h 8h 9d 9c", "9c", tsumo=True, dora_indicator="5h")
+    assert r.joker_as == 18 and "dora" not in r.bonuses  # the Joker standing for 6h is never dora
+    r = score_hand("2s 3s 4s 9d 9c", "4s", meld="6h 7h 8h", tsumo=False, dora_indicator="5h")
     assert r.bonuses["dora"] == 1  # exposed cards count
 
 
@@ -52,12 +52,12 @@ def test_R30_minimum_by_round():
     cards, win = "2s 3s 4s 7h 8h 9h 9d 9c", "9c"
     r = score_hand(cards, win, tsumo=False, round=3)
     assert r.win and r.yaku == (("tanyao", 1),)
-    r = score_hand(cards, win, tsumo=False, round=4, dealer=True, dora_indicator="8h")
+    r = score_hand(cards, win, tsumo=False, round=4, dealer=True, dora_indicator="8d")
     assert not r.win and r.reason == "below_minimum"  # dora and dealer bonus never count (R30)
 
 
 def test_no_yaku_even_with_bonuses():
-    r = score_hand("As 2s 3s 6h 7h 8h 9d 9c", "9c", tsumo=False, dealer=True, dora_indicator="8h")
+    r = score_hand("As 2s 3s 6h 7h 8h 9d 9c", "9c", tsumo=False, dealer=True, dora_indicator="8d")
     assert not r.win and r.reason == "no_yaku"
 
 

@@ -144,7 +144,7 @@ def test_R34_no_sequence_bonus_with_straight():
     ],
 )
 def test_R37_yakuman(cards, ident, mult):
-    r = score_hand(cards, cards.split()[-1], tsumo=True, dealer=True, dora_indicator="Qh")
+    r = score_hand(cards, cards.split()[-1], tsumo=True, dealer=True, dora_indicator="Qc")  # Kc dora, Qc not held
     assert r.yakuman == mult and [y for y, _ in r.yaku] == [ident]
     assert r.points == 20_000 * mult and r.bonuses == {}  # no dealer bonus or dora with a yakuman
     assert r.payments == {"each": 10_000 * mult}

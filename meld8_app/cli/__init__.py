@@ -18,8 +18,28 @@ from meld8_env.safe_text import one_line
 COMMANDS = ("score", "waits", "distance", "simulate", "tournament", "train", "replay", "play", "view", "review")
 
 
+class StoreOnce(argparse.Action):
+    """argparse's ``store``, refusing a second value for the same option: ``--boards 1 --deals 2`` or ``--agents``
+    twice kept the last silently (red team, session 37), where a key given twice is refused in every file."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        given = namespace.__dict__.setdefault("given_options", {})  # dest -> the option string that set it
+        if self.dest in given:
+            first = given[self.dest]
+            again = "given twice" if first == option_string else f"repeats {first} (another name of it)"
+            parser.error(f"{option_string} {again}: give it once")
+        given[self.dest] = option_string
+        setattr(namespace, self.dest, values)
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """argparse with one-line errors (``meld8 CMD: error: ...``, exit 2) instead of a usage block."""
+    """argparse with one-line errors (``meld8 CMD: error: ...``, exit 2) instead of a usage block, and options
+    given once (:class:`StoreOnce`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, StoreOnce)  # the default action, before any argument is added
+        self.register("action", "store", StoreOnce)
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see --help)\n")

@@ -18,7 +18,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--meld", help="the exposed called meld, 3 cards")
     s.add_argument("--round", type=int, default=1, help="round number 1..6 (R30 minimum)")
     s.add_argument("--dealer", action="store_true", help="the winner is the dealer")
-    s.add_argument("--dora-indicator", help="the dealer's first discard (R35)")
+    s.add_argument(
+        "--dora-indicator",
+        help="the dealer's first discard (R35): not a card you hold, drew or called, but for a non-dealer's Ron on it",
+    )
     s.add_argument(
         "--first-draw", action="store_true", help="Tsumo on the first draw, before any call or discard (Tenhou/Chiihou)"
     )
