@@ -71,7 +71,11 @@ def load_agent(
         return _load_trained("rllib", spec.removeprefix("rllib:"), rules, seed)
     if spec.startswith(PREFIX):
         return _load_command(spec[len(PREFIX) :], rules, seed, bots or BotOptions())
-    name, _, options = spec.partition(":")
+    name, colon, options = spec.partition(":")
+    if colon and name in BUILTIN:  # 'greedy:x=1' was "cannot import module 'greedy'"
+        raise AgentLoadError(f"agent {short_repr(spec)}: {name} takes no options; give {name}")
+    if colon and not options and name in OPTION_AGENTS:  # 'search:' was ranked apart from 'search'
+        raise AgentLoadError(f"agent {short_repr(spec)}: nothing after ':': give {name} or {name}:key=value")
     if name in OPTION_AGENTS:
         try:
             return as_agent(resolve(OPTION_AGENTS[name], spec)(options, rules, seed))

@@ -183,6 +183,8 @@ def read_yaml_mapping(
         data = load_yaml_text(p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise error(f"{p}: not UTF-8 text") from None
+    except OSError as exc:  # a bare "[Errno 13] Permission denied" named no option (red team, session 37)
+        raise error(f"{what} {p}: cannot read ({exc.strerror}): give a YAML file you can read") from None
     except ConfigSyntaxError as exc:
         raise error(f"{p}: {exc}") from None
     if data is None:

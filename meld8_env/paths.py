@@ -8,6 +8,7 @@ check raises ValueError in one line: the option, the value, and ``what`` it shou
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -30,9 +31,11 @@ def output_path(value: str | Path, flag: str, what: str, kind: str = "folder") -
         raise ValueError(f"{flag} names {value}, which is a folder: give {what}")
     if kind == "file" and (path.exists() or path.is_symlink()):
         raise ValueError(f"{flag} names {value}, which exists and is not overwritten: give {what}")
-    for parent in path.parents:  # the nearest existing folder above it, for mkdir(parents=True)
+    for parent in (path, *path.parents) if kind == "folder" else path.parents:  # the nearest existing folder
         if parent.exists():
             if not parent.is_dir():
                 raise ValueError(f"{flag} names {value}, but {parent} is not a folder: give {what}")
+            if not os.access(parent, os.W_OK | os.X_OK):  # a bare "[Errno 13]" at mkdir (red team, session 37)
+                raise ValueError(f"{flag} names {value}, but {parent} is not writable: give {what} you can write to")
             break
     return path

@@ -68,7 +68,7 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         super().__init__()
         cfg = dict(config or {})
         known = ("features", "max_steps", "reward", "rules", "seed", "shaping")
-        unknown = sorted(set(cfg) - set(known))
+        unknown = sorted(set(cfg) - set(known), key=str)
         if unknown:
             raise ValueError(f"unknown env_config key {unknown[0]!r}; known: {', '.join(known)}")
         self.rules = RuleConfig.load(cfg.get("rules"))

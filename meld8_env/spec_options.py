@@ -20,7 +20,10 @@ _FLOAT = re.compile(r"-?([0-9]{1,12}(\.[0-9]{0,12})?|\.[0-9]{1,12})([eE][-+]?[0-
 def spec_options(text: str, agent: str, keys: Collection[str]) -> dict[str, str]:
     """``k=v,k=v`` -> {k: v} for an agent named ``agent`` whose options are ``keys`` (ValueError in one line)."""
     out: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in text.replace("+", ",").split(","))):
+    parts = [p.strip() for p in text.replace("+", ",").split(",")] if text else []
+    if "" in parts:  # dropped silently, so 'search:worlds=1+' was another agent's name for the same agent (s37)
+        raise ValueError(f"{agent} options {text[:80]!r}: an empty option (a stray ',' or '+'): give key=value parts")
+    for part in parts:
         key, eq, value = part.partition("=")
         if not eq or key not in keys:
             raise ValueError(
@@ -36,7 +39,7 @@ def spec_options(text: str, agent: str, keys: Collection[str]) -> dict[str, str]
 def int_option(agent: str, key: str, value: str) -> int:
     """An integer option value: ASCII digits, at most 9 of them, an optional minus."""
     if not _INT.fullmatch(value):
-        raise ValueError(f"{agent} option {key}={value[:40]!r}: give an integer (digits 0-9)")
+        raise ValueError(f"{agent} option {key}={value[:40]!r}: give an integer of at most 9 digits (0-9)")
     return int(value)
 
 

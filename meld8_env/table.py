@@ -33,13 +33,23 @@ from meld8_env.protocol import EventDeriver, Routed
 from meld8_env.vector import Meld8Vector
 
 
+class AgentError(ValueError):
+    """An in-process agent that raised while deciding: one line naming the agent (a user's ``pkg.mod:Class`` that
+    raised RuntimeError ended ``meld8 tournament`` / ``review`` / ``train`` in a traceback: red team, session 37).
+    The agent's own exception is the ``__cause__``."""
+
+
+def agent_name(agent: Any) -> str:
+    return str(getattr(agent, "name", type(agent).__name__))[:80]
+
+
 def agent_actions(agent: Any, got: object, n: int) -> np.ndarray:
     """An in-process agent's ``act_batch`` answer for ``n`` rows as (n,) int64 action ids, or ValueError in one
     line naming the agent: its answer is input from outside, and float ids were truncated, strings parsed and
     short arrays broadcast into a numpy error that named no agent (red team, session 33). Whether each id is
     legal is the engine's check, at the step."""
     a = np.asarray(got) if isinstance(got, np.ndarray | list | tuple) else None
-    name = str(getattr(agent, "name", type(agent).__name__))[:80]
+    name = agent_name(agent)
     if a is None or a.shape != (n,) or a.dtype.kind not in "iu":
         what = f"{a.dtype} values of shape {a.shape}" if a is not None else f"a value of type {type(got).__name__}"
         raise ValueError(f"agent {name!r}: act_batch must return {n} integer action ids (shape ({n},)), got {what}")
@@ -136,11 +146,16 @@ class Table:
         for _, agent, rows in acting:
             if plays_streams(agent):
                 continue
-            if wants_infoset(agent):
-                sets = [infoset(v.engine.record(i), seat_now[i], v.rules) for i in rows.tolist()]
-                got = agent.act_batch(v.observation[rows], v.action_mask[rows], infosets=sets)
-            else:
-                got = agent.act_batch(v.observation[rows], v.action_mask[rows])
+            try:
+                if wants_infoset(agent):
+                    sets = [infoset(v.engine.record(i), seat_now[i], v.rules) for i in rows.tolist()]
+                    got = agent.act_batch(v.observation[rows], v.action_mask[rows], infosets=sets)
+                else:
+                    got = agent.act_batch(v.observation[rows], v.action_mask[rows])
+            except Exception as exc:
+                raise AgentError(
+                    f"agent {agent_name(agent)!r} failed at a decision: {type(exc).__name__}: {exc}"
+                ) from exc
             actions[rows] = agent_actions(agent, got, len(rows))
         for agent, rows in streams:
             keys = self.stream_key[rows, seat_now[rows]]

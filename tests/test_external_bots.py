@@ -367,8 +367,10 @@ def test_without_a_seed_a_tournament_with_a_bot_draws_its_boards_afresh_and_resu
     fresh seed, printed; --resume takes the log's; without a bot (or with --seed) the seed is as given, 0 by default."""
     from meld8_app.cli import main
 
-    def play(out: str, *extra: str, agents: str = f"{PY_BOT},greedy,random") -> tuple[int, str]:
-        assert main(["tournament", "--agents", agents, "--boards", "1", "--out", str(tmp_path / out), *extra]) == 0
+    def play(out: str, *extra: str, agents: str = f"{PY_BOT},greedy,random", boards: int = 1) -> tuple[int, str]:
+        assert (
+            main(["tournament", "--agents", agents, "--boards", str(boards), "--out", str(tmp_path / out), *extra]) == 0
+        )
         err = capsys.readouterr().out
         said = re.findall(r"the boards came from the fresh seed (\d+) \(pass --seed \1 to play them again", err)
         seed = json.loads((tmp_path / out / "results.json").read_text())["seed"]
@@ -381,7 +383,7 @@ def test_without_a_seed_a_tournament_with_a_bot_draws_its_boards_afresh_and_resu
     assert (tmp_path / "a" / "games.jsonl").stat().st_mode & 0o077 == 0
     second, _ = play("b")
     assert first != second  # drawn afresh (equal once in 2**63)
-    resumed, err = play("a", "--resume", "--boards", "2")
+    resumed, err = play("a", "--resume", boards=2)
     assert resumed == first and "no --seed was given" not in err
     assert len((tmp_path / "a" / "games.jsonl").read_text().splitlines()) == 3  # the header and two boards
     (given, err_given), (no_bot, err_no_bot) = play("c", "--seed", "5"), play("d", agents="greedy,greedy,random")

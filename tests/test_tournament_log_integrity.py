@@ -143,12 +143,12 @@ def test_a_second_run_on_the_same_folder_is_refused_naming_the_holder(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(TournamentError, match=rf"in use by pid {holder.pid} on "):
-            run(_cfg(tmp_path, resume=True))
+            run(_cfg(tmp_path, resume=False))
     finally:
         holder.kill()
         holder.wait()
     time.sleep(0.1)
-    run(_cfg(tmp_path, resume=True))  # the lock died with its holder
+    run(_cfg(tmp_path, resume=False))  # the lock died with its holder
 
 
 def test_scheduling_is_lazy_memory_does_not_grow_with_the_board_count(tmp_path):

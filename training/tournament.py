@@ -74,6 +74,9 @@ def run(cfg: TournamentConfig) -> dict:
             raise TournamentError(
                 f"{path} is not a regular file (a link, FIFO or device): move it or choose another --out"
             )
+        if path.exists() and not os.access(path, os.W_OK):  # found after every game was played (red team, s37)
+            raise TournamentError(f"{path} is not writable: make it writable or choose another --out")
+    _check_folder_use(cfg, out)
     # fail fast with a clear error, the seat-protocol bots last: starting one writes its log under OUT/bots, which
     # must not happen when another agent's name is wrong
     for spec in sorted(dict.fromkeys(cfg.agents), key=lambda s: s.startswith("cmd:")):
@@ -85,13 +88,38 @@ def run(cfg: TournamentConfig) -> dict:
                 f"agent {spec!r} is a CHEATING diagnostic that decides from the true records, which a tournament "
                 "never hands out: play it with python -m training.search_eval"
             )
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # the command line checks this first (meld8_env.paths.output_path); run() is public
+        why = exc.strerror
+        raise TournamentError(f"--out {out}: cannot create the folder ({why}); give one you can write to") from None
     with OutputLock(out):
         return _run_locked(cfg, out)
 
 
 #: what a tournament writes in its folder (checked to be regular files, or absent, before anything runs)
 OUTPUTS = (LOG, "results.json", "games.csv", "chart.png")
+
+
+def _check_folder_use(cfg: TournamentConfig, out: Path) -> None:
+    """Refuse a folder whose files a run would overwrite or misread (red team, session 37): a new tournament where
+    another one's results lie (once its games.jsonl was gzipped, its results.json was silently replaced), one in a
+    training run's folder, and ``--resume`` where no log is (a mistyped --out started a new tournament)."""
+    log = out / LOG
+    if cfg.resume:
+        if not log.exists():
+            raise TournamentError(f"--resume: {out} holds no {LOG} to continue; drop --resume to start a tournament")
+        return
+    if any((out / name).exists() for name in run_folder.RUN_MARKERS):
+        raise TournamentError(f"--out {out} holds a training run: choose another folder for the tournament")
+    if not log.exists() or not log.stat().st_size:
+        kept = [name for name in OUTPUTS[1:] if (out / name).exists()]
+        if kept:
+            raise TournamentError(
+                f"--out {out} holds another tournament's {', '.join(kept)} without its {LOG}: move them or choose "
+                "another --out"
+            )
+
 
 #: boards scheduled at a time in one process: memory is bounded by this, not by the number of boards
 LOCAL_CHUNK = 512

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 
 from meld8_app.cli.common import rules_from
-from meld8_env.engine.seeding import check_seed
+from meld8_env.engine.seeding import MAX_SEED, check_seed
 from meld8_env.paths import output_path
 
 
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     # with --seed the games are first, first + 1, ... (reproducible, the user chose them); without it every game's
     # seed is drawn fresh: a revealed seed (shown once a game is over) must not give away the next game's cards
-    games = iter(range(first, first + 2**31)) if args.seed is not None else _fresh_seeds(first)
+    games = given_seeds(first) if args.seed is not None else _fresh_seeds(first)
     # fail fast, before serving: bad agents or seat (a CHEATING records agent is refused by LiveGame), and an agent
     # that raised before your first move (the page would get a game whose seat the fallback already plays)
     probe = LiveGame(agents, args.seat, rules, first, None)
@@ -133,6 +134,12 @@ def run(args: argparse.Namespace) -> int:
 
     serve(lambda **guard: create_app("play", new_game=new_game, **guard), args.host, args.port, not args.no_browser)
     return 0
+
+
+def given_seeds(first: int) -> Iterator[int]:
+    """``first``, ``first + 1``, ... wrapping to 0 past 2**63 as a batch does (the game after ``--seed 2**63`` could
+    not start, and the page's advice to fix the seed could not be followed: red team, session 37)."""
+    return ((first + k) % (MAX_SEED + 1) for k in range(2**31))
 
 
 def _fresh_seeds(first: int):

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"{args.config}: give boards or deals (its old name), not both")
             settings["boards"] = settings.pop("deals")
         known = {"agents", "boards", "seed", "workers", "out", "rules"}
-        unknown = sorted(set(settings) - known)
+        unknown = sorted(set(settings) - known, key=str)  # keys 1 and foo failed to sort ("'<' not supported")
         if unknown:
             raise ValueError(
                 f"{args.config}: unknown key {short_repr(unknown[0])}; known keys: {', '.join(sorted(known))}"
@@ -124,8 +124,10 @@ def run(args: argparse.Namespace) -> int:
             f"agents must be a list of agent names (or one comma-separated string), got {short_repr(agents)}"
         )
     for key, hi in (("boards", 2**63), ("workers", 1024)):
-        value = settings.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi):
+        if key not in settings:
+            continue
+        value = settings[key]  # `workers: null` failed in a comparison, after the folder was made
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
             raise ValueError(f"{key} must be an integer 1..{hi:,}, got {short_repr(value)}")
     for key in ("out", "rules"):
         if key in settings and not isinstance(settings[key], str):
@@ -143,6 +145,10 @@ def run(args: argparse.Namespace) -> int:
     output_path(out, source["out"], "a folder for the tournament's outputs (default results/tournament)")
     if args.bot_log_dir is not None:
         output_path(args.bot_log_dir, "--bot-log-dir", "a folder for the bots' stderr logs (default OUT/bots)")
+    given = getattr(args, "given_options", {})  # the options typed (meld8_app.cli.StoreOnce)
+    bot_only = [given[k] for k in ("bot_timeout", "fallback", "bot_log_dir") if k in given]
+    if bot_only and not any(a.startswith("cmd:") for a in agents):  # accepted and ignored (red team, session 37)
+        raise ValueError(f"{bot_only[0]} applies to cmd: bots, and no cmd: agent is seated")
     cfg = TournamentConfig(
         agents=agents,
         boards=settings.get("boards", 100),

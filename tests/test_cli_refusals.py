@@ -1,0 +1,145 @@
+"""The command line refuses what it would otherwise ignore, misread or overwrite (red team, session 37): options
+given twice, bot options with no bot, null or mixed-type config keys, folders holding another run's outputs, a resume
+with nothing to resume, agent specs with empty parts, a crashing user agent, and a log without its header."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from meld8_app.cli import main
+
+FAST = ["--agents", "random,random,greedy", "--boards", "1"]
+
+
+def err_of(capsys, argv: list[str]) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own refusals (meld8_app.cli.OneLineParser) exit
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "error:" in line]  # a progress bar may share stderr
+    assert len(said) == 1 and "Traceback" not in err
+    return said[0]
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["tournament", *FAST, "--deals", "2"], "--deals repeats --boards (another name of it): give it once"),
+        (["tournament", *FAST, "--agents", "random,random,random"], "--agents given twice: give it once"),
+        (["score", "2s 3s 4s 6h 7h 8h 9d 9c", "--win", "9c", "--win", "2s"], "--win given twice"),
+    ],
+)
+def test_an_option_given_twice_is_refused(capsys, tmp_path, argv, says):
+    assert says in err_of(capsys, [*argv, *(["--out", str(tmp_path / "o")] if argv[0] == "tournament" else [])])
+    assert not (tmp_path / "o").exists()
+
+
+def test_bot_options_without_a_bot_are_refused(capsys, tmp_path):
+    for extra in (["--bot-timeout", "3"], ["--fallback", "random"], ["--bot-log-dir", str(tmp_path / "b")]):
+        err = err_of(capsys, ["tournament", *FAST, "--out", str(tmp_path / "o"), *extra])
+        assert f"{extra[0]} applies to cmd: bots, and no cmd: agent is seated" in err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("agents: [random, random, random]\nboards: 1\nworkers: null\n", "workers must be an integer 1..1,024"),
+        ("agents: [random, random, random]\nboards: null\n", "boards must be an integer 1.."),
+        ("agents: [random, random, random]\n1: 1\nfoo: 2\n", "unknown key 1; known keys: agents"),
+    ],
+)
+def test_tournament_config_values_are_checked_before_the_folder(capsys, tmp_path, text, says):
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(text + f"out: {tmp_path / 'o'}\n")
+    assert says in err_of(capsys, ["tournament", "--config", str(cfg)])
+    assert not (tmp_path / "o").exists()
+
+
+def test_rules_with_mixed_unknown_keys_name_the_file_and_a_key(capsys, tmp_path):
+    rules = tmp_path / "r.yaml"
+    rules.write_text("1: 2\nfoo: 3\n")
+    assert f"{rules}: unknown rule option 1; known options:" in err_of(capsys, ["simulate", "--rules", str(rules)])
+
+
+def test_a_tournament_never_overwrites_another_runs_outputs(capsys, tmp_path):
+    out = tmp_path / "o"
+    assert main(["tournament", *FAST, "--out", str(out)]) == 0
+    capsys.readouterr()
+    results = (out / "results.json").read_bytes()
+    (out / "games.jsonl").rename(tmp_path / "kept.jsonl")  # e.g. gzipped away, as docs/search_runs keeps logs
+    err = err_of(capsys, ["tournament", "--agents", "random,random,random", "--boards", "1", "--out", str(out)])
+    assert "holds another tournament's results.json, games.csv, chart.png without its games.jsonl" in err
+    assert (out / "results.json").read_bytes() == results
+    err = err_of(capsys, ["tournament", *FAST, "--out", str(out), "--resume"])
+    assert f"--resume: {out} holds no games.jsonl to continue; drop --resume" in err
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"backend": "sb3"}))
+    assert "holds a training run" in err_of(capsys, ["tournament", *FAST, "--out", str(run)])
+    assert sorted(p.name for p in run.iterdir()) == ["run.json"]
+
+
+def test_a_resume_typo_starts_nothing(capsys, tmp_path):
+    err = err_of(capsys, ["tournament", *FAST, "--out", str(tmp_path / "typo"), "--resume"])
+    assert "holds no games.jsonl to continue" in err and not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("search:", "agent 'search:': nothing after ':': give search or search:key=value"),
+        ("search:worlds=1+", "an empty option (a stray ',' or '+')"),
+        ("search:worlds=1000000000", "give an integer of at most 9 digits"),
+        ("greedy:x=1", "agent 'greedy:x=1': greedy takes no options; give greedy"),
+    ],
+)
+def test_agent_specs_with_empty_or_impossible_options_are_refused(capsys, tmp_path, spec, says):
+    err = err_of(capsys, ["tournament", "--agents", f"{spec},random,random", "--boards", "1", "--out", str(tmp_path)])
+    assert says in err
+
+
+BOOM = """
+class Boom:
+    name = "boom"
+
+    def act(self, obs, mask):
+        raise RuntimeError("boom at first decision")
+
+    def act_batch(self, obs, masks):
+        raise RuntimeError("boom at first decision")
+"""
+
+
+def test_a_user_agent_that_raises_ends_in_one_line_naming_it(capsys, tmp_path, monkeypatch):
+    (tmp_path / "boom_agent.py").write_text(BOOM)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    err = err_of(capsys, ["tournament", "--agents", "boom_agent:Boom,random,random", "--boards", "1",
+                          "--out", str(tmp_path / "o")])  # fmt: skip
+    assert "agent 'boom' failed at a decision: RuntimeError: boom at first decision" in err
+
+
+def test_a_log_without_its_header_is_named_so(capsys, tmp_path):
+    out = tmp_path / "o"
+    assert main(["tournament", *FAST, "--out", str(out)]) == 0
+    capsys.readouterr()
+    lines = (out / "games.jsonl").read_text().splitlines()
+    headless = tmp_path / "headless.jsonl"
+    headless.write_text("\n".join(lines[1:]) + "\n")
+    for extra in ([], ["--game", "0"]):
+        err = err_of(capsys, ["replay", str(headless), *extra])
+        assert "line 1 is a tournament board, not the log's header (it is missing or damaged)" in err
+
+
+def test_play_seeds_wrap_past_the_largest_seed():
+    from itertools import islice
+
+    from meld8_app.cli.play import given_seeds
+    from meld8_env.engine.seeding import MAX_SEED
+
+    assert list(islice(given_seeds(MAX_SEED - 1), 4)) == [MAX_SEED - 1, MAX_SEED, 0, 1]
+    assert list(islice(given_seeds(5), 2)) == [5, 6]
