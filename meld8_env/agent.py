@@ -189,3 +189,12 @@ def wants_infoset(agent: object) -> bool:
 def wants_records(agent: object) -> bool:
     """Whether ``agent`` is a CHEATING diagnostic that decides from the true engine records."""
     return bool(getattr(agent, "wants_records", False))
+
+
+def records_refusal(spec: str, where: str) -> str:
+    """The one wording for refusing a CHEATING diagnostic (:func:`wants_records`) where ``where`` (a tournament, the
+    browser table, training) never hands out the true records; the faces raise it in their own error type."""
+    return (
+        f"agent {spec!r} is a CHEATING diagnostic that decides from the true records, which {where} never hands "
+        "out: play it with python -m training.search_eval"
+    )

@@ -67,8 +67,22 @@ def test_a_finished_tournament_resumed_gives_the_same_results_again(log):
 
     cfg, first, _ = log
     assert run(dataclasses.replace(cfg, resume=True)) == first
-    demo = next(x for x in (ROOT / "Makefile").read_text().splitlines() if "meld8 tournament" in x)
-    assert "--resume" in demo and "--out results/demo" in demo
+
+
+def test_make_demo_starts_fresh_and_resumes_once_its_log_is_there(tmp_path):
+    """The first ``make demo`` must not pass --resume (refused where no log is: review, session 37), a second must."""
+    (tmp_path / "Makefile").write_bytes((ROOT / "Makefile").read_bytes())
+
+    def demo_line() -> list[str]:
+        dry = ["make", "-n", "-o", "install", "demo"]  # -o install: print the recipe without setting anything up
+        out = subprocess.run(dry, cwd=tmp_path, capture_output=True, text=True).stdout
+        return next(x for x in out.splitlines() if "meld8 tournament" in x).split()
+
+    first = demo_line()
+    assert "--resume" not in first and first[first.index("--out") + 1] == "results/demo"
+    (tmp_path / "results" / "demo").mkdir(parents=True)
+    (tmp_path / "results" / "demo" / "games.jsonl").write_text("")
+    assert demo_line() == [*first, "--resume"]
 
 
 def test_a_port_in_use_is_one_meld8_line_before_anything_is_served(tmp_path, log):
@@ -114,6 +128,7 @@ def test_messages_name_commands_not_python_functions(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
     (run / "eval.jsonl").write_text(json.dumps({"timesteps": 1, "mean_placement": 2.0}) + "\n")
+    (run / "ckpt_1.zip").write_bytes(b"")  # a run that saved a checkpoint (one that never did is told to move it)
     assert main(["train", "ppo_vs_bots", "--set", f"out={run}"]) == 2
     err = capsys.readouterr().err
     assert "--set resume=true" in err and "()" not in err and "train_ppo" not in err

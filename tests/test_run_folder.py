@@ -79,6 +79,7 @@ def test_best_is_swapped_by_renames_and_a_kill_between_them_is_recovered(tmp_pat
 
 def test_sb3_refuses_to_start_over_a_run_and_writes_nothing(tmp_path, capsys):
     run = _sb3_run(tmp_path / "run")
+    (run / "ckpt_100.zip").write_bytes(b"")  # a run that saved a checkpoint: continued, never started over
     before = _snapshot(run)
     assert main(["train", "ppo_vs_bots", "--set", f"out={run}"]) == 2
     err = capsys.readouterr().err

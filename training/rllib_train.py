@@ -52,12 +52,19 @@ from training.run_folder import (
     RunFolder,
     RunFolderError,
     TrainingInterrupted,
+    check_run_folder,
     plot_learning_curve,
     recover,
     say,
     swap_in,
 )
-from training.train_options import check_common, check_eval_opponents, read_options
+from training.train_options import (
+    check_address,
+    check_common,
+    check_eval_opponents,
+    read_options,
+    train_rules,
+)
 
 
 @dataclasses.dataclass
@@ -114,7 +121,7 @@ class RllibConfig:
     out: str = "results/rllib"
     """output folder"""
     rules: str | None = None
-    """rule config YAML or name (default rules when empty)"""
+    """rule config YAML or name (null: the default rules)"""
     address: str | None = None
     """Ray cluster address (default: RAY_ADDRESS, else a local instance)"""
     resume: bool = False
@@ -137,6 +144,7 @@ class RllibConfig:
             if getattr(cfg, name) < 1:
                 raise ValueError(f"train option {name!r} must be >= 1, got {getattr(cfg, name)!r}")
         check_common(cfg)
+        check_address(cfg.address)  # before check_resources, which allows a cluster more runners
         for name in ("mix_self", "mix_snapshots"):
             if not math.isfinite(getattr(cfg, name)):
                 raise ValueError(f"train option {name!r} must be a probability, got {getattr(cfg, name)!r}")
@@ -306,14 +314,15 @@ def train(cfg: RllibConfig) -> Path:
     from agents.registry import load_agent
     from meld8_env.rllib import Meld8MultiAgentEnv
 
-    rules = RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
+    rules = train_rules(cfg)
+    check_address(cfg.address)  # again here: an RllibConfig built in code has not been through load()
     check_eval_opponents(cfg, rules, load_agent)
     Meld8MultiAgentEnv(env_config(cfg, rules))  # a bad option fails here in one line, not inside a Ray worker
     folder = RunFolder(cfg.out, "rllib")
     saved, league = _check_folder(cfg, rules, folder)  # before the folder exists: a refusal leaves nothing
     folder.path.mkdir(parents=True, exist_ok=True)
     with OutputLock(folder.path):
-        if _check_folder(cfg, rules, folder)[0] != saved:  # pragma: no cover - changed while we waited
+        if _check_folder(cfg, rules, folder, locked=True)[0] != saved:  # pragma: no cover - changed while we waited
             raise RunFolderError(f"{folder.path} changed while this run started; start it again")
         return _train(cfg, rules, folder, saved, league)
 
@@ -324,13 +333,14 @@ def league_shape(cfg: RllibConfig) -> dict[str, Any]:
             "snapshot_slots": cfg.snapshot_slots, "league_bots": list(cfg.league_bots)}  # fmt: skip
 
 
-def _check_folder(cfg: RllibConfig, rules: RuleConfig, folder: RunFolder) -> tuple[Path | None, dict[str, Any]]:
+def _check_folder(
+    cfg: RllibConfig, rules: RuleConfig, folder: RunFolder, locked: bool = False
+) -> tuple[Path | None, dict[str, Any]]:
     """(the checkpoint to resume from or None, the league state); one-line errors for a folder that
-    holds another run, a league state meld8 did not write, or a checkpoint the options do not fit."""
-    folder.check(cfg.resume)
+    holds another run, a league state meld8 did not write, or a checkpoint the options do not fit
+    (``locked``: the caller holds the folder's lock)."""
     saved = _latest_checkpoint(folder.path)
-    if cfg.resume and saved is None:
-        raise ValueError(f"resume: no checkpoint in {folder.path} (a run writes one at each evaluation)")
+    check_run_folder(folder, cfg.resume, saved is not None, f"{CHECKPOINT}/", locked)
     league = {"iteration": 0, "filled": 0, "next_slot": 0, "best": None, "timesteps": 0, "evaluated": -1}
     if saved is None:
         return None, league

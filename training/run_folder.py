@@ -321,3 +321,58 @@ def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path |
 def say(text: str) -> None:
     """A one-line status message of a trainer (stderr, so stdout stays the result)."""
     print(text, file=sys.stderr, flush=True)
+
+
+#: what a start writes before it trains (``RunFolder.start``): a folder holding only these holds nothing to keep
+STARTED_ONLY = ("run.json", "config.yaml")
+
+
+def check_run_folder(folder: Any, resume: bool, saved: bool, checkpoints: str, locked: bool = False) -> None:
+    """``RunFolder.check``, and a way forward for a folder whose run never saved a checkpoint (``saved`` false):
+    such a folder was refused as a fresh start ("continue it with resume=true") and as a resume ("no checkpoint"),
+    a dead end (red team, session 37). It is taken as a fresh start when it holds only what a start writes before
+    it trains (``STARTED_ONLY``, written again); else refused with the advice to move it away: nothing in it can be
+    continued, and what it holds (logs, an evaluated best) is the user's to keep or delete, never this check's.
+    ``checkpoints`` names what a resume continues from; ``locked``: the caller holds the folder's lock (its own
+    lock is not another run's)."""
+    found = folder.markers()
+    if saved or not found:
+        folder.check(resume)
+        if resume and not saved:
+            raise ValueError(f"resume: no checkpoint ({checkpoints}) in {folder.path}: no run has trained there; "
+                             "start it without resume=true")  # fmt: skip
+        return
+    folder.check(resume=True)  # a run of the other backend: refused in its words, whatever resume says
+    holder = None if locked else lock_holder(folder.path)
+    if holder is not None:  # a run that is starting, or training towards its first checkpoint: not to be moved
+        raise RunFolderError(f"{folder.path} is in use by {holder}; wait for it to finish or choose another output "
+                             "folder (--out / out)")  # fmt: skip
+    kept = [m for m in found if m not in STARTED_ONLY]
+    if kept:
+        raise RunFolderError(f"{folder.path} holds a run that never saved a checkpoint ({checkpoints}), only "
+                             f"{', '.join(kept[:3])}: nothing in it can be continued; move it away or choose another "
+                             "out")  # fmt: skip
+    if resume:
+        raise ValueError(f"resume: {folder.path} holds a run that never saved a checkpoint ({checkpoints}): nothing in "
+                         "it can be continued; start it afresh without resume=true, or choose another out")  # fmt: skip
+
+
+def lock_holder(path: Any) -> str | None:
+    """Who holds the lock of the output folder ``path`` (``training.run_folder.OutputLock``), or None; nothing is
+    written (a lock that is not a regular file is left to ``OutputLock`` to refuse)."""
+    import fcntl
+
+    try:
+        fd = os.open(Path(path) / ".lock", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # released by the close below
+        except OSError:
+            return one_line(os.read(fd, 200).decode(errors="replace"), 100) or "another process"
+        return None
+    finally:
+        os.close(fd)

@@ -57,7 +57,7 @@ class OutputLock(run_folder.OutputLock):
 def run(cfg: TournamentConfig) -> dict:
     """Play (or resume) the tournament and write its outputs; returns results.json's content."""
     from agents.registry import load_agent
-    from meld8_env.agent import wants_records
+    from meld8_env.agent import records_refusal, wants_records
 
     if cfg.boards < 1:
         raise TournamentError(f"boards must be >= 1, got {cfg.boards}")
@@ -84,10 +84,7 @@ def run(cfg: TournamentConfig) -> dict:
         if hasattr(agent, "close"):
             agent.close()
         if wants_records(agent):  # refused before the output folder is touched, not at its first decision
-            raise TournamentError(
-                f"agent {spec!r} is a CHEATING diagnostic that decides from the true records, which a tournament "
-                "never hands out: play it with python -m training.search_eval"
-            )
+            raise TournamentError(records_refusal(spec, "a tournament"))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # the command line checks this first (meld8_env.paths.output_path); run() is public

@@ -45,10 +45,14 @@ def read_options(cls: type, path: str | None, overrides: list[str] | None) -> di
     from meld8_env.config_io import ConfigSyntaxError, load_yaml_text, read_yaml_mapping
 
     data: dict[str, Any] = read_yaml_mapping(path, "train config", kind="train") if path else {}
+    from_file = set(data)
     for item in overrides or []:
         if "=" not in item:
             raise ValueError(f"--set expects key=value, got {item!r}")
         key, value = item.split("=", 1)
+        if not value.strip():  # `--set rules="$UNSET"` is a mistake to say, not a choice of the default
+            raise ValueError(f"--set {key}= gives no value: give one (null where the option allows none), or leave "
+                             "the option out for its default")  # fmt: skip
         try:  # the reader of config files: `--set progress=off` means what `progress: off` in a file means
             data[key] = load_yaml_text(value)
         except ConfigSyntaxError as exc:
@@ -73,7 +77,8 @@ def read_options(cls: type, path: str | None, overrides: list[str] | None) -> di
         _deprecated("iterations", "total_timesteps", f" (env steps: iterations x train_batch_size = {n * batch})")
     unknown = sorted(set(data) - set(known))
     if unknown:
-        other = _other_backend(backend, unknown, path)
+        # an option given by --set is not the config file's to be blamed for
+        other = _other_backend(backend, unknown, path if unknown[0] in from_file else None)
         raise ValueError(other or f"unknown train option {unknown[0]!r}; known: {', '.join(sorted(known))}")
     for key, value in data.items():
         _check_type(key, value, known[key])
@@ -177,6 +182,52 @@ def check_common(cfg: Any) -> None:
         if not is_int(v) or v < 1:
             raise ValueError(f"train option {name!r} must be an integer >= 1, got {v!r}")
     check_out(cfg)
+    train_rules(cfg)
+
+
+def train_rules(cfg: Any) -> Any:
+    """The ``RuleConfig`` of option ``rules``: null means the default rules; an empty name is refused, as every
+    ``--rules`` is (``meld8_app.cli.common.rules_from``), instead of silently meaning the defaults."""
+    from meld8_env.paths import nonempty_path
+    from meld8_env.rules import RuleConfig
+
+    if cfg.rules is None:
+        return RuleConfig()
+    nonempty_path(cfg.rules, "train option 'rules'", "a rule config YAML or a built-in name (default, two_player), "
+                  "or null for the default rules")  # fmt: skip
+    return RuleConfig.load(cfg.rules)
+
+
+ADDRESS = r"auto|(ray://)?[A-Za-z0-9.\-\[\]:]+:\d{1,5}"
+"""What a Ray cluster address looks like (``--address`` and the option ``address``)."""
+
+
+def check_address(value: Any, name: str = "train option 'address'") -> None:
+    """A Ray address in a form ``ray.init`` takes, checked before Ray starts or a folder is written (``address: foo``
+    failed as "Invalid address format" inside Ray, after the run folder was made: red team, session 37)."""
+    import re
+
+    if value is not None and not (isinstance(value, str) and re.fullmatch(ADDRESS, value)):
+        raise ValueError(f"{name} must be HOST:PORT, ray://HOST:PORT or auto, got {value!r}")
+
+
+def load_checked_agent(option: str, spec: str, rules: Any, load_agent, seed: int = 0, keep: bool = False) -> Any:
+    """The agent that train option ``option`` names, loaded now: a misspelt name fails before any folder exists, and
+    a CHEATING diagnostic (``meld8_env.agent.wants_records``, as ``meld8 tournament`` refuses it) is refused here,
+    since no trainer hands out the true records: it failed at its first decision, after the run folder was written,
+    or an hour in when the self-play pool drew it (red team, session 37). Closed unless ``keep``."""
+    from meld8_env.agent import records_refusal, wants_records
+
+    try:
+        agent = load_agent(spec, rules, seed)
+    except ValueError as exc:
+        raise ValueError(f"train option {option!r}: {exc}") from None
+    cheating = wants_records(agent)
+    if (cheating or not keep) and hasattr(agent, "close"):  # a cmd: bot's process ends with the check
+        agent.close()
+    if cheating:
+        raise ValueError(f"train option {option!r}: {records_refusal(spec, 'training')}")
+    return agent
 
 
 def check_out(cfg: Any) -> None:
@@ -203,4 +254,4 @@ def check_eval_opponents(cfg: Any, rules: Any, load_agent) -> None:
     """``eval_opponents`` names one known agent per other seat (``load_agent`` loads each once)."""
     check_seats(cfg, rules)
     for name in cfg.eval_opponents:
-        load_agent(name, rules)
+        load_checked_agent("eval_opponents", name, rules, load_agent)

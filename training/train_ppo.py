@@ -3,10 +3,12 @@
 Outputs in ``out``: TensorBoard logs (``tb/``), checkpoints (``ckpt_<steps>.zip``), ``best.zip`` (best
 evaluation), ``final.zip``, ``eval.jsonl`` (one line per evaluation), ``config.yaml`` and, in self-play,
 ``opponents.jsonl`` (the opponents drawn at each redraw). With ``resume: true`` training continues
-from the newest checkpoint in ``out``. The folder follows ``training.run_folder``: every option, the
-folder and (resume) the checkpoint's weights and ``eval.jsonl`` are checked before anything is written, and
-a folder holding a run is only continued (``resume: true``), never started over. One line on stderr says
-when PPO (or cloning) starts.
+from the newest checkpoint in ``out`` (``ckpt_<steps>.zip``, or ``final.zip`` where it is further on). The
+folder follows ``training.run_folder``: every option, the folder and (resume) the checkpoint's weights and
+``eval.jsonl`` are checked before anything is written, and a folder holding a run is only continued
+(``resume: true``), never started over; one whose run never saved a checkpoint is started afresh only when
+it holds nothing but what a start writes (``training.run_folder.check_run_folder``). One line on stderr
+says when PPO (or cloning) starts.
 
 Ctrl-C (``training.stop_request``): the first SIGINT only asks the run to stop; it stops at the next safe
 point (a step of the demonstration or evaluation games, a minibatch of cloning, a PPO step), writes
@@ -37,6 +39,7 @@ from training.run_folder import (
     RunFolder,
     RunFolderError,
     TrainingInterrupted,
+    check_run_folder,
     plot_learning_curve,
     recover,
     say,
@@ -49,7 +52,9 @@ from training.train_options import (
     check_out,
     check_rates,
     check_seats,
+    load_checked_agent,
     read_options,
+    train_rules,
 )
 
 __all__ = ["TrainConfig", "TrainingInterrupted", "check_rates", "evaluate", "plot_learning_curve", "read_options",
@@ -137,9 +142,10 @@ class TrainConfig:
     out: str = "runs/ppo"
     """output folder (checkpoints, logs, curves)"""
     rules: str | None = None
-    """rule config YAML (default rules when empty)"""
+    """rule config YAML or built-in name (null: the default rules)"""
     resume: bool = False
-    """continue from the newest checkpoint in ``out`` (weights-only)"""
+    """continue from the newest checkpoint in ``out`` (ckpt_<steps>.zip, or final.zip where further on;
+    weights-only)"""
     progress: bool = True
     """show progress bars"""
 
@@ -194,7 +200,7 @@ class TrainConfig:
         if cfg.init_from == "":
             raise ValueError("train option 'init_from' must name a checkpoint (a path, or ppo / distilled), got ''")
         check_ppo_options(cfg)
-        check_seats(cfg, _rules(cfg))  # the rules seat the players: a wrong count fails here, not in the env
+        check_seats(cfg, train_rules(cfg))  # the rules seat the players: a wrong count fails here, not in the env
         return cfg
 
 
@@ -214,31 +220,30 @@ def check_ppo_options(cfg: TrainConfig) -> None:
             raise ValueError(f"train option {name!r} must be an integer >= 0, got {v!r}")
 
 
-def _rules(cfg: TrainConfig) -> RuleConfig:
-    return RuleConfig.load(cfg.rules) if cfg.rules else RuleConfig()
-
-
 def train(cfg: TrainConfig) -> Path:
     """Train (or, with ``resume``, continue) into ``cfg.out``; returns ``final.zip``. Every option, the
     agents it names and the folder (``training.run_folder``) are checked before anything is written."""
     from agents.registry import load_agent
 
-    rules = _rules(cfg)
+    rules = train_rules(cfg)
     # again here: a TrainConfig built in code has not been through load()
     check_ppo_options(cfg)
     check_seats(cfg, rules)
     check_out(cfg)
-    opponents = [load_agent(n, rules, i + 1) for i, n in enumerate(cfg.opponents)]
-    # every agent the run will need later, so a misspelt name fails now, not an hour in
-    for name in [*(cfg.pool_bots if cfg.selfplay else []), *([cfg.bc_teacher] * (cfg.bc_decisions > 0))]:
-        load_agent(name, rules)
+    opponents = [load_checked_agent("opponents", n, rules, load_agent, i + 1, keep=True)
+                 for i, n in enumerate(cfg.opponents)]  # fmt: skip
+    # every agent the options name, so a misspelt or cheating one fails now, not an hour in; the ones this run leaves
+    # unused too (selfplay off, bc_decisions=0): a typo in them was taken silently (red team, session 37)
+    for name in cfg.pool_bots:
+        load_checked_agent("pool_bots", name, rules, load_agent)
+    load_checked_agent("bc_teacher", cfg.bc_teacher, rules, load_agent)
     check_eval_opponents(cfg, rules, load_agent)
     init = init_checkpoint(cfg, rules) if cfg.init_from is not None else None
     folder = RunFolder(cfg.out, "sb3")
     resume_from = _check_folder(cfg, rules, folder)  # before the folder exists: a refusal leaves nothing
     folder.path.mkdir(parents=True, exist_ok=True)
     with OutputLock(folder.path):
-        if _check_folder(cfg, rules, folder) != resume_from:  # pragma: no cover - changed while we waited
+        if _check_folder(cfg, rules, folder, locked=True) != resume_from:  # pragma: no cover - changed while we waited
             raise RunFolderError(f"{folder.path} changed while this run started; start it again")
         with StopRequest() as stop:  # from here on Ctrl-C stops the run at its next safe point
             try:
@@ -257,18 +262,16 @@ def _checkpoints(out: Path) -> list[Path]:
     return sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1])) if out.is_dir() else []
 
 
-def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder) -> Path | None:
+def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, locked: bool = False) -> Path | None:
     """The checkpoint a resume continues from (None: a fresh start); RunFolderError / ValueError when
     the folder holds a run this config must not touch, or a checkpoint its network does not fit."""
     from agents.checkpoint import check_compatible, read_metadata
 
-    folder.check(cfg.resume)
+    saved_any = bool(_checkpoints(folder.path)) or (folder.path / "final.zip").is_file()
+    check_run_folder(folder, cfg.resume, saved_any, "ckpt_*.zip or final.zip", locked)
     if not cfg.resume:
         return None
-    ckpts = _checkpoints(folder.path)
-    if not ckpts:
-        raise ValueError(f"resume: no checkpoint in {folder.path}")
-    last = ckpts[-1]
+    last = _resume_point(folder.path)
     saved = read_metadata(last)
     check_compatible(saved, rules, str(last))
     if (saved["network"], list(saved["net_arch"]), saved["features"]) != (cfg.network, cfg.net_arch, cfg.features):
@@ -278,6 +281,27 @@ def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder) -> Pat
         raise ValueError(f"resume: {last} was trained with critic={saved.get('critic', 'plain')}; the config asks "
                          f"for critic={cfg.critic}")  # fmt: skip
     return last
+
+
+def _resume_point(out: Path) -> Path:
+    """What a resume continues from: the newest ``ckpt_*.zip``, or ``final.zip`` where it is further on. A finished
+    run whose ``checkpoint_every`` exceeds its steps holds only final.zip, and one whose total is no multiple of
+    it went on past its last ckpt: resuming from that dropped the steps (and evaluations) after it. final.zip is
+    written by the same save as a checkpoint: the weights, Adam's state and the step count a resume restores."""
+    from agents.checkpoint import CheckpointError, read_metadata
+
+    ckpts = _checkpoints(out)
+    final = out / "final.zip"
+    if not final.is_file():  # (a FIFO is no checkpoint; reading it would hang)
+        return ckpts[-1]
+    if not ckpts:
+        return final
+    try:
+        steps = read_metadata(final).get("num_timesteps")
+    except CheckpointError as exc:
+        raise ValueError(f"resume: {one_line(str(exc), 200)}; move {final.name} out of {out} to continue from "
+                         f"{ckpts[-1].name}") from None  # fmt: skip
+    return final if is_int(steps) and steps > int(ckpts[-1].stem.split("_")[1]) else ckpts[-1]
 
 
 def init_checkpoint(cfg: TrainConfig, rules: RuleConfig) -> Path:

@@ -58,12 +58,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.address is not None:
-        import re
+        from training.train_options import check_address
 
         if args.backend != "rllib":
             raise ValueError("--address is for --backend rllib (the SB3 backend runs in this process)")
-        if not re.fullmatch(r"auto|(ray://)?[A-Za-z0-9.\-\[\]:]+:\d{1,5}", args.address):
-            raise ValueError(f"--address must be HOST:PORT, ray://HOST:PORT or auto, got {args.address!r}")
+        check_address(args.address, "--address")
     if not args.config:  # a real run is never started by accident
         print(f"usage: meld8 train CONFIG [--set KEY=VALUE ...]  (CONFIG: a YAML file or {_builtin_list()}; "
               "meld8 train --help lists every option)", file=sys.stderr)  # fmt: skip

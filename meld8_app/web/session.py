@@ -29,7 +29,7 @@ import numpy as np
 
 from meld8_app.web.tableview import SeatView, merge
 from meld8_env.actions import action_name, illegal_action_message
-from meld8_env.agent import wants_infoset, wants_records
+from meld8_env.agent import records_refusal, wants_infoset, wants_records
 from meld8_env.agent_spec import load_agent
 from meld8_env.codes import Phase
 from meld8_env.protocol import GameStreams, parse_action
@@ -172,10 +172,7 @@ class LiveGame:
             for k, s in enumerate(specs):
                 self.agents.append(load_agent(s, self.rules, self.seed + 1 + k, trust))
                 if wants_records(self.agents[-1]):  # as meld8 tournament: refused now, not at its first decision
-                    raise PlayError(
-                        f"agent {s!r} is a CHEATING diagnostic that decides from the true records, which the "
-                        "browser table never hands out: play it with python -m training.search_eval"
-                    )
+                    raise PlayError(records_refusal(s, "the browser table"))
             for a in self.agents:
                 a.setup(self.rules)
         except BaseException:
