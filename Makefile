@@ -39,8 +39,9 @@ bench: install
 	$(BIN)/python bench/env_throughput.py
 
 demo: install  ## the main job, small: the shipped PPO agent against both bots in a duplicate tournament, then the calculator
-	# --resume: a second `make demo` re-checks the logged games (re-created from their seeds) and shows the table again
-	$(BIN)/meld8 tournament --agents ppo,defensive,greedy --boards 40 --seed 1 --workers 2 --out results/demo --resume
+	# --resume once the log is there: a second `make demo` re-checks the logged games (re-created from their seeds) and
+	# shows the table again (a --resume with no log to continue is refused: it would start a new tournament)
+	$(BIN)/meld8 tournament --agents ppo,defensive,greedy --boards 40 --seed 1 --workers 2 --out results/demo $(if $(wildcard results/demo/games.jsonl),--resume)
 	$(BIN)/meld8 score "2s 3s 4s 6h 7h 8h 9d 9c" --win 8h --tsumo --dora-indicator 8d
 
 clean:

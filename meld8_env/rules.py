@@ -277,7 +277,8 @@ def max_standard_yaku_han(c: RuleConfig) -> int:
     * what the 8 cards are, the best of each winning form (R26) with the yaku that exclude each other left out:
       Tanyao excludes crowns (so Chanta, Jun Chanta and Value Triplets); a triplet or quad spans three or four
       suits, so it is never All Red / All Black; Toitoi needs two triplets, Pinfu and Identical Sequences two
-      sequences. A witness hand reaching each sum is named beside it.
+      sequences. A witness hand reaching each sum is named beside it. (All Red + Jun Chanta + Identical Sequences +
+      Pinfu, 9, is left out: its only hand, Jh Qh Kh Jd Qd Kd Ah Ad, is Four Crown Pairs, a yakuman: review, s37.)
 
     A minimum above the result is met by no reading, only by a yakuman (royal straight, four crown pairs), which
     ignores the minimum. ``tests/test_score_distance_checks.py`` scores every winning hand against it.
@@ -289,16 +290,15 @@ def max_standard_yaku_han(c: RuleConfig) -> int:
     shapes = (
         # As Ah Ad  Ks Kh Kd  Js Jh: two crown triplets and a crown pair
         2 * c.value_triplet_han + y["toitoi"] + y["jun_chanta"],
-        # Jh Qh Kh  Jd Qd Kd  Ah Ad won on Kh (Jh Qh wait on Th or Kh, R31)
-        max(y["all_red"], y["all_black"]) + y["jun_chanta"] + y["identical_sequences"] + y["pinfu"],
         # one triplet and one sequence: As Ah Ad  Jh Qh Kh  Ks Kd
         c.value_triplet_han + y["jun_chanta"],
         # As Ah Ad Ac  Ks Kh Kd Kc: two crown quads
         y["two_quads"] + y["jun_chanta"],
         # 2h .. 9h: a pure straight (it replaces All Red / All Black)
         y["pure_straight"] + y["tanyao"],
-        # Ah Ad Jh Jd Qh Qd Kh Kd read as four pairs
-        y["four_pairs"] + max(y["all_red"], y["all_black"]) + y["jun_chanta"],
+        # four pairs of one colour: 3s 3c 9s 9c Js Jc Ks Kc (with Jun Chanta every pair would be a crown pair of one
+        # colour: Four Crown Pairs, a yakuman that counts no standard han)
+        y["four_pairs"] + max(y["all_red"], y["all_black"]),
     )
     return timing + max(shapes)
 
