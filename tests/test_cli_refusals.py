@@ -143,3 +143,15 @@ def test_play_seeds_wrap_past_the_largest_seed():
 
     assert list(islice(given_seeds(MAX_SEED - 1), 4)) == [MAX_SEED - 1, MAX_SEED, 0, 1]
     assert list(islice(given_seeds(5), 2)) == [5, 6]
+
+
+def test_review_refuses_server_options_it_would_ignore(capsys, tmp_path):
+    out = tmp_path / "o"
+    assert main(["tournament", *FAST, "--out", str(out)]) == 0
+    capsys.readouterr()
+    log = str(out / "games.jsonl")
+    for mode in ("--json", "--text"):
+        for extra in (["--port", "99999"], ["--host", "not a host"]):
+            err = err_of(capsys, ["review", log, "--game", "0", "--seat", "0", mode, *extra])
+            assert f"{extra[0]} sets the browser page, which {mode} replaces" in err
+    assert main(["review", log, "--game", "0", "--seat", "0", "--json"]) == 0

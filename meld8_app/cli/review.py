@@ -44,6 +44,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.json and not args.text:
         require_web()
         check_server(args)
+    else:  # --port 99999 was accepted and ignored with --json (red team, session 37)
+        given = getattr(args, "given_options", {})  # the options typed (meld8_app.cli.StoreOnce)
+        server = [given[k] for k in ("port", "host") if k in given]
+        if server:
+            raise ValueError(f"{server[0]} sets the browser page, which --{'json' if args.json else 'text'} replaces")
     doc, data = viewer_data(args.file, args.game)
     rules = RuleConfig.from_dict(doc["rules"])
     from meld8_app.cli.play import default_agent
