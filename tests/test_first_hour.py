@@ -81,6 +81,7 @@ def test_make_demo_starts_fresh_and_resumes_once_its_log_is_there(tmp_path):
     first = demo_line()
     assert "--resume" not in first and first[first.index("--out") + 1] == "results/demo"
     (tmp_path / "results" / "demo").mkdir(parents=True)
+    assert demo_line() == first  # a folder without the log: nothing to resume yet (review, session 37)
     (tmp_path / "results" / "demo" / "games.jsonl").write_text("")
     assert demo_line() == [*first, "--resume"]
 

@@ -130,11 +130,14 @@ def _bad_eps(run: Path) -> dict:
 def test_an_edited_checkpoint_refuses_the_resume_before_anything_is_written(tiny, tmp_path, capsys, member, edit,
                                                                            says):  # fmt: skip
     # red team, session 35: a RuntimeError traceback from load_state_dict, after config.yaml had been rewritten
+    from training.train_ppo import _resume_point
+
     run = _copy(tiny, tmp_path)
-    _replace_member(run / "ckpt_64.zip", member, edit(run))
+    target = _resume_point(run)  # final.zip: its steps equal the last ckpt's, and it is saved after it
+    _replace_member(target, member, edit(run))
     before = _snapshot(run)
     err = _resume(tiny[0], run, capsys)
-    assert says in err and f"{run / 'ckpt_64.zip'}" in err and err.startswith("meld8 train: error: resume: "), err
+    assert says in err and f"{target}" in err and err.startswith("meld8 train: error: resume: "), err
     assert _snapshot(run) == before
 
 

@@ -66,9 +66,10 @@ def test_a_misspelt_pool_bot_is_refused_with_selfplay_off(tmp_path, capsys):
 def test_the_address_option_gets_the_check_of_the_address_flag(tmp_path):
     from training.rllib_train import RllibConfig
 
-    _rllib_cfg(tmp_path, "address=auto")
-    with pytest.raises(ValueError, match=r"^train option 'address' must be HOST:PORT, ray://HOST:PORT or auto, got "
-                                         r"'foo'$"):  # fmt: skip
+    for ok in ("auto", "local", "my_head:6379", "ray://10.0.0.1:10001"):  # local and _ hosts: review, session 37
+        assert _rllib_cfg(tmp_path, f"address={ok}").address == ok
+    with pytest.raises(ValueError, match=r"^train option 'address' must be HOST:PORT, ray://HOST:PORT, auto or local, "
+                                         r"got 'foo'$"):  # fmt: skip
         _rllib_cfg(tmp_path, "address=foo")
     config = tmp_path / "cluster.yaml"
     config.write_text("address: foo\n")
@@ -81,9 +82,11 @@ def test_address_flag_and_option_are_refused_in_one_line_before_any_folder(tmp_p
     out = tmp_path / "run"
     err = one_line_error(["train", "rllib_selfplay", "--backend", "rllib", "--set", f"out={out}", "--set",
                           "address=foo"], capsys)  # fmt: skip
-    assert "train option 'address' must be HOST:PORT, ray://HOST:PORT or auto, got 'foo'" in err
-    err = one_line_error(["train", "rllib_selfplay", "--backend", "rllib", "--address", "foo"], capsys)
-    assert "--address must be HOST:PORT, ray://HOST:PORT or auto, got 'foo'" in err and not out.exists()
+    assert "train option 'address' must be HOST:PORT, ray://HOST:PORT, auto or local, got 'foo'" in err
+    assert not out.exists()
+    err = one_line_error(["train", "rllib_selfplay", "--backend", "rllib", "--set", f"out={out}", "--address", "foo"],
+                         capsys)  # fmt: skip
+    assert "--address must be HOST:PORT, ray://HOST:PORT, auto or local, got 'foo'" in err and not out.exists()
 
 
 def test_an_rllib_option_given_by_set_is_not_blamed_on_the_config_file(capsys):
@@ -150,13 +153,17 @@ def _started(folder: Path, backend: str = "sb3", *more: str) -> Path:
     return folder
 
 
-def test_a_start_that_never_trained_is_started_afresh_and_not_resumed(tmp_path, capsys):
+@pytest.mark.parametrize("resume", ["false", "true"])
+def test_a_start_that_never_trained_is_refused_and_its_config_kept(tmp_path, capsys, resume):
+    # review, session 37: a first version started afresh here and overwrote a config.yaml edited by hand
     out = _started(tmp_path / "run")
-    err = one_line_error(["train", "ppo_vs_bots", *TINY, "--set", f"out={out}", "--set", "resume=true"], capsys)
-    assert f"resume: {out} holds a run that never saved a checkpoint (ckpt_*.zip or final.zip)" in err, err
-    assert "start it afresh without resume=true" in err
-    assert main(["train", "ppo_vs_bots", *TINY, "--set", f"out={out}"]) == 0  # the way forward the message gave
-    assert (out / "final.zip").is_file() and "n_envs: 1" in (out / "config.yaml").read_text()
+    (out / "config.yaml").write_text("# tuned by hand\nlearning_rate: 0.001\n")
+    before = _snapshot(out)
+    err = one_line_error(["train", "ppo_vs_bots", *TINY, "--set", f"out={out}", "--set", f"resume={resume}"], capsys)
+    assert f"{out} holds a run that never saved a checkpoint (ckpt_*.zip or final.zip), only " in err, err
+    assert "move it away (keep its config.yaml if you edited it) or choose another out" in err
+    assert _snapshot(out) == before
+    assert main(["train", "ppo_vs_bots", *TINY, "--set", f"out={tmp_path / 'fresh'}"]) == 0  # the way forward
 
 
 @pytest.mark.parametrize("resume", ["false", "true"])
@@ -165,7 +172,7 @@ def test_a_run_that_logged_but_never_saved_a_checkpoint_is_refused_untouched(tmp
     before = _snapshot(out)
     err = one_line_error(["train", "ppo_vs_bots", *TINY, "--set", f"out={out}", "--set", f"resume={resume}"], capsys)
     assert f"{out} holds a run that never saved a checkpoint (ckpt_*.zip or final.zip), only eval.jsonl, tb" in err
-    assert "move it away or choose another out" in err, err
+    assert "move it away (keep its config.yaml if you edited it) or choose another out" in err, err
     assert _snapshot(out) == before
 
 
@@ -184,13 +191,12 @@ def test_the_rllib_trainer_gives_the_same_ways_forward(tmp_path):
     from training.run_folder import RunFolder
 
     out = _started(tmp_path / "run", "rllib")
-    with pytest.raises(ValueError, match=r"holds a run that never saved a checkpoint \(checkpoint/\): nothing in it "
-                                         "can be continued; start it afresh without resume=true"):  # fmt: skip
-        _check_folder(_rllib_cfg(out, "resume=true"), RuleConfig(), RunFolder(out, "rllib"))
-    assert _check_folder(_rllib_cfg(out), RuleConfig(), RunFolder(out, "rllib"))[0] is None  # a fresh start
+    for resume in ("false", "true"):
+        with pytest.raises(ValueError, match=r"holds a run that never saved a checkpoint \(checkpoint/\), only "):
+            _check_folder(_rllib_cfg(out, f"resume={resume}"), RuleConfig(), RunFolder(out, "rllib"))
     (out / "policy_it0").mkdir()
     for resume in ("false", "true"):
-        with pytest.raises(ValueError, match=r"never saved a checkpoint \(checkpoint/\), only policy_it0: .*move it"):
+        with pytest.raises(ValueError, match=r"never saved a checkpoint \(checkpoint/\), only policy_it0, .*move it"):
             _check_folder(_rllib_cfg(out, f"resume={resume}"), RuleConfig(), RunFolder(out, "rllib"))
 
 
@@ -224,3 +230,23 @@ def test_a_resume_goes_on_from_final_zip_when_it_is_past_the_last_checkpoint(tmp
     done = read_metadata(out / "final.zip")["num_timesteps"]
     assert last < done
     assert _resumed_from(out, done + 16, capsys, *extra) > done  # the steps after the last ckpt are kept
+
+
+def test_final_zip_wins_a_tie_with_the_last_checkpoint_and_stray_copies_are_no_checkpoints(tmp_path, capsys):
+    """Review, session 37: ckpt_N is saved before the last update of N steps and final.zip after it, so at equal
+    steps the resume took the older weights; a copy named ``ckpt_16 (copy).zip`` failed in int()."""
+    from agents.checkpoint import read_metadata
+    from training.train_ppo import _checkpoints, _resume_point, _stopped_at_once
+
+    out = tmp_path / "run"
+    extra = ["--set", "checkpoint_every=16"]
+    assert main(["train", "ppo_vs_bots", *TINY, *extra, "--set", f"out={out}", "--set", "total_timesteps=16"]) == 0
+    last = max(int(p.stem.split("_")[1]) for p in out.glob("ckpt_*.zip"))
+    assert read_metadata(out / "final.zip")["num_timesteps"] == last
+    assert _resume_point(out) == out / "final.zip"
+    assert f"continue from {out / 'final.zip'} with --set resume=true" in str(_stopped_at_once(out))
+    (out / f"ckpt_{last} (copy).zip").write_bytes((out / f"ckpt_{last}.zip").read_bytes())
+    assert [p.name for p in _checkpoints(out)] == [f"ckpt_{last}.zip"]
+    capsys.readouterr()
+    err = one_line_error(["train", "ppo_vs_bots", *TINY, *extra, "--set", f"out={out}"], capsys)
+    assert "already holds a run" in err and "int()" not in err

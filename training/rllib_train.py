@@ -177,7 +177,7 @@ def check_resources(cfg: RllibConfig) -> None:
     """Resource options within reason for this machine (a cluster: ``address`` / ``RAY_ADDRESS``,
     which may hold more cores, is allowed 1,024 runners)."""
     cores = os.cpu_count() or 1
-    cluster = bool(cfg.address or os.environ.get("RAY_ADDRESS"))
+    cluster = (cfg.address or os.environ.get("RAY_ADDRESS") or "local") != "local"  # 'local': this machine
     limit = 1024 if cluster else MAX_RUNNERS_PER_CORE * cores
     where = "a cluster run" if cluster else f"{MAX_RUNNERS_PER_CORE} x the {cores} cores here"
     if cfg.num_env_runners > limit:

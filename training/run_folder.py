@@ -323,18 +323,14 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-#: what a start writes before it trains (``RunFolder.start``): a folder holding only these holds nothing to keep
-STARTED_ONLY = ("run.json", "config.yaml")
-
-
 def check_run_folder(folder: Any, resume: bool, saved: bool, checkpoints: str, locked: bool = False) -> None:
     """``RunFolder.check``, and a way forward for a folder whose run never saved a checkpoint (``saved`` false):
     such a folder was refused as a fresh start ("continue it with resume=true") and as a resume ("no checkpoint"),
-    a dead end (red team, session 37). It is taken as a fresh start when it holds only what a start writes before
-    it trains (``STARTED_ONLY``, written again); else refused with the advice to move it away: nothing in it can be
-    continued, and what it holds (logs, an evaluated best) is the user's to keep or delete, never this check's.
-    ``checkpoints`` names what a resume continues from; ``locked``: the caller holds the folder's lock (its own
-    lock is not another run's)."""
+    a dead end (red team, session 37). It is refused with the advice to move it away, whatever it holds: nothing in
+    it can be continued, and what it holds (a config.yaml written or edited by hand, logs, an evaluated best) is the
+    user's to keep or delete, never this check's (a first version started afresh over run.json and config.yaml, and
+    overwrote an edited config: review, session 37). ``checkpoints`` names what a resume continues from;
+    ``locked``: the caller holds the folder's lock (its own lock is not another run's)."""
     found = folder.markers()
     if saved or not found:
         folder.check(resume)
@@ -347,14 +343,10 @@ def check_run_folder(folder: Any, resume: bool, saved: bool, checkpoints: str, l
     if holder is not None:  # a run that is starting, or training towards its first checkpoint: not to be moved
         raise RunFolderError(f"{folder.path} is in use by {holder}; wait for it to finish or choose another output "
                              "folder (--out / out)")  # fmt: skip
-    kept = [m for m in found if m not in STARTED_ONLY]
-    if kept:
-        raise RunFolderError(f"{folder.path} holds a run that never saved a checkpoint ({checkpoints}), only "
-                             f"{', '.join(kept[:3])}: nothing in it can be continued; move it away or choose another "
-                             "out")  # fmt: skip
-    if resume:
-        raise ValueError(f"resume: {folder.path} holds a run that never saved a checkpoint ({checkpoints}): nothing in "
-                         "it can be continued; start it afresh without resume=true, or choose another out")  # fmt: skip
+    shown = sorted(found, key=lambda m: m in ("run.json", "config.yaml"))  # what it logged first, then its start
+    raise RunFolderError(f"{folder.path} holds a run that never saved a checkpoint ({checkpoints}), only "
+                         f"{', '.join(shown[:3])}: nothing in it can be continued; move it away (keep its config.yaml "
+                         "if you edited it) or choose another out")  # fmt: skip
 
 
 def lock_holder(path: Any) -> str | None:

@@ -198,8 +198,10 @@ def train_rules(cfg: Any) -> Any:
     return RuleConfig.load(cfg.rules)
 
 
-ADDRESS = r"auto|(ray://)?[A-Za-z0-9.\-\[\]:]+:\d{1,5}"
-"""What a Ray cluster address looks like (``--address`` and the option ``address``)."""
+ADDRESS = r"auto|local|(ray://)?[A-Za-z0-9._\-\[\]:]+:\d{1,5}"
+"""What a Ray address looks like (``--address`` and the option ``address``): a cluster's HOST:PORT (a host name may
+hold ``_``, as docker-compose services do), ``auto``, or ``local`` (a new local instance even where RAY_ADDRESS names
+a cluster: both refused by a first version, review of session 37)."""
 
 
 def check_address(value: Any, name: str = "train option 'address'") -> None:
@@ -208,7 +210,7 @@ def check_address(value: Any, name: str = "train option 'address'") -> None:
     import re
 
     if value is not None and not (isinstance(value, str) and re.fullmatch(ADDRESS, value)):
-        raise ValueError(f"{name} must be HOST:PORT, ray://HOST:PORT or auto, got {value!r}")
+        raise ValueError(f"{name} must be HOST:PORT, ray://HOST:PORT, auto or local, got {value!r}")
 
 
 def load_checked_agent(option: str, spec: str, rules: Any, load_agent, seed: int = 0, keep: bool = False) -> Any:

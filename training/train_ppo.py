@@ -6,9 +6,9 @@ evaluation), ``final.zip``, ``eval.jsonl`` (one line per evaluation), ``config.y
 from the newest checkpoint in ``out`` (``ckpt_<steps>.zip``, or ``final.zip`` where it is further on). The
 folder follows ``training.run_folder``: every option, the folder and (resume) the checkpoint's weights and
 ``eval.jsonl`` are checked before anything is written, and a folder holding a run is only continued
-(``resume: true``), never started over; one whose run never saved a checkpoint is started afresh only when
-it holds nothing but what a start writes (``training.run_folder.check_run_folder``). One line on stderr
-says when PPO (or cloning) starts.
+(``resume: true``), never started over; one whose run never saved a checkpoint is refused with the advice to
+move it away, its files untouched (``training.run_folder.check_run_folder``). One line on stderr says when PPO
+(or cloning) starts.
 
 Ctrl-C (``training.stop_request``): the first SIGINT only asks the run to stop; it stops at the next safe
 point (a step of the demonstration or evaluation games, a minibatch of cloning, a PPO step), writes
@@ -24,6 +24,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -259,7 +260,12 @@ SAVING, EVAL_COPY = "_saving", "_eval.zip"
 
 
 def _checkpoints(out: Path) -> list[Path]:
-    return sorted(out.glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1])) if out.is_dir() else []
+    """The run's ``ckpt_N.zip`` files by N (a stray copy such as ``ckpt_16 (copy).zip`` is no checkpoint of it: its
+    name failed in int(), review of session 37)."""
+    if not out.is_dir():
+        return []
+    named = ((p, re.fullmatch(r"ckpt_(\d+)\.zip", p.name)) for p in out.glob("ckpt_*.zip"))
+    return [p for p, _ in sorted(((p, int(m.group(1))) for p, m in named if m), key=lambda x: x[1])]
 
 
 def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, locked: bool = False) -> Path | None:
@@ -301,7 +307,8 @@ def _resume_point(out: Path) -> Path:
     except CheckpointError as exc:
         raise ValueError(f"resume: {one_line(str(exc), 200)}; move {final.name} out of {out} to continue from "
                          f"{ckpts[-1].name}") from None  # fmt: skip
-    return final if is_int(steps) and steps > int(ckpts[-1].stem.split("_")[1]) else ckpts[-1]
+    # >=: ckpt_N is saved before the last update of N steps, final.zip after it (review, session 37)
+    return final if is_int(steps) and steps >= int(ckpts[-1].stem.split("_")[1]) else ckpts[-1]
 
 
 def init_checkpoint(cfg: TrainConfig, rules: RuleConfig) -> Path:
@@ -654,7 +661,13 @@ def _interrupted(save, out: Path, model) -> TrainingInterrupted:
 def _stopped_at_once(out: Path) -> TrainingInterrupted:
     """A second Ctrl-C: the run stopped where it was, without a new checkpoint."""
     ckpts = _checkpoints(out)
-    where = f"continue from {ckpts[-1]} with --set resume=true" if ckpts else "no checkpoint was written yet"
+    where = "no checkpoint was written yet"
+    if ckpts or (out / "final.zip").is_file():  # the file a resume continues from, as it picks it (it named the
+        try:  # newest ckpt where the resume goes on from final.zip: review, session 37)
+            point = _resume_point(out)
+        except ValueError:  # an unreadable final.zip: the resume will say so
+            point = ckpts[-1]
+        where = f"continue from {point} with --set resume=true"
     return TrainingInterrupted(f"a second Ctrl-C stopped the run at once, without a new checkpoint; {where}")
 
 
