@@ -30,8 +30,8 @@ YAKU_HAN = {
     "pure_straight": 6,
 }  # fmt: skip
 """Han of each standard yaku of the section 7 table (before the R32 reductions), except Value Triplet and Haitei,
-whose han are the options ``value_triplet_han`` and ``haitei_han``. The scorer reads its han here (it is
-``meld8_env.scoring.BASE_HAN``), and the ``min_yaku_han`` bound (:func:`max_standard_yaku_han`) is derived from it."""
+whose han are the options ``value_triplet_han`` and ``haitei_han``. The scorer (``meld8_env.scoring``) reads its han
+here, and the ``min_yaku_han`` bound (:func:`max_standard_yaku_han`) is derived from it."""
 
 
 class RuleConfigError(ValueError):

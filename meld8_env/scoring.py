@@ -96,7 +96,6 @@ REDUCIBLE = frozenset(
         "pure_straight",
     )
 )
-BASE_HAN = YAKU_HAN  # the section 7 han, kept with the rules: RuleConfig's min_yaku_han bound is derived from them
 CROWN = {1, 11, 12, 13}
 FLAG_TSUMO, FLAG_DEALER, FLAG_FIRST_DRAW, FLAG_LAST_CARD = 1, 2, 4, 8
 
@@ -193,40 +192,40 @@ def _evaluate(reading: Reading, meld: int, win_card: int, ctx: _Context) -> dict
     ranks_of = [{rank_of(c) for c in rg} for rg in resolved]
     yaku: list[tuple[str, int]] = []
     if ctx.tsumo and not called:
-        yaku.append(("closed_tsumo", BASE_HAN["closed_tsumo"]))
+        yaku.append(("closed_tsumo", YAKU_HAN["closed_tsumo"]))
     value = sum(1 for g in triplets if rank_of(_resolve(g, joker_as)[0]) in CROWN and not g >> JOKER & 1)
     if value:
         yaku.append(("value_triplet", value * rules.value_triplet_han))
     if not called and all(2 <= rank_of(c) <= 10 for c in cards8):
-        yaku.append(("tanyao", BASE_HAN["tanyao"]))
+        yaku.append(("tanyao", YAKU_HAN["tanyao"]))
     if form == FORM_FOUR_PAIRS:
-        yaku.append(("four_pairs", BASE_HAN["four_pairs"]))
+        yaku.append(("four_pairs", YAKU_HAN["four_pairs"]))
     if ctx.last_card:
         yaku.append(("haitei", rules.haitei_han))
     if form != FORM_PURE_STRAIGHT:  # Pure Straight replaces All Red / All Black
         if all(suit_of(c) in (1, 2) for c in cards8):
-            yaku.append(("all_red", BASE_HAN["all_red"]))
+            yaku.append(("all_red", YAKU_HAN["all_red"]))
         elif all(suit_of(c) in (0, 3) for c in cards8):
-            yaku.append(("all_black", BASE_HAN["all_black"]))
+            yaku.append(("all_black", YAKU_HAN["all_black"]))
     if form == FORM_STANDARD and len(triplets) == 2:
-        yaku.append(("toitoi", BASE_HAN["toitoi"]))
+        yaku.append(("toitoi", YAKU_HAN["toitoi"]))
     if form in (FORM_STANDARD, FORM_FOUR_PAIRS, FORM_TWO_QUADS):
         if all(rs <= CROWN for rs in ranks_of):
-            yaku.append(("jun_chanta", BASE_HAN["jun_chanta"]))
+            yaku.append(("jun_chanta", YAKU_HAN["jun_chanta"]))
         elif all(rs & CROWN for rs in ranks_of):
-            yaku.append(("chanta", BASE_HAN["chanta"]))
+            yaku.append(("chanta", YAKU_HAN["chanta"]))
     if len(sequences) == 2:
         (_, a), (_, b) = sequences
         if [rank_of(c) for c in a] == [rank_of(c) for c in b] and suit_of(a[0]) != suit_of(b[0]):
-            yaku.append(("identical_sequences", BASE_HAN["identical_sequences"]))
+            yaku.append(("identical_sequences", YAKU_HAN["identical_sequences"]))
         if _two_sided(groups, joker_as, win_card):
-            yaku.append(("pinfu", BASE_HAN["pinfu"]))
+            yaku.append(("pinfu", YAKU_HAN["pinfu"]))
     if ctx.tsumo and ctx.first_draw and not called:
-        yaku.append(("tenhou", BASE_HAN["tenhou"]) if ctx.dealer else ("chiihou", BASE_HAN["chiihou"]))
+        yaku.append(("tenhou", YAKU_HAN["tenhou"]) if ctx.dealer else ("chiihou", YAKU_HAN["chiihou"]))
     if form == FORM_TWO_QUADS:
-        yaku.append(("two_quads", BASE_HAN["two_quads"]))
+        yaku.append(("two_quads", YAKU_HAN["two_quads"]))
     if form == FORM_PURE_STRAIGHT:
-        yaku.append(("pure_straight", BASE_HAN["pure_straight"]))
+        yaku.append(("pure_straight", YAKU_HAN["pure_straight"]))
 
     reductions = []
     if called or has_joker:  # R32: -1 per reducible yaku, call and Joker do not stack

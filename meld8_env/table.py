@@ -146,12 +146,11 @@ class Table:
         for _, agent, rows in acting:
             if plays_streams(agent):
                 continue
+            extra = {}
+            if wants_infoset(agent):  # built outside the try: a failure here is not the agent's
+                extra["infosets"] = [infoset(v.engine.record(i), seat_now[i], v.rules) for i in rows.tolist()]
             try:
-                if wants_infoset(agent):
-                    sets = [infoset(v.engine.record(i), seat_now[i], v.rules) for i in rows.tolist()]
-                    got = agent.act_batch(v.observation[rows], v.action_mask[rows], infosets=sets)
-                else:
-                    got = agent.act_batch(v.observation[rows], v.action_mask[rows])
+                got = agent.act_batch(v.observation[rows], v.action_mask[rows], **extra)
             except Exception as exc:
                 raise AgentError(
                     f"agent {agent_name(agent)!r} failed at a decision: {type(exc).__name__}: {exc}"

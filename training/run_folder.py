@@ -42,6 +42,17 @@ RUN_MARKERS = ("run.json", "config.yaml", "eval.jsonl", "metrics.jsonl", "oppone
 RUN_GLOBS = ("ckpt_*.zip", "policy_it*")
 
 
+def run_markers(path: Path) -> list[str]:
+    """The names in folder ``path`` that show it holds a training run, of either backend (empty: none); tournaments
+    read it too, to stay out of a run's folder."""
+    if not path.is_dir():
+        return []
+    found = [m for m in RUN_MARKERS if (path / m).exists()]
+    for pattern in RUN_GLOBS:
+        found += sorted(p.name for p in path.glob(pattern))[:1]
+    return found
+
+
 class RunFolderError(ValueError):
     """A run folder that cannot be used as asked (it holds another run, it is in use, ...)."""
 
@@ -105,12 +116,7 @@ class RunFolder:
 
     def markers(self) -> list[str]:
         """The names in the folder that show it holds a run (empty: a fresh folder)."""
-        if not self.path.is_dir():
-            return []
-        found = [m for m in RUN_MARKERS if (self.path / m).exists()]
-        for pattern in RUN_GLOBS:
-            found += sorted(p.name for p in self.path.glob(pattern))[:1]
-        return found
+        return run_markers(self.path)
 
     def owner(self) -> str | None:
         """The backend whose run the folder holds (``run.json``; older folders: from their files)."""

@@ -107,8 +107,10 @@ def _check_folder_use(cfg: TournamentConfig, out: Path) -> None:
         if not log.exists():
             raise TournamentError(f"--resume: {out} holds no {LOG} to continue; drop --resume to start a tournament")
         return
-    if any((out / name).exists() for name in run_folder.RUN_MARKERS):
-        raise TournamentError(f"--out {out} holds a training run: choose another folder for the tournament")
+    if found := run_folder.run_markers(out):
+        raise TournamentError(
+            f"--out {out} holds a training run ({', '.join(found[:3])}): choose another folder for the tournament"
+        )
     if not log.exists() or not log.stat().st_size:
         kept = [name for name in OUTPUTS[1:] if (out / name).exists()]
         if kept:

@@ -259,13 +259,23 @@ def train(cfg: TrainConfig) -> Path:
 SAVING, EVAL_COPY = "_saving", "_eval.zip"
 
 
+def _ckpt_step(path: Path) -> int | None:
+    """N of a checkpoint ``ckpt_N.zip``; None for any other name (a stray copy such as ``ckpt_16 (copy).zip`` is no
+    checkpoint of the run: its name failed in int(), review of session 37)."""
+    m = re.fullmatch(r"ckpt_(\d+)\.zip", path.name)
+    return int(m.group(1)) if m else None
+
+
 def _checkpoints(out: Path) -> list[Path]:
-    """The run's ``ckpt_N.zip`` files by N (a stray copy such as ``ckpt_16 (copy).zip`` is no checkpoint of it: its
-    name failed in int(), review of session 37)."""
+    """The run's checkpoints, oldest first."""
     if not out.is_dir():
         return []
-    named = ((p, re.fullmatch(r"ckpt_(\d+)\.zip", p.name)) for p in out.glob("ckpt_*.zip"))
-    return [p for p, _ in sorted(((p, int(m.group(1))) for p, m in named if m), key=lambda x: x[1])]
+    return sorted((p for p in out.glob("ckpt_*.zip") if _ckpt_step(p) is not None), key=_ckpt_step)
+
+
+def _has_saved(out: Path) -> bool:
+    """Whether the run in ``out`` saved anything a resume continues from (a checkpoint or final.zip)."""
+    return bool(_checkpoints(out)) or (out / "final.zip").is_file()
 
 
 def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, locked: bool = False) -> Path | None:
@@ -273,8 +283,7 @@ def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, locked
     the folder holds a run this config must not touch, or a checkpoint its network does not fit."""
     from agents.checkpoint import check_compatible, read_metadata
 
-    saved_any = bool(_checkpoints(folder.path)) or (folder.path / "final.zip").is_file()
-    check_run_folder(folder, cfg.resume, saved_any, "ckpt_*.zip or final.zip", locked)
+    check_run_folder(folder, cfg.resume, _has_saved(folder.path), "ckpt_*.zip or final.zip", locked)
     if not cfg.resume:
         return None
     last = _resume_point(folder.path)
@@ -308,7 +317,7 @@ def _resume_point(out: Path) -> Path:
         raise ValueError(f"resume: {one_line(str(exc), 200)}; move {final.name} out of {out} to continue from "
                          f"{ckpts[-1].name}") from None  # fmt: skip
     # >=: ckpt_N is saved before the last update of N steps, final.zip after it (review, session 37)
-    return final if is_int(steps) and steps >= int(ckpts[-1].stem.split("_")[1]) else ckpts[-1]
+    return final if is_int(steps) and steps >= _ckpt_step(ckpts[-1]) else ckpts[-1]
 
 
 def init_checkpoint(cfg: TrainConfig, rules: RuleConfig) -> Path:
@@ -660,13 +669,12 @@ def _interrupted(save, out: Path, model) -> TrainingInterrupted:
 
 def _stopped_at_once(out: Path) -> TrainingInterrupted:
     """A second Ctrl-C: the run stopped where it was, without a new checkpoint."""
-    ckpts = _checkpoints(out)
     where = "no checkpoint was written yet"
-    if ckpts or (out / "final.zip").is_file():  # the file a resume continues from, as it picks it (it named the
-        try:  # newest ckpt where the resume goes on from final.zip: review, session 37)
+    if _has_saved(out):  # the file a resume continues from, as it picks it (it named the newest ckpt where the
+        try:  # resume goes on from final.zip: review, session 37)
             point = _resume_point(out)
         except ValueError:  # an unreadable final.zip: the resume will say so
-            point = ckpts[-1]
+            point = _checkpoints(out)[-1]
         where = f"continue from {point} with --set resume=true"
     return TrainingInterrupted(f"a second Ctrl-C stopped the run at once, without a new checkpoint; {where}")
 

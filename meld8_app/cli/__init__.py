@@ -32,6 +32,13 @@ class StoreOnce(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+def typed_options(args: argparse.Namespace, *dests: str) -> list[str]:
+    """The option strings the user typed for ``dests`` (recorded by :class:`StoreOnce`), in ``dests``' order: a
+    command refuses options that do nothing in the mode it runs in."""
+    given = getattr(args, "given_options", {})
+    return [given[d] for d in dests if d in given]
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse with one-line errors (``meld8 CMD: error: ...``, exit 2) instead of a usage block, and options
     given once (:class:`StoreOnce`)."""

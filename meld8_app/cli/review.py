@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from meld8_app.cli import typed_options
 from meld8_app.cli.common import GAME_FILE, game_file
 from meld8_app.cli.play import add_server_options, check_server, require_web
 
@@ -45,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
         require_web()
         check_server(args)
     else:  # --port 99999 was accepted and ignored with --json (red team, session 37)
-        given = getattr(args, "given_options", {})  # the options typed (meld8_app.cli.StoreOnce)
-        server = [given[k] for k in ("port", "host") if k in given]
+        server = typed_options(args, "port", "host")
         if server:
             raise ValueError(f"{server[0]} sets the browser page, which --{'json' if args.json else 'text'} replaces")
     doc, data = viewer_data(args.file, args.game)

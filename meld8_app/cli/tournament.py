@@ -7,6 +7,7 @@ import contextlib
 import json
 from pathlib import Path
 
+from meld8_app.cli import typed_options
 from meld8_app.cli.common import rules_from
 from meld8_env.config_io import short_repr
 from meld8_env.engine.seeding import MAX_SEED, check_seed
@@ -145,8 +146,7 @@ def run(args: argparse.Namespace) -> int:
     output_path(out, source["out"], "a folder for the tournament's outputs (default results/tournament)")
     if args.bot_log_dir is not None:
         output_path(args.bot_log_dir, "--bot-log-dir", "a folder for the bots' stderr logs (default OUT/bots)")
-    given = getattr(args, "given_options", {})  # the options typed (meld8_app.cli.StoreOnce)
-    bot_only = [given[k] for k in ("bot_timeout", "fallback", "bot_log_dir") if k in given]
+    bot_only = typed_options(args, "bot_timeout", "fallback", "bot_log_dir")
     if bot_only and not any(a.startswith("cmd:") for a in agents):  # accepted and ignored (red team, session 37)
         raise ValueError(f"{bot_only[0]} applies to cmd: bots, and no cmd: agent is seated")
     cfg = TournamentConfig(
