@@ -110,6 +110,12 @@ def load_agent(
     return as_agent(agent)  # user code without setup / close gets them here, so no caller probes
 
 
+def names_checkpoint_file(spec: str) -> bool:
+    """Whether ``spec`` loads a checkpoint file of the caller's (``ppo:PATH`` or ``PATH.zip``): the only agents that
+    ``trust=True`` can matter to (the shipped ones carry their metadata)."""
+    return spec not in SHIPPED_MODELS and (spec.startswith("ppo:") or spec.endswith(".zip"))
+
+
 def resolve(target: str, spec: str | None = None) -> Any:
     """The object a ``module:Name`` string names, imported now; AgentLoadError when it does not exist."""
     module, _, attr = target.partition(":")

@@ -123,6 +123,27 @@ def test_a_user_agent_that_raises_ends_in_one_line_naming_it(capsys, tmp_path, m
     assert "agent 'boom' failed at a decision: RuntimeError: boom at first decision" in err
 
 
+def test_a_tournament_that_fails_before_any_board_leaves_a_log_a_plain_rerun_starts(capsys, tmp_path, monkeypatch):
+    """The header goes in with the first board: a header-only log made the rerun ask for --resume (session 37)."""
+    (tmp_path / "boom_agent.py").write_text(BOOM)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "o"
+    err = err_of(capsys, ["tournament", "--agents", "boom_agent:Boom,random,random", "--boards", "1",
+                          "--out", str(out)])  # fmt: skip
+    assert "failed at a decision" in err
+    assert (out / "games.jsonl").read_text() == ""
+    assert main(["tournament", *FAST, "--out", str(out)]) == 0
+    lines = (out / "games.jsonl").read_text().splitlines()
+    assert '"type": "header"' in lines[0] or '"type":"header"' in lines[0]
+    assert len(lines) > 1
+
+
+def test_trust_checkpoint_without_a_checkpoint_file_seated_is_refused(capsys, tmp_path):
+    err = err_of(capsys, ["tournament", *FAST, "--trust-checkpoint", "--out", str(tmp_path / "o")])
+    assert "--trust-checkpoint applies to checkpoint files (ppo:PATH.zip), and none is seated; leave it out" in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_log_without_its_header_is_named_so(capsys, tmp_path):
     out = tmp_path / "o"
     assert main(["tournament", *FAST, "--out", str(out)]) == 0

@@ -163,8 +163,17 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         os.close(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         os.chmod(log, 0o600)
     with open(log, "a") as f:
-        if not has_header:
-            append_entry(f, header)
+        # the header goes in with the first board: a run that fails before any board is played (an agent that raises
+        # at its first decision, Ctrl-C) leaves an empty log, which a plain rerun starts afresh (a header-only log
+        # made the rerun ask for --resume: red team, session 37)
+        unwritten = [] if has_header else [header]
+
+        def log_entry(entry: dict) -> None:
+            while unwritten:
+                append_entry(f, unwritten.pop())
+            append_entry(f, entry)
+            done.append(entry)
+
         pool = None
         if cfg.backend == "ray":
             results = ray_results(tasks, init_args, max(cfg.workers, 1))
@@ -172,8 +181,7 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
             init_worker(*init_args)
 
             def log_board(entry: dict) -> None:
-                append_entry(f, entry)
-                done.append(entry)
+                log_entry(entry)
                 bar.update(1)
 
             try:
@@ -191,8 +199,7 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         try:
             for entries in results:
                 for e in entries:
-                    append_entry(f, e)
-                    done.append(e)
+                    log_entry(e)
                 bar.update(len(entries))
             if pool is not None:  # workers that finish leave by themselves: their bots get bye (meld8_env.seat_process)
                 pool.close()

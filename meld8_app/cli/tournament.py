@@ -92,6 +92,7 @@ def _default_seed(agents: list[str], settings: dict, resume: bool) -> tuple[int,
 
 
 def run(args: argparse.Namespace) -> int:
+    from meld8_env.agent_spec import names_checkpoint_file
     from meld8_env.seat_process import BotOptions
     from training.tournament import TournamentConfig, format_table, run
 
@@ -149,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
     bot_only = typed_options(args, "bot_timeout", "fallback", "bot_log_dir")
     if bot_only and not any(a.startswith("cmd:") for a in agents):  # accepted and ignored (red team, session 37)
         raise ValueError(f"{bot_only[0]} applies to cmd: bots, and no cmd: agent is seated")
+    if args.trust_checkpoint and not any(names_checkpoint_file(a) for a in agents):  # accepted silently until s38
+        raise ValueError("--trust-checkpoint applies to checkpoint files (ppo:PATH.zip), and none is seated; leave it out")
     cfg = TournamentConfig(
         agents=agents,
         boards=settings.get("boards", 100),
