@@ -151,7 +151,9 @@ def run(args: argparse.Namespace) -> int:
     if bot_only and not any(a.startswith("cmd:") for a in agents):  # accepted and ignored (red team, session 37)
         raise ValueError(f"{bot_only[0]} applies to cmd: bots, and no cmd: agent is seated")
     if args.trust_checkpoint and not any(names_checkpoint_file(a) for a in agents):  # accepted silently until s38
-        raise ValueError("--trust-checkpoint applies to checkpoint files (ppo:PATH.zip), and none is seated; leave it out")
+        raise ValueError(
+            "--trust-checkpoint applies to checkpoint files (ppo:PATH.zip), and none is seated; leave it out"
+        )
     cfg = TournamentConfig(
         agents=agents,
         boards=settings.get("boards", 100),
