@@ -10,6 +10,7 @@ compete. ``score_batch`` is the C scorer over arrays; it gives the same numbers.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -434,6 +435,8 @@ def score_hand(
         )
     if first_draw:
         _check_first_draw(dealer, last_card, rules)
+    if tsumo:
+        _check_tsumo_reachable(dealer, first_draw, last_card, meld_mask, disc, rules)
     dora = -1
     if dora_indicator is not None:
         ind = as_card(dora_indicator, "dora_indicator")
@@ -458,6 +461,63 @@ def score_hand(
         last_card=last_card,
         discards=disc,
         rules=rules,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def tsumo_situations(num_players: int, wall_draws: int) -> frozenset[tuple[bool, bool, bool, bool, bool]]:
+    """What a Tsumo can be declared with, over every order of draws and calls a deal of ``wall_draws`` drawable cards
+    allows: (dealer, first_draw, last_card, called, discarded) - the winner is the dealer, draws for the first time
+    with no call before it (Tenhou / Chiihou), draws the wall's last card (R14), holds a called meld, has discarded.
+
+    The turn structure alone decides it (R6, R11, R14-R19): the dealer draws first; a discard passes the turn to the
+    next seat, unless another seat that has not called yet (R17) takes it, then discards and passes the turn on from
+    its own seat; no call on the dealer's first discard or the final one (R18). Which calls the cards allow is left
+    open, so this is what some deal reaches. With the built-in walls every combination but the first-draw ones is
+    reached; with a drawable wall of a few cards it is not (a non-dealer's Tsumo where only the dealer draws)."""
+    found: set[tuple[bool, bool, bool, bool, bool]] = set()
+    seen: set = set()
+    # a state before a draw: (draws made, seat to draw, per seat (its draws so far capped at 2, whether it called))
+    todo = [(0, 0, ((0, False),) * num_players)]
+    while todo:
+        state = todo.pop()
+        if state in seen or state[0] == wall_draws:
+            continue
+        seen.add(state)
+        k, seat, seats = state
+        draws, called = seats[seat]
+        any_call = any(c for _, c in seats)
+        found.add((seat == 0, draws == 0 and not any_call, k + 1 == wall_draws, called, draws > 0 or called))
+        if k + 1 == wall_draws:  # the final discard: no call (R18) and no draw after it
+            continue
+        seats = seats[:seat] + ((min(draws + 1, 2), called),) + seats[seat + 1 :]
+        chain, chained = [(seat, seats, k > 0)], set()  # (discarder, seats, whether the discard may be called)
+        while chain:
+            item = chain.pop()
+            if item in chained:
+                continue
+            chained.add(item)
+            by, now, callable_ = item
+            todo.append((k + 1, (by + 1) % num_players, now))
+            for c in range(num_players):
+                if callable_ and c != by and not now[c][1]:
+                    chain.append((c, now[:c] + ((now[c][0], True),) + now[c + 1 :], True))
+    return frozenset(found)
+
+
+def _check_tsumo_reachable(dealer: bool, first_draw: bool, last_card: bool, meld: int, disc: int, rules) -> None:
+    """A Tsumo no order of draws and calls reaches under ``rules`` (:func:`tsumo_situations`); declared discards need
+    a winner who has discarded, while none declared says nothing (the history is optional)."""
+    want = (dealer, first_draw, last_card, bool(meld))
+    if any(s[:4] == want and (s[4] or not disc) for s in tsumo_situations(rules.num_players, rules.wall_draws)):
+        return
+    parts = [("a called meld" if meld else ""), ("discards" if disc else ""), ("first_draw" if first_draw else ""),
+             ("last_card" if last_card else "")]  # fmt: skip
+    with_ = " with " + ", ".join(p for p in parts if p) if any(parts) else " without first_draw or last_card"
+    raise CardError(
+        f"tsumo: no deal under these rules reaches a Tsumo by {'the dealer' if dealer else 'a non-dealer'}{with_}: "
+        f"the drawable wall is {rules.wall_draws} cards ({rules.wall_size} wall cards less wall_limit "
+        f"{rules.wall_limit}, R10, R14), drawn in turn from the dealer (R6, R11)"
     )
 
 

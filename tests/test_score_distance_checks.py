@@ -3,7 +3,8 @@
 - a dora indicator held, drawn, called or among a non-dealer's discards (R35: it is the dealer's first discard and
   no one can call it, R18; every card exists once, R1) - only a non-dealer's Ron on that very card holds it;
 - a first-draw win on the last wall card where the drawable wall is longer than the draws up to that first draw
-  (R11, R14; the Chiihou + Haitei of a 32-card wall);
+  (R11, R14; the Chiihou + Haitei of a 32-card wall), and a Tsumo no order of draws and calls reaches on a wall of a
+  few cards (a non-dealer's where only the dealer draws);
 - a ``min_yaku_han`` no standard hand reaches (R30, section 7): ``simulate`` then replayed drawn rounds forever;
 - the Joker in ``distance --seen`` (it is never discarded or called, R12, nor the indicator, R35).
 """
@@ -135,6 +136,87 @@ def test_R14_first_draw_and_last_card_follow_the_rule_config(rules, dealer, last
     else:
         with pytest.raises(CardError, match=says):
             declare()
+
+
+# -- R6 / R11 / R14-R19: who draws at all where the drawable wall is a few cards --------------------------------------
+
+
+def _draw_situations(rules: RuleConfig, games: int, seed: int) -> set[tuple[bool, bool, bool, bool, bool]]:
+    """(dealer, first_draw, last_card, called, discarded) at every draw of reference-engine games whose seats call
+    nearly whenever they may and never win (each a Tsumo they could declare there)."""
+    import random
+
+    from meld8_env.actions import PASS, RON, TSUMO
+    from meld8_env.engine.reference import PHASE_CLAIM, PHASE_DRAW, Game
+
+    rng, seen = random.Random(seed), set()
+    for game in range(games):
+        g = Game(rules, seed=game)
+        while not g.over and len(g.results) < 6:
+            if g.phase == PHASE_DRAW and g.drawn >= 0:
+                s = g.current
+                seen.add((s == g.dealer, g.first_draw, g.last_card, g.melds[s] != 0, len(g.discards[s]) > 0))
+            legal = g.legal_actions()
+            if g.phase == PHASE_CLAIM:
+                calls = [a for a in legal if a not in (PASS, RON)]
+                g.step(rng.choice(calls) if calls and rng.random() < 0.95 else PASS)
+            else:
+                g.step(rng.choice([a for a in legal if a != TSUMO]))
+    return seen
+
+
+@pytest.mark.parametrize("rules", [RuleConfig(wall_limit=n) for n in range(26, 32)] +
+                         [RuleConfig.two_player(wall_limit=n) for n in range(34, 39)], ids=lambda r: f"{r.num_players}p"
+                         f"-{r.wall_draws}draws")  # fmt: skip
+def test_tsumo_situations_are_the_draws_the_reference_engine_makes(rules):
+    """Twin of scoring.tsumo_situations (the turn structure alone): the reference engine reaches exactly its set."""
+    from meld8_env.scoring import tsumo_situations
+
+    games = 3000 if rules.num_players == 3 and rules.wall_draws in (3, 4) else 300  # two chained calls are rare
+    assert _draw_situations(rules, games, seed=rules.wall_draws) == tsumo_situations(
+        rules.num_players, rules.wall_draws
+    )
+
+
+MELD_HAND, MELD = "6h 7h 8h 9d 9h", "2h 3h 4h"  # all red (R32: 1 han open), won on 9d
+
+
+@pytest.mark.parametrize(
+    "limit, dealer, last_card, meld, discards, says",
+    [
+        (31, False, True, False, "", "by a non-dealer with last_card"),  # was accepted: only the dealer draws
+        (30, True, True, False, "Ks", "by the dealer with discards, last_card"),  # the dealer's one draw is draw 1
+        (30, False, False, False, "", "by a non-dealer without first_draw or last_card"),
+        (
+            29,
+            False,
+            False,
+            True,
+            "Ks",
+            "by a non-dealer with a called meld, discards:",
+        ),  # only the last draw follows a call
+        (29, False, True, True, "Ks", None),  # seat 2 calls seat 1's discard, seat 1 calls back
+        (29, True, True, False, "Ks", None),  # the dealer's second draw is the last
+        (0, False, False, True, "Ks", None),  # the built-in wall: anything but a first draw
+        (0, True, False, False, "", None),  # no discards given says nothing
+    ],
+)
+def test_R14_a_tsumo_the_wall_never_gives_a_draw_for_is_refused(limit, dealer, last_card, meld, discards, says):
+    rules = RuleConfig(wall_limit=limit)
+
+    def declare():
+        hand, win, kw = (MELD_HAND, "9d", {"meld": MELD}) if meld else (HAND, "9c", {})
+        return score_hand(hand, win, tsumo=True, dealer=dealer, last_card=last_card, discards=discards, rules=rules,
+                          **kw)  # fmt: skip
+
+    if says is None:
+        assert declare().win
+    else:
+        with pytest.raises(CardError, match=re.escape(says)):
+            declare()
+        assert f"the drawable wall is {32 - limit} cards (32 wall cards less wall_limit {limit}, R10, R14)" in str(
+            pytest.raises(CardError, declare).value
+        )
 
 
 def test_R14_the_command_takes_a_rule_file_where_the_first_draw_is_the_last_card(tmp_path, capsys):
