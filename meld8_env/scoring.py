@@ -473,8 +473,9 @@ def tsumo_situations(num_players: int, wall_draws: int) -> frozenset[tuple[bool,
     The turn structure alone decides it (R6, R11, R14-R19): the dealer draws first; a discard passes the turn to the
     next seat, unless another seat that has not called yet (R17) takes it, then discards and passes the turn on from
     its own seat; no call on the dealer's first discard or the final one (R18). Which calls the cards allow is left
-    open, so this is what some deal reaches. With the built-in walls every combination but the first-draw ones is
-    reached; with a drawable wall of a few cards it is not (a non-dealer's Tsumo where only the dealer draws)."""
+    open, so this is what some deal reaches. With the built-in walls every declaration without first_draw is one of
+    them (:func:`_check_tsumo_reachable` reads an empty discard history as not given); with a drawable wall of a few
+    cards some are not (a non-dealer's Tsumo where only the dealer draws)."""
     found: set[tuple[bool, bool, bool, bool, bool]] = set()
     seen: set = set()
     # a state before a draw: (draws made, seat to draw, per seat (its draws so far capped at 2, whether it called))
