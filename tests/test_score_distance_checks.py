@@ -178,6 +178,15 @@ def test_tsumo_situations_are_the_draws_the_reference_engine_makes(rules):
     )
 
 
+@pytest.mark.parametrize("rules", [RuleConfig(), RuleConfig.two_player()], ids=["3p", "2p"])
+def test_the_built_in_walls_refuse_no_tsumo_without_first_draw(rules):
+    from meld8_env.scoring import tsumo_situations
+
+    found = tsumo_situations(rules.num_players, rules.wall_draws)
+    for dealer, last, called, discarded in itertools.product((False, True), repeat=4):
+        assert any(s[:4] == (dealer, False, last, called) and (s[4] or not discarded) for s in found)
+
+
 MELD_HAND, MELD = "6h 7h 8h 9d 9h", "2h 3h 4h"  # all red (R32: 1 han open), won on 9d
 
 
