@@ -111,7 +111,7 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-seq]")
-        decisions = results_shown = dora_held = 0
+        decisions = results_shown = dora_held = dora_won = 0
         shown_hands: list[int] = []
         shot_table = shot_result = reloaded = False
         while _body(page, "view") != "game-end":
@@ -127,6 +127,7 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
                     assert "_" not in page.inner_text("#yaku")
                     assert " han · " in page.inner_text("#total") and "points" in page.inner_text("#total")
                     assert page.query_selector(".seat.winner .card.wincard"), "the winning card in the winner's hand"
+                    dora_won += _result_dora_marked(page)
                     if not shot_result:
                         page.screenshot(path=str(IMG / "result.png"))
                         shot_result = True
@@ -155,6 +156,7 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
             assert decisions < 400
         assert decisions > 10 and reloaded and shot_table and shot_result
         assert dora_held > 0, "the game's decisions include some with the dora in your hand, marked"
+        assert dora_won > 0, "some winning hand of the game holds the dora, marked in its result"
         total = int(_body(page, "results"))
         assert results_shown == total and shown_hands == list(range(1, total + 1))  # each hand once, in order
         assert len(page.query_selector_all("#history li")) == total
@@ -213,6 +215,25 @@ def test_a_hand_that_ends_before_your_next_decision_is_still_shown(page):
         page.wait_for_selector("body[data-view='table']")
     finally:
         server.stop()
+
+
+def _dora_of_indicator(page) -> str | None:
+    """The dora card code the header's indicator names (R35: the next rank in its suit, K to A), None before it."""
+    ranks = "A23456789TJQK"
+    ind = page.get_attribute("#dora-card .card", "data-card")
+    return None if ind == "empty" else ranks[(ranks.index(ind[0]) + 1) % 13] + ind[1]
+
+
+def _result_dora_marked(page) -> int:
+    """A win's result marks the dora among the winning hand's cards (groups and called meld), and nothing else;
+    returns how many it holds (0 or 1)."""
+    dora = _dora_of_indicator(page)
+    held = 0
+    for card in page.query_selector_all("#result-view .groups .card"):
+        is_dora = dora is not None and card.get_attribute("data-card") == dora
+        assert ("isdora" in card.get_attribute("class").split()) == is_dora
+        held += is_dora
+    return held
 
 
 def _dora_named_and_marked(page) -> int:
@@ -351,6 +372,150 @@ def test_a_key_with_several_answers_asks_which_instead_of_taking_the_first(page)
         assert page.query_selector(".seat.pos-me .meld")
     finally:
         server.stop()
+
+
+TSUMO_SEED = 2  # default rules, greedy and defensive: playing as _move does, Tsumo is offered at your 12th decision
+
+
+def _plain_turn(page) -> bool:
+    """Your turn to discard, with no Pass and no win to declare."""
+    return (
+        _body(page, "view") == "table"
+        and page.query_selector("#hand button.card:enabled") is not None
+        and not page.query_selector("#controls button[data-name], #controls button.win")
+    )
+
+
+def _focused(page) -> str:
+    return page.evaluate("(e => e.id || e.dataset.name || e.dataset.card || e.tagName)(document.activeElement)")
+
+
+def _hand(page) -> list[str]:
+    return [c.get_attribute("data-card") for c in page.query_selector_all("#hand .card")]
+
+
+def test_space_or_enter_on_a_turn_without_pass_discards_nothing(page):
+    """After a redraw the page focused the first card, and space (pass, not offered) or Enter clicked it: a
+    discard nobody chose. Now an action key that is not offered does nothing and focus never rests on a card."""
+    server = _live(JOKER_SEED)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#hand button.card:enabled")
+        for _ in range(60):  # a click first (focus at the table), then a plain turn
+            _move(page) if _body(page, "view") == "table" else page.click("#result-continue")
+            if _plain_turn(page):
+                break
+        assert _plain_turn(page)
+        assert _focused(page) == "hand"  # the row, not a card
+        seq, hand = _body(page, "seq"), _hand(page)
+        for key in (" ", "Enter", "x", "t", "r", " "):
+            page.keyboard.press(key)
+        page.wait_for_timeout(600)  # a move would be back from the local server by now
+        assert (_body(page, "seq"), _hand(page)) == (seq, hand) and page.is_hidden("#error")
+        page.keyboard.press("Tab")  # the keyboard player's way on: Tab reaches the cards, Enter discards
+        assert page.evaluate("document.activeElement.matches('#hand button.card')")
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"document.body.dataset.seq !== '{seq}'")
+    finally:
+        server.stop()
+
+
+def test_with_tsumo_offered_focus_is_on_tsumo_and_space_does_not_discard(page):
+    """Tsumo offered: Enter threw the winning hand away (focus on the first card); it now declares the win."""
+    server = _live(TSUMO_SEED)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("body[data-seq]")
+        for _ in range(60):
+            if _body(page, "view") == "result":
+                seen = _body(page, "seen")
+                page.click("#result-continue")
+                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
+            elif page.query_selector('#controls button[data-action-id="52"]'):
+                break
+            else:
+                _move(page)
+        assert page.query_selector('#controls button[data-action-id="52"]'), "the seed's Tsumo"
+        assert _focused(page) == "tsumo"
+        seq, hand = _body(page, "seq"), _hand(page)
+        page.keyboard.press(" ")  # pass: not offered
+        page.wait_for_timeout(600)
+        assert (_body(page, "seq"), _hand(page)) == (seq, hand)
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#result-view")
+        assert "you win by Tsumo" in page.inner_text("#win")
+    finally:
+        server.stop()
+
+
+def test_a_log_line_keeps_its_number(page):
+    """The log shows the last 40 lines; they were numbered from 1 each time, so a line's number changed."""
+    server = _live(JOKER_SEED)
+    numbered = "(ol => [...ol.children].map((li, i) => [ol.start + i, li.textContent]))(document.querySelector('#log'))"
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#hand button.card:enabled")
+        lines: dict[int, str] = {}
+        for _ in range(30):
+            if _body(page, "view") == "result":
+                page.click("#result-continue")
+                continue
+            now = dict(page.evaluate(numbered))
+            assert all(lines[n] == text for n, text in now.items() if n in lines), "a number changed its line"
+            lines.update(now)
+            _move(page)
+        assert max(lines) > 60 and min(now) > 1  # past the 40 lines the page keeps
+    finally:
+        server.stop()
+
+
+def test_a_click_anywhere_closes_a_result(page):
+    """ "click or press any key": a click beside the result panel did nothing."""
+    server = _live(TENHOU_SEED, _short(), agents=("greedy", "greedy"))
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#result-view[data-hand='1']")
+        page.click("#history li >> nth=0")  # the history opens a result: that click closes nothing
+        page.wait_for_selector("#result-view[data-hand='1']")
+        assert page.inner_text("#prompt").startswith("An earlier hand's result")
+        page.click("header")
+        page.wait_for_function("document.querySelector('#prompt').innerText.startsWith('The hand is over')")
+        page.click("#log-box h3")  # outside the panel, in the side panel
+        page.wait_for_selector("body[data-view='table'][data-seen='1']")
+    finally:
+        server.stop()
+
+
+def test_at_1280x800_your_hand_stays_in_the_window_at_the_game_end(browser, tmp_path):
+    """Two rows of discards and the game-end panel (long paths to paste) pushed your hand below the window: the panel
+    scrolls inside instead."""
+    ctx, page, errors = _page(browser, 1280, 800)
+    folder = tmp_path / "a-rather-long-folder-name-for-the-saved-games" / "of-this-player"
+    server = _live(6, _short(), replay_dir=folder)  # greedy and defensive: the last hand's ponds hold 9 cards
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("body[data-seq]")
+        for _ in range(400):
+            view = _body(page, "view")
+            if view == "game-end":
+                break
+            if view == "result":
+                seen = _body(page, "seen")
+                page.click("#result-continue")
+                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
+            else:
+                _move(page)
+        assert _body(page, "view") == "game-end"
+        assert max(len(p.query_selector_all(".card")) for p in page.query_selector_all(".pond")) > 6  # two rows
+        hand = page.locator(".seat.pos-me .hand-row").bounding_box()
+        assert page.evaluate("scrollY") == 0 and hand["y"] + hand["height"] <= 800, hand
+        assert "review your decisions" in page.inner_text("#gameend-box")  # all of it still there, scrolled to
+        page.set_viewport_size({"width": 1280, "height": 1000})  # a taller window: the whole panel again
+        page.wait_for_function("(b => b.scrollHeight <= b.clientHeight)(document.querySelector('#gameend-box'))")
+    finally:
+        server.stop()
+        ctx.close()
+    assert errors == [], errors
 
 
 @pytest.mark.parametrize("width", [1280, 1920, 390])
@@ -586,5 +751,111 @@ def test_review_page(page, tmp_path):
         assert review_box["x"] + review_box["width"] <= 1280  # the review fits a 1280 px window
         page.evaluate("document.querySelector('aside').scrollTop = 0")  # the decision at the top of the panel
         page.screenshot(path=str(IMG / "review.png"))
+    finally:
+        server.stop()
+
+
+def test_the_viewer_writes_one_minus_sign_and_numbers_the_log_lines_as_said(page):
+    """The game-end table's score columns wrote "-17,000" beside the placement points' "−20,000"; the log's lines
+    were numbered from 1 whatever came before them."""
+    import random
+    import re
+
+    from meld8_app.web.app import create_app
+    from meld8_app.web.session import pack_frames, replay_frames
+    from meld8_env.protocol import GameStreams
+    from meld8_env.rules import RuleConfig
+
+    rules, rng = RuleConfig(rounds=1, min_yaku_han=(1,), max_replays=1), random.Random(5)
+    g = GameStreams(rules, seed=5)
+    while (p := g.pending()) is not None:
+        g.step(rng.choice([a["id"] for a in p[1]["actions"]]))
+    frames, results = pack_frames(replay_frames(rules, 5, g.answers))
+    end = frames[-1]["game_end"]
+    end["raw_scores"][end["placements"].index(3)] = -7_000  # the last place below zero (R40 allows it)
+    end["final_scores"][end["placements"].index(3)] = -17_000
+    server = Server(create_app("view", replay={"frames": frames, "results": results, "names": ["a", "b", "c"]}))
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("body[data-frame='0']")
+        page.keyboard.press("End")
+        page.wait_for_selector("#gameend")
+        text = page.inner_text("#gameend")
+        assert "−7,000" in text and "−17,000" in text and not re.search(r"-\d", text), text
+        log = frames[-1]["log"]
+        assert page.evaluate("document.querySelector('#log').start") == frames[-1]["said"] - len(log) + 1 > 1
+        assert page.inner_text("#log li >> nth=-1") == log[-1]
+    finally:
+        server.stop()
+
+
+def _reachable(page, selector: str) -> bool:
+    """The element can be brought into the window by scrolling a box that scrolls (the page itself hides sideways
+    overflow: a box with overflow hidden may be scrolled by a script, never by a reader)."""
+    return page.evaluate(
+        """(sel => {
+          const t = document.querySelector(sel);
+          for (let n = t.parentElement; n && n !== document.body; n = n.parentElement) {
+            if (["auto", "scroll"].includes(getComputedStyle(n).overflowX)) n.scrollLeft = n.scrollWidth;
+          }
+          const r = t.getBoundingClientRect();
+          return r.left >= 0 && r.right <= window.innerWidth + 0.5;
+        })"""
+        + f"({json.dumps(selector)})"
+    )
+
+
+def _in_panel(page, selector: str) -> bool:
+    """The element's top is in view in the side panel and the window."""
+    return page.evaluate(
+        """(sel => {
+          const r = document.querySelector(sel).getBoundingClientRect();
+          const a = document.querySelector("aside").getBoundingClientRect();
+          return r.top >= Math.max(a.top, 0) - 0.5 && r.top + 20 <= Math.min(a.bottom, window.innerHeight) + 0.5;
+        })"""
+        + f"({json.dumps(selector)})"
+    )
+
+
+def test_review_on_a_phone_and_jumps_in_a_scrolled_side_panel(browser, tmp_path):
+    """At 390 px the look-ahead's last column ("danger: defensive") was cut off and could not be scrolled to; at
+    1280x800 a flagged decision clicked (or End) left the side panel scrolled past the buttons and the decision."""
+    from meld8_app.cli.view import viewer_data
+    from meld8_app.web.app import create_app
+    from meld8_app.web.review import review
+    from meld8_env.rules import RuleConfig
+
+    doc, data = viewer_data(str(_tournament_log(tmp_path)), 0)
+    rev = review(RuleConfig.from_dict(doc["rules"]), doc["seed"], doc["actions"], seat=2, agent="ppo")
+    server = Server(create_app("review", replay=data, review=rev))
+    flagged = [d for d in rev["decisions"] if d["flagged"] and d["discards"]]
+    try:
+        ctx, page, errors = _page(browser, 390, 844)
+        page.goto(server.url)
+        page.wait_for_selector("#agreement")
+        page.locator("#flagged .decision", has_text=f"action {flagged[0]['index']}:").click()
+        page.wait_for_selector("#lookahead")
+        assert _in_panel(page, "#next-decision") and _in_panel(page, "#decision")  # the click brought them up
+        last = "#lookahead tr:first-of-type th:last-child"
+        assert page.inner_text(last).startswith("danger: ")
+        assert _reachable(page, last)
+        _no_overflow(page)
+        ctx.close()
+        assert errors == [], errors
+        ctx, page, errors = _page(browser, 1280, 800)
+        page.goto(server.url)
+        page.wait_for_selector("#agreement")
+        bottom = "(a => { a.scrollTop = a.scrollHeight; return a.scrollTop; })(document.querySelector('aside'))"
+        assert page.evaluate(bottom) > 0  # the panel scrolls on its own, and is scrolled to the flagged list
+        want = flagged[-1]["index"]
+        page.locator("#flagged .decision", has_text=f"action {want}:").click()
+        page.wait_for_function(f"document.querySelector('#decision').innerText.includes('action {want}:')")
+        assert _in_panel(page, "#controls .nav") and _in_panel(page, "#next-decision") and _in_panel(page, "#decision")
+        page.evaluate(bottom)
+        page.keyboard.press("End")
+        page.wait_for_selector(f"body[data-frame='{len(data['frames']) - 1}']")
+        assert _in_panel(page, "#controls .nav") and _in_panel(page, "#decision")
+        ctx.close()
+        assert errors == [], errors
     finally:
         server.stop()

@@ -216,7 +216,8 @@ def _client(mode="play", **kw):
 
 
 def test_websocket_play_errors_resume_and_new_game():
-    client = _client(new_game=lambda: LiveGame(["greedy", "random"], seat=0, seed=4))
+    rules = RuleConfig(rounds=1, min_yaku_han=(1,), max_replays=1)  # played to its end below
+    client = _client(new_game=lambda: LiveGame(["greedy", "random"], seat=0, seed=4, rules=rules))
     with client.websocket_connect("/ws/play") as ws:
         st = ws.receive_json()["state"]
         ws.send_text("not json")
@@ -241,10 +242,19 @@ def test_websocket_play_errors_resume_and_new_game():
         assert ws.receive_json()["type"] == "error"
         ws.receive_json()
     with client.websocket_connect("/ws/play") as ws:  # the tab closed and reopened: the same game
-        assert ws.receive_json()["state"]["seq"] == moved["seq"]
+        st = ws.receive_json()["state"]
+        assert st["seq"] == moved["seq"]
+        ws.send_json({"new_game": True})  # not while the game is on: it would be lost (no replay of half a game)
+        err = ws.receive_json()
+        assert err["type"] == "error" and err["message"].startswith("the game is not over"), err
+        kept = ws.receive_json()["state"]
+        assert (kept["game_id"], kept["seq"]) == (st["game_id"], st["seq"])
+        while st["request"] is not None:  # to its end: then new game
+            ws.send_json({"action": st["request"]["actions"][0]["id"], "seq": st["seq"], "game_id": st["game_id"]})
+            st = ws.receive_json()["state"]
         ws.send_json({"new_game": True})
         fresh = ws.receive_json()["state"]  # new_game() made another game (the factory's); its seed stays hidden
-        assert fresh["seq"] < moved["seq"] and fresh["seed"] is None
+        assert fresh["seq"] < st["seq"] and fresh["seed"] is None and fresh["game_id"] != st["game_id"]
 
 
 def test_routes_answer_json_errors_not_tracebacks():

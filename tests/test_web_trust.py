@@ -235,7 +235,7 @@ BAD_MOVES = [
     '{"action": {"a": [1]}, "seq": 0}',
     '{"new_game": "no"}',
     '{"new_game": 1}',
-]  # only true starts a new game (and drops this one)
+]  # only true starts a new game (and only once this one is over)
 
 
 def test_hostile_messages_get_an_error_and_the_connection_stays():
@@ -256,6 +256,70 @@ def test_hostile_messages_get_an_error_and_the_connection_stays():
         assert ws.receive_json()["state"]["seq"] > st["seq"]
 
 
+def _refused(ws, st: dict, msg: dict) -> str:
+    """The error a message gets; the table it leaves is ``st``'s (the same game, nothing played)."""
+    ws.send_json(msg)
+    err = ws.receive_json()
+    assert err["type"] == "error", (msg, err)
+    after = ws.receive_json()["state"]
+    assert (after["game_id"], after["seq"], after["log"]) == (st["game_id"], st["seq"], st["log"]), msg
+    return err["message"]
+
+
+def test_a_move_of_another_game_or_with_a_key_it_may_not_hold_is_refused():
+    """A move's unknown keys were ignored: one naming another game (or a seat) was played on this one."""
+    client = _client(_app())
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        st = ws.receive_json()["state"]
+        legal, seq, gid = st["request"]["actions"][0]["id"], st["seq"], st["game_id"]
+        said = _refused(ws, st, {"action": legal, "seq": seq, "seat": 1, "game_id": "deadbeef"})
+        assert said == "a move holds only the keys action, seq, game_id; not 'seat'", said
+        assert "another game ('deadbeef')" in _refused(ws, st, {"action": legal, "seq": seq, "game_id": "deadbeef"})
+        assert "another game (7)" in _refused(ws, st, {"action": legal, "seq": seq, "game_id": 7})
+        said = _refused(ws, st, {"new_game": True, "action": legal})
+        assert said == "a new game holds only the keys new_game; not 'action'", said
+        assert "\n" not in said and len(_refused(ws, st, {"action": legal, "x" * 3000: 1})) <= 200  # one line
+        ws.send_json({"action": legal, "seq": seq, "game_id": gid})  # this game's move plays
+        assert ws.receive_json()["state"]["seq"] == seq + 1
+
+
+def test_a_stale_move_of_the_last_game_does_not_land_in_the_next():
+    """seq restarts at 0 each game: a seq-0 move sent in game 1 and arriving after new game fitted game 2."""
+    client = _client(_app())
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        first = ws.receive_json()["state"]
+        _play_out(ws, first)
+        ws.send_json({"new_game": True})
+        fresh = ws.receive_json()["state"]
+        assert fresh["game_id"] != first["game_id"] and fresh["seq"] == first["seq"] == 0
+        old = {"action": fresh["request"]["actions"][0]["id"], "seq": 0, "game_id": first["game_id"]}
+        assert "made in another game" in _refused(ws, fresh, old)
+
+
+def test_new_game_is_refused_while_a_game_is_on_unless_it_failed():
+    """new_game dropped the game being played, and nothing of it was kept (a replay is a finished game)."""
+
+    class Failing(LiveGame):
+        def play(self, action, seq=None, game_id=None):
+            if action == "fail":
+                raise RuntimeError("a fault of the table's own")
+            super().play(action, seq, game_id)
+
+    client = _client(_app(new_game=lambda: Failing(["greedy", "random"], seat=0, seed=4, rules=RULES)))
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        st = ws.receive_json()["state"]
+        ws.send_json({"action": st["request"]["actions"][0]["id"], "seq": 0, "game_id": st["game_id"]})
+        st = ws.receive_json()["state"]
+        assert _refused(ws, st, {"new_game": True}).startswith("the game is not over: a new game starts once it is")
+        ws.send_json({"action": "fail", "seq": st["seq"]})
+        assert "the table failed: RuntimeError" in ws.receive_json()["message"]
+        ws.receive_json()
+        ws.send_json({"new_game": True})  # a game that failed may not go on: it may be replaced
+        fresh = ws.receive_json()["state"]
+        assert fresh["game_id"] != st["game_id"] and fresh["seq"] == 0
+        assert _refused(ws, fresh, {"new_game": True}).startswith("the game is not over")  # and the new one is kept
+
+
 def test_closing_a_game_does_not_block_the_event_loop():
     class SlowToClose(LiveGame):
         def close(self) -> None:
@@ -264,7 +328,7 @@ def test_closing_a_game_does_not_block_the_event_loop():
 
     client = _client(_app(new_game=lambda: SlowToClose(["greedy", "random"], seat=0, seed=4, rules=RULES)))
     with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
-        ws.receive_json()
+        _play_out(ws, ws.receive_json()["state"])  # a new game only once this one is over
         sent = threading.Event()
 
         def new_game():
@@ -311,3 +375,45 @@ def test_without_a_seed_each_games_seed_is_drawn_afresh():
     seeds = _fresh_seeds(100)
     got = [next(seeds) for _ in range(6)]
     assert got[0] == 100 and got[1:] != list(range(101, 106)) and all(0 <= s < 2**31 for s in got)
+
+
+def test_a_request_h11_refuses_logs_one_line_not_a_traceback(tmp_path):
+    """A bad chunked body on a GET: uvicorn answers 400 and said so in one line, then logged a 50-line traceback of
+    h11's LocalProtocolError when the app's own answer met the closed connection (red team, session 38)."""
+    import os
+    import signal
+    import socket
+    import subprocess
+
+    from meld8_app.cli import main
+
+    assert main(["tournament", "--agents", "random,random,greedy", "--boards", "1", "--out", str(tmp_path)]) == 0
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "meld8_app", "view", str(tmp_path / "games.jsonl"), "--game", "0", "--port",
+           str(port), "--no-browser"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        line = proc.stdout.readline()  # the address, printed just before uvicorn starts to listen
+        assert "token=" in line, line + proc.stderr.read()
+        token = line.split("token=")[1].split()[0]
+        end = time.monotonic() + 30
+        while True:  # until the port answers (the server's own signal that it listens), not a fixed sleep
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=10).close()
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < end and proc.poll() is None, "the server did not start"
+                time.sleep(0.05)
+        for path in ("/api/config", "/api/replay"):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+                c.sendall(f"GET {path}?token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                          "Transfer-Encoding: chunked\r\n\r\nzzzz\r\n".encode())  # fmt: skip
+                assert c.recv(64).startswith(b"HTTP/1.1 400")
+                c.recv(4096)  # the server closes the connection once it has answered
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert err.count("Invalid HTTP request received.") == 2
+    assert "Traceback" not in err and "LocalProtocolError" not in err

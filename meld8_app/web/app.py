@@ -7,8 +7,10 @@ Routes (all JSON but the page and its static files):
 - ``WS /ws/play`` - the live table. The server sends ``{"type": "state", "state": ...}`` after every
   change (and on connect: closing the tab and reopening resumes the game) or ``{"type": "error",
   "message": ...}`` (with ``"notice": true`` when an agent failed and the fallback took its seat,
-  ``"fatal": true`` when the game cannot start); the page sends ``{"action": ID, "seq": N}`` or
-  ``{"new_game": true}``.
+  ``"fatal": true`` when the game cannot start); the page sends ``{"action": ID, "seq": N, "game_id": G}`` (``G``
+  the state's ``game_id``: a move of another game is refused, as seq restarts at 0 each game) or ``{"new_game":
+  true}``, refused while the game on the table is not over (an unfinished game cannot be saved as a replay, so
+  dropping it would lose it) unless that game failed. A key a message may not hold is refused, the allowed named.
 - ``GET /api/replay`` - the viewer's frames (``meld8_app.web.session.replay_frames``, each hand's result sent once:
   ``pack_frames``) and seat names.
 - ``GET /api/review`` - the review document (``meld8_app.web.review``) with the replay's frames.
@@ -54,7 +56,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 """Host names the server answers to by default (``serve`` adds the address it listens on)."""
 MAX_MESSAGE = 4096
 """Longest websocket message (bytes) the page may send; its messages are ~40 bytes."""
-HELP = 'send {"action": ID, "seq": N} or {"new_game": true}'
+HELP = 'send {"action": ID, "seq": N, "game_id": G} or {"new_game": true}'
+MOVE_KEYS = ("action", "seq", "game_id")
+"""The keys a move may hold (``seq`` and ``game_id`` are optional for scripts; the page sends both)."""
 MAX_BACKLOG = 32
 """Messages a page may leave unread (its states are ~10 KB): past it the page is dropped from the table's broadcast
 and its socket closed, so a tab or client that stops reading never holds up the others (red team, session 34: one
@@ -142,6 +146,19 @@ def _message(text: str) -> dict:
     if not isinstance(msg, dict):
         raise PlayError(HELP)
     return msg
+
+
+def _check_keys(msg: dict) -> None:
+    """PlayError naming the allowed keys when a move or a new game holds another key (it was ignored: a move naming
+    another game, or a seat, was played as if it did not)."""
+    allowed = ("new_game",) if "new_game" in msg else MOVE_KEYS if "action" in msg else None
+    if allowed is None:
+        raise PlayError(HELP)
+    extra = [k for k in msg if k not in allowed]
+    if extra:
+        what = "a new game" if "new_game" in msg else "a move"
+        names = ", ".join(repr(k) for k in extra)
+        raise PlayError(f"{what} holds only the keys {', '.join(allowed)}; not {names}"[:200])
 
 
 def _same_token(given: str, token: str) -> bool:
@@ -245,7 +262,7 @@ def create_app(
     ``hosts`` (and ``port``, when given) and carry ``token`` when one is given (:class:`Guard`)."""
     if mode not in ("play", "view", "review"):
         raise ValueError(f"mode must be play, view or review, got {mode!r}")
-    holder: dict[str, LiveGame] = {}
+    holder: dict[str, LiveGame] = {}  # "game": the game on the table; "failed": that game, once the table failed
     lock = asyncio.Lock()
     pages: set[_Page] = set()  # every open play page: a move made in one tab is shown in the others
 
@@ -323,10 +340,17 @@ def create_app(
                     continue
                 try:
                     async with lock:
+                        _check_keys(msg)
                         if "new_game" in msg:
                             if msg["new_game"] is not True:  # "no" or 1 must not drop the game being played
                                 raise PlayError(f"new_game must be true, got {msg['new_game']!r}"[:200])
-                            old = holder.pop("game", None)
+                            old = holder.get("game")
+                            if old is not None and not old.over and holder.get("failed") is not old:
+                                # nothing could keep it: a replay is a finished game (meld8_env.replay)
+                                raise PlayError("the game is not over: a new game starts once it is (an unfinished "
+                                                "game cannot be saved, and would be lost)")  # fmt: skip
+                            holder.pop("game", None)
+                            holder.pop("failed", None)
                             if old is not None:
                                 await asyncio.to_thread(old.close)  # bots get bye and a moment: not on the loop
                             await start()
@@ -336,7 +360,7 @@ def create_app(
                             seq = msg.get("seq")
                             if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
                                 raise PlayError(f"seq must be the state's integer seq, got {seq!r}"[:200])
-                            await asyncio.to_thread(holder["game"].play, msg["action"], seq)
+                            await asyncio.to_thread(holder["game"].play, msg["action"], seq, msg.get("game_id"))
                         else:
                             raise PlayError(HELP)
                         send_state(everyone=True)
@@ -345,6 +369,8 @@ def create_app(
                     async with lock:
                         send_state()
                 except Exception as exc:  # a failure inside the game: said, and the connection stays
+                    if "game" in holder:  # it may not go on: new game may replace it
+                        holder["failed"] = holder["game"]
                     me.post({"type": "error", "message": f"the table failed: {type(exc).__name__}: {exc}"})
                     async with lock:
                         send_state(everyone=True)
@@ -393,6 +419,7 @@ def serve(app_for: Callable[..., Starlette], host: str = "127.0.0.1", port: int 
     if open_browser:
         threading.Timer(1.0, webbrowser.open, (url,)).start()
     logging.getLogger("uvicorn.error").addFilter(_said_at_shutdown)
+    logging.getLogger("uvicorn.error").addFilter(_no_traceback_for_a_refused_request)
     uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=1 << 20,
                 timeout_graceful_shutdown=SHUTDOWN_GRACE)  # fmt: skip
 
@@ -404,3 +431,12 @@ def _said_at_shutdown(record: logging.LogRecord) -> bool:
         print(f"meld8: closed the connections still open after {SHUTDOWN_GRACE:g} s", file=sys.stderr, flush=True)
         return False
     return True
+
+
+def _no_traceback_for_a_refused_request(record: logging.LogRecord) -> bool:
+    """A request h11 cannot parse (a bad chunked body) is answered 400 by uvicorn, which logs "Invalid HTTP request
+    received." and then, when the app's own answer meets the closed connection, a 50-line traceback of h11's
+    LocalProtocolError: any local process could flood the terminal with them (red team, session 38). The one line
+    stays; the traceback of that error goes."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return not (type(exc).__name__ == "LocalProtocolError" and type(exc).__module__.startswith("h11"))

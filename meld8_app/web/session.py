@@ -5,8 +5,9 @@ replay. Both sit on the engine's public surface and the seat protocol's events; 
   stream agent of ``meld8_env.table.Table``); the other seats are any agent specs (bots, ``ppo``,
   checkpoints, ``cmd:`` bots). ``play(action, seq)`` checks the move (over, not your turn, stale,
   illegal - each a :class:`PlayError` with a message for the page) and plays the agents on until the
-  human must act again. A finished game is saved as a replay. The state carries the game's ``seed``
-  only once the game is over (it re-creates every hidden hand and the wall). A CHEATING diagnostic that
+  human must act again; a ``game_id`` that is not this game's refuses the move (seq restarts at 0 each game, so a
+  stale move of the previous game would fit). A finished game is saved as a replay. The state carries the game's
+  ``seed`` only once the game is over (it re-creates every hidden hand and the wall). A CHEATING diagnostic that
   wants the true records (``wants_records``) is refused when the game is made, as ``meld8 tournament``
   refuses it.
 - :class:`GuardedAgent`: each other seat's agent; one that raises (a checkpoint failing at its first
@@ -221,9 +222,11 @@ class LiveGame:
             self.table.act(acts)
             self._step(acts)
 
-    def play(self, action: int | str, seq: int | None = None) -> None:
+    def play(self, action: int | str, seq: int | None = None, game_id: str | None = None) -> None:
         """The human's move: an action id or name; ``seq`` (the state's ``seq`` the page acted on)
-        refuses a move made on a table that has moved on since."""
+        refuses a move made on a table that has moved on since, ``game_id`` (the state's) one made in another game."""
+        if game_id is not None and game_id != self.game_id:
+            raise PlayError(f"that move was made in another game ({game_id!r:.40}); this game's table is shown")
         if self.over:
             raise PlayError("the game is over: start a new one")
         if seq is not None and seq != self.moves:

@@ -20,7 +20,8 @@ const el = (tag, attrs = {}, ...kids) => {
   for (const kid of kids) if (kid !== null && kid !== undefined && kid !== false) node.append(kid);
   return node;
 };
-const fmt = (n) => Number(n).toLocaleString("en");
+// negative numbers with the minus sign "−", as signed() writes them (a final score read "-17,000" beside "−20,000")
+const fmt = (n) => (Number(n) < 0 ? "−" : "") + Math.abs(Number(n)).toLocaleString("en");
 const signed = (n) => (n > 0 ? "+" : n < 0 ? "−" : "±") + fmt(Math.abs(n));
 // a name two seats share gets its seat, as in the server's words (tableview.unique_names)
 const uniq = (names) => names.map((n, s) => (names.filter((x) => x === n).length > 1 ? `${n} (seat ${s})` : n));
@@ -163,7 +164,9 @@ function doraMark(c, dora, extra = [], title = undefined) {
 }
 
 function renderOwnHand(s, hand, req, onDiscard) {
-  const row = el("div", { class: "cards hand own", id: "hand" });
+  // tabindex -1: the page may rest focus on the row itself (never on a card: Enter would discard it); Tab goes on
+  // to the first card
+  const row = el("div", { class: "cards hand own", id: "hand", tabindex: "-1" });
   const legal = new Map();
   if (req) for (const a of req.actions) if (a.id < 52) legal.set(a.name.slice(8), a.id);
   const why = (c) => {
@@ -213,6 +216,7 @@ function resultView(res, s, names, opts = {}) {
   box.append(el("h2", { id: "win", text: resultTitle(res, names) }));
   if (res.win) {
     const w = res.win;
+    const dora = res.table ? res.table.dora : s?.dora; // the hand's own (the live state may be the next deal's)
     const groups = el("div", { class: "groups", "aria-label": "the winning hand" });
     for (const g of w.groups) {
       const grp = el("span", { class: "group" });
@@ -220,13 +224,13 @@ function resultView(res, s, names, opts = {}) {
       for (const c of g.split(" ")) {
         const isWin = !marked && c === w.win_card;
         marked ||= isWin;
-        grp.append(cardNode(c, { extra: isWin ? ["wincard"] : [], title: isWin ? `${glyph(c)}: the winning card` : undefined }));
+        grp.append(cardNode(c, doraMark(c, dora, isWin ? ["wincard"] : [], isWin ? `${glyph(c)}: the winning card` : undefined)));
       }
       groups.append(grp);
     }
     if (w.meld) {
       const grp = el("span", { class: "group meld", title: "called meld" }, el("span", { class: "meld-label", text: "called" }));
-      for (const c of w.meld.split(" ")) grp.append(cardNode(c));
+      for (const c of w.meld.split(" ")) grp.append(cardNode(c, doraMark(c, dora)));
       groups.append(grp);
     }
     box.append(groups);
@@ -243,7 +247,6 @@ function resultView(res, s, names, opts = {}) {
   if (opts.onContinue) {
     box.append(el("button", { class: "continue", id: "result-continue", text: opts.continueText ?? "Continue ▸ (click or any key)",
       onclick: (e) => { e.stopPropagation(); opts.onContinue(); } }));
-    box.addEventListener("click", opts.onContinue);
   }
   return box;
 }
@@ -306,11 +309,28 @@ function renderHistory(results, names, onPick) {
     title: "show this hand's result", onclick: () => onPick(i) })));
 }
 
-function renderLog(lines) {
+// The log holds the last lines of the ``said`` said so far: the list starts at the first one's number, so a line keeps
+// its number as lines are added (they were numbered from 1 every time). ``cut``: lines left off at the end.
+function renderLog(lines, said, cut = 0) {
   const log = $("log");
-  log.replaceChildren(...lines.map((x) => el("li", { text: x })));
+  log.start = Number.isInteger(said) ? Math.max(said - lines.length + 1, 1) : 1;
+  const shown = cut > 0 ? lines.slice(0, Math.max(lines.length - cut, 0)) : lines;
+  log.replaceChildren(...shown.map((x) => el("li", { text: x })));
   log.scrollTop = log.scrollHeight;
 }
+
+// A result or the game-end panel in the middle of the table must not push your own hand below the window (1280x800
+// with two rows of discards): where the felt fills the window, the panel gets the height left and scrolls inside.
+function fitCenter() {
+  const panel = document.querySelector("#center > #result-view, #center > #gameend-box");
+  if (!panel) return;
+  panel.style.maxHeight = "";
+  if (!window.matchMedia("(min-width: 641px)").matches) return; // a phone: the page scrolls, the table is stacked
+  const pad = parseFloat(getComputedStyle(document.querySelector("main")).paddingBottom) || 0;
+  const over = $("table").getBoundingClientRect().bottom + window.scrollY + pad - window.innerHeight;
+  if (over > 0.5) panel.style.maxHeight = `${Math.max(panel.offsetHeight - over, 160)}px`;
+}
+window.addEventListener("resize", fitCenter);
 
 function showError(message) {
   const box = $("error");
@@ -353,7 +373,7 @@ function startPlay() {
   const act = (id) => {
     if (id === undefined || !state || !state.request || pending() !== null) return;
     showError(null);
-    send({ action: id, seq: state.seq });
+    send({ action: id, seq: state.seq, game_id: state.game_id }); // the server refuses a move of another game
   };
   const pending = () => (picked !== null ? picked : state && seen < state.results.length ? seen : null);
   const dismiss = () => {
@@ -395,9 +415,13 @@ function startPlay() {
     const focused = document.activeElement?.closest?.("#hand, #controls, #center") ? document.activeElement : null;
     drawPlay();
     if (focused && !focused.isConnected) {
-      // in a claim the safe answer first: Pass (a second Enter must not call)
+      // never on a card: Enter (or space) on a card the page had focused threw it away, a winning hand included.
+      // In a claim the safe answer first: Pass (a second Enter must not call); on your draw Tsumo when offered; a
+      // result's Continue; else the hand row itself (Tab goes on to the first card)
       const next = document.querySelector('#controls button[data-name="pass"]')
-        ?? document.querySelector("#hand button.card:enabled, #controls button, #center button");
+        ?? document.querySelector('#controls button[data-action-id="52"]')
+        ?? document.querySelector("#result-continue")
+        ?? $("hand");
       if (next) next.focus();
     }
   };
@@ -433,10 +457,11 @@ function startPlay() {
         el("div", { class: "center-line", text: `${state.wall_left} cards left in the wall` }));
     }
     renderTable(state, { names, me, showAll: false, onDiscard: act, result, center });
+    fitCenter();
     $("last").textContent = result ? resultLine(result, names) : state.last;
     // while a hand's result waits to be seen, the log stops at that hand's end (the next deal is already in it)
     const after = result && picked === null && result.said !== undefined ? state.said - result.said : 0;
-    renderLog(after > 0 ? state.log.slice(0, Math.max(state.log.length - after, 0)) : state.log);
+    renderLog(state.log, state.said, after);
     renderHistory(state.results, names, (i) => { picked = i; draw(); });
     const controls = $("controls");
     controls.replaceChildren();
@@ -467,12 +492,13 @@ function startPlay() {
     if (!state || e.ctrlKey || e.metaKey || e.altKey || ["Shift", "Control", "Alt", "Meta", "Tab"].includes(e.key)) return;
     if (pending() !== null) { e.preventDefault(); return dismiss(); }
     if (e.key === "n" && state.game_end) return newGame();
+    const want = ACTION_KEYS[e.key];
+    // an action key is never also the focused button's key: space for a Pass not offered clicked the focused card
+    if (want) e.preventDefault();
     const req = state.request;
     if (!req) return;
-    const want = ACTION_KEYS[e.key];
     if (want) {
       const found = req.actions.filter((x) => want.includes(x.id));
-      if (found.length) e.preventDefault();
       if (found.length === 1) act(found[0].id);
       else if (found.length > 1) $("last").textContent = `${found.length} ways to ${found[0].label.split(" ")[0]}: click the one you want`;
       return;
@@ -485,8 +511,14 @@ function startPlay() {
       else if (b) whyNot(b);
     }
   });
+  // "click or press any key": a click anywhere closes a result, but not one on the history (it opens another result)
+  // or on the page's other controls. The path is the one the click had: the history's redraw detaches its item.
+  const own = (n) => n.id === "history" || ["A", "BUTTON", "DETAILS", "INPUT", "SELECT"].includes(n.tagName);
+  document.addEventListener("click", (e) => {
+    if (state && pending() !== null && !e.composedPath().some(own)) dismiss();
+  });
   $("keys").textContent = "keys: 1-9 discard the n-th card · t Tsumo · r Ron · p Pon · c Chii · x or space pass · "
-    + "any key closes a result · n new game";
+    + "any key or a click closes a result · n new game (once the game is over)";
   connect();
 }
 
@@ -553,7 +585,7 @@ async function startViewer(mode) {
     const list = el("ol", { id: "flagged" });
     for (const d of review.decisions.filter((x) => x.flagged)) {
       list.append(el("li", {}, el("span", { class: "decision flag", text: `action ${d.index}: played ${d.played.label ?? d.played.name}, ${review.agent}: ${d.reference.label ?? d.reference.name}`,
-        onclick: () => go(posOf.get(d.index)) })));
+        onclick: () => { go(posOf.get(d.index)); reveal(true); } })));
     }
     box.append(el("h4", { text: "Flagged decisions" }), list, el("h4", { text: "What the numbers mean" }), explain);
   }
@@ -569,6 +601,7 @@ async function startViewer(mode) {
     else if (review && e.key === "p") nextOf(decisionFrames, -1);
     else return;
     e.preventDefault();
+    if (["Home", "End", "n", "p"].includes(e.key)) reveal();
   });
   $("keys").textContent = "keys: ← → one action · ↑ ↓ one hand · r next result · Home End" + (review ? " · n p next / previous decision" : "");
   const draw = () => {
@@ -591,12 +624,33 @@ async function startViewer(mode) {
         el("div", { class: "center-line", text: `${f.wall_left} cards left in the wall` }));
     }
     renderTable(f, { names, me, own: review ? me : null, showAll, result, center });
+    fitCenter();
     $("last").textContent = f.last;
-    renderLog(f.log);
+    renderLog(f.log, f.said);
     renderHistory(f.results, names, (i) => go(resultFrames[i]));
     if (review) renderDecision(decisions.get(f.result ? -1 : f.index), review.agent, names, review.seat);
   };
   draw();
+}
+
+// After a jump (a flagged decision clicked far down the side panel, Home, End, n, p) the side panel shows its top
+// part again: the step buttons, the review's buttons and the decision (they stayed scrolled out of view). Where the
+// panel scrolls on its own (a wide window) only it moves: the decision's bottom in view, the buttons' top first when
+// both cannot be. On a narrow window (the panel below the table) the page moves, for a click in the panel only
+// (``page``): a key must not carry the page away from the table.
+function reveal(page = false) {
+  const aside = document.querySelector("aside");
+  const controls = $("controls");
+  if (getComputedStyle(aside).overflowY === "visible") {
+    if (page) controls.scrollIntoView({ block: "start" });
+    return;
+  }
+  const box = aside.getBoundingClientRect();
+  const bottom = ($("decision") ?? controls).getBoundingClientRect().bottom;
+  const top = controls.getBoundingClientRect().top;
+  let by = Math.max(bottom - box.bottom, 0);
+  if (top - by < box.top) by = top - box.top;
+  aside.scrollTop += by;
 }
 
 function renderDecision(d, agent, names, seat) {
@@ -611,7 +665,7 @@ function renderDecision(d, agent, names, seat) {
     const bar = el("span", { class: "bar", style: `width:${o.p === null ? 0 : Math.round(50 * o.p)}px` });
     t.append(el("tr", {}, el("td", { class: "l", text: said(o) + (o.id === d.played.id ? " (played)" : "") }), el("td", {}, bar, " ", p)));
   }
-  box.append(t);
+  box.append(el("div", { class: "scroll-x" }, t)); // a wide table scrolls in its own box (the page never does)
   if (d.discards.length) {
     const opponents = d.discards[0].danger.map((_, j) => names[(seat + 1 + j) % names.length]);
     const la = el("table", { class: "lookahead", id: "lookahead" }, el("caption", { text: "After each discard (see below for the terms)" }),
@@ -623,7 +677,7 @@ function renderDecision(d, agent, names, seat) {
         el("td", { text: String(x.distance) }), el("td", { text: String(x.acceptance) }),
         ...x.danger.map((v) => el("td", { text: String(v) }))));
     }
-    box.append(la);
+    box.append(el("div", { class: "scroll-x" }, la));
   }
 }
 
