@@ -34,7 +34,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 bench: install
-	$(BIN)/python -m pip install -q '.[bench]' || echo 'no pettingzoo[classic]: baseline rows skipped'
+	$(BIN)/python -m pip install -q -e '.[bench]' || echo 'no pettingzoo[classic]: baseline rows skipped'
 	$(BIN)/python bench/hand_eval.py
 	$(BIN)/python bench/env_throughput.py
 

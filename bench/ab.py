@@ -24,9 +24,18 @@ ROW = re.compile(r"^\|\s*(?P<name>[^|]+?)\s*\|\s*(?P<value>[\d,.]+)\s*\|")
 
 def run(tree: Path, script: str, args: list[str]) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run(
-        [sys.executable, str(tree / script), *args], cwd=tree, env=env, capture_output=True, text=True, check=True
-    ).stdout
+    done = subprocess.run(
+        [sys.executable, str(tree / script), *args], cwd=tree, env=env, capture_output=True, text=True
+    )
+    if done.returncode:  # the child's own last lines say why (a tree without its C extensions built, most often)
+        tail = "\n".join(done.stderr.strip().splitlines()[-3:])
+        hint = (
+            ""
+            if "_fast" not in tail and "_native" not in tail
+            else (f"\n(build its C extensions first: cd {tree} && python setup.py build_ext --inplace)")
+        )
+        sys.exit(f"{script} failed in {tree} (exit {done.returncode}):\n{tail}{hint}")
+    out = done.stdout
     rows = {}
     for line in out.splitlines():
         m = ROW.match(line)
