@@ -337,7 +337,10 @@ class SearchAgent(Agent):
         try:
             return load_agent(str(self.opts[key]), self.rules, seed=self.seed)
         except ValueError as exc:  # AgentLoadError: name the option, not only the file
-            raise ValueError(f"search option {key}={self.opts[key]}: {exc}") from None
+            why, advice = str(exc), ". Loading it would unpickle"
+            if advice in why:  # a command's --trust-checkpoint never reaches a search's networks: do not suggest it
+                why = why.split(advice)[0] + ": a search option loads only meld8's own checkpoints"
+            raise ValueError(f"search option {key}={self.opts[key]}: {why}") from None
 
     # -- the agent protocol ---------------------------------------------------------------------------
     def act_batch(

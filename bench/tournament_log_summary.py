@@ -50,6 +50,8 @@ def read_log(path: str) -> list[dict]:
             why = f"line {n} is not a JSON line: {type(e).__name__}"
             sys.exit(printable(f"{path}: not a readable tournament log ({why})"))
     head = lines[0] if lines else None
+    if head is None:  # a tournament writes its header with its first board
+        sys.exit(f"{path}: empty (a tournament log before its first board)")
     if not isinstance(head, dict) or head.get("type") != "header":
         sys.exit(f"{path}: not a tournament games.jsonl (no header line)")
     agents = head.get("agents")

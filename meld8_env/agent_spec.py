@@ -111,9 +111,13 @@ def load_agent(
 
 
 def names_checkpoint_file(spec: str) -> bool:
-    """Whether ``spec`` loads a checkpoint file of the caller's (``ppo:PATH`` or ``PATH.zip``): the only agents that
-    ``trust=True`` can matter to (the shipped ones carry their metadata)."""
-    return spec not in SHIPPED_MODELS and (spec.startswith("ppo:") or spec.endswith(".zip"))
+    """Whether :func:`load_agent` loads ``spec`` as a checkpoint file of the caller's (``ppo:PATH`` or ``PATH.zip``,
+    tried in its order: an RLlib folder, a ``cmd:`` bot or an agent with options is none, whatever its name ends
+    with): the only agents ``trust=True`` reaches (the shipped ones carry their metadata; a search's networks are
+    loaded without it)."""
+    if spec.startswith(("rllib:", PREFIX)) or spec.partition(":")[0] in OPTION_AGENTS or spec in SHIPPED_MODELS:
+        return False
+    return spec.startswith("ppo:") or spec.endswith(".zip")
 
 
 def resolve(target: str, spec: str | None = None) -> Any:

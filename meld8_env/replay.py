@@ -240,6 +240,8 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
         head = None
     if isinstance(head, dict) and head.get("type") == "header":
         return _log_game(p, head, game, data)
+    if not data.strip():  # a tournament writes its header with its first board: this one has played none yet
+        raise ReplayError(f"{p} is empty: no game to show (a tournament log before its first board, or no file yet)")
     if isinstance(head, dict) and head.get("type") == "board":  # was "a single replay" (red team, session 37)
         raise ReplayError(f"{p}: line 1 is a tournament board, not the log's header (it is missing or damaged)")
     if game is not None:

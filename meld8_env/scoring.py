@@ -465,20 +465,21 @@ def score_hand(
 
 
 @functools.lru_cache(maxsize=16)
-def tsumo_situations(num_players: int, wall_draws: int) -> frozenset[tuple[bool, bool, bool, bool, bool]]:
+def tsumo_situations(num_players: int, wall_draws: int) -> dict[tuple[bool, bool, bool, bool], int]:
     """What a Tsumo can be declared with, over every order of draws and calls a deal of ``wall_draws`` drawable cards
-    allows: (dealer, first_draw, last_card, called, discarded) - the winner is the dealer, draws for the first time
-    with no call before it (Tenhou / Chiihou), draws the wall's last card (R14), holds a called meld, has discarded.
+    allows: (dealer, first_draw, last_card, called) -> the most discards the winner can have made by then. The winner
+    is the dealer, draws for the first time with no call before it (Tenhou / Chiihou), draws the wall's last card
+    (R14), holds a called meld; each of its earlier draws and its call was followed by one discard.
 
     The turn structure alone decides it (R6, R11, R14-R19): the dealer draws first; a discard passes the turn to the
     next seat, unless another seat that has not called yet (R17) takes it, then discards and passes the turn on from
     its own seat; no call on the dealer's first discard or the final one (R18). Which calls the cards allow is left
     open, so this is what some deal reaches. With the built-in walls every declaration without first_draw is one of
-    them (:func:`_check_tsumo_reachable` reads an empty discard history as not given); with a drawable wall of a few
-    cards some are not (a non-dealer's Tsumo where only the dealer draws)."""
-    found: set[tuple[bool, bool, bool, bool, bool]] = set()
+    them (up to its count of discards); with a drawable wall of a few cards some are not (a non-dealer's Tsumo where
+    only the dealer draws)."""
+    found: dict[tuple[bool, bool, bool, bool], int] = {}
     seen: set = set()
-    # a state before a draw: (draws made, seat to draw, per seat (its draws so far capped at 2, whether it called))
+    # a state before a draw: (draws made, seat to draw, per seat (its draws so far, whether it called))
     todo = [(0, 0, ((0, False),) * num_players)]
     while todo:
         state = todo.pop()
@@ -487,11 +488,11 @@ def tsumo_situations(num_players: int, wall_draws: int) -> frozenset[tuple[bool,
         seen.add(state)
         k, seat, seats = state
         draws, called = seats[seat]
-        any_call = any(c for _, c in seats)
-        found.add((seat == 0, draws == 0 and not any_call, k + 1 == wall_draws, called, draws > 0 or called))
+        key = (seat == 0, draws == 0 and not any(c for _, c in seats), k + 1 == wall_draws, called)
+        found[key] = max(found.get(key, 0), draws + called)
         if k + 1 == wall_draws:  # the final discard: no call (R18) and no draw after it
             continue
-        seats = seats[:seat] + ((min(draws + 1, 2), called),) + seats[seat + 1 :]
+        seats = seats[:seat] + ((draws + 1, called),) + seats[seat + 1 :]
         chain, chained = [(seat, seats, k > 0)], set()  # (discarder, seats, whether the discard may be called)
         while chain:
             item = chain.pop()
@@ -503,23 +504,32 @@ def tsumo_situations(num_players: int, wall_draws: int) -> frozenset[tuple[bool,
             for c in range(num_players):
                 if callable_ and c != by and not now[c][1]:
                     chain.append((c, now[:c] + ((now[c][0], True),) + now[c + 1 :], True))
-    return frozenset(found)
+    return found
 
 
 def _check_tsumo_reachable(dealer: bool, first_draw: bool, last_card: bool, meld: int, disc: int, rules) -> None:
-    """A Tsumo no order of draws and calls reaches under ``rules`` (:func:`tsumo_situations`); declared discards need
-    a winner who has discarded, while none declared says nothing (the history is optional)."""
-    want = (dealer, first_draw, last_card, bool(meld))
-    if any(s[:4] == want and (s[4] or not disc) for s in tsumo_situations(rules.num_players, rules.wall_draws)):
+    """A Tsumo no order of draws and calls reaches under ``rules`` (:func:`tsumo_situations`), or one whose declared
+    discards outnumber those its winner can have made by then (those called away are not in front of it, so fewer
+    is fine, none included: the history is optional)."""
+    most = tsumo_situations(rules.num_players, rules.wall_draws).get((dealer, first_draw, last_card, bool(meld)))
+    count = len(from_mask(disc))
+    if most is not None and count <= most:
         return
-    parts = [("a called meld" if meld else ""), ("discards" if disc else ""), ("first_draw" if first_draw else ""),
-             ("last_card" if last_card else "")]  # fmt: skip
+    who = "the dealer" if dealer else "a non-dealer"
+    wall = (f"the drawable wall is {rules.wall_draws} cards ({rules.wall_size} wall cards less wall_limit "
+            f"{rules.wall_limit}, R10, R14), drawn in turn from the dealer (R6, R11)")  # fmt: skip
+    if most is not None:
+        raise CardError(
+            f"discards: {count} given, but {who}'s Tsumo here comes after at most {most} discard"
+            f"{'' if most == 1 else 's'} of theirs: {wall}"
+        )
+    parts = [
+        ("a called meld" if meld else ""),
+        ("first_draw" if first_draw else ""),
+        ("last_card" if last_card else ""),
+    ]
     with_ = " with " + ", ".join(p for p in parts if p) if any(parts) else " without first_draw or last_card"
-    raise CardError(
-        f"tsumo: no deal under these rules reaches a Tsumo by {'the dealer' if dealer else 'a non-dealer'}{with_}: "
-        f"the drawable wall is {rules.wall_draws} cards ({rules.wall_size} wall cards less wall_limit "
-        f"{rules.wall_limit}, R10, R14), drawn in turn from the dealer (R6, R11)"
-    )
+    raise CardError(f"tsumo: no deal under these rules reaches a Tsumo by {who}{with_}: {wall}")
 
 
 def _check_first_draw(dealer: bool, last_card: bool, rules: RuleConfig) -> None:

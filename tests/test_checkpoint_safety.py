@@ -135,3 +135,24 @@ def test_train_resume_loads_weights_only(tmp_path):
     assert int(read_metadata(after)["num_timesteps"]) > steps
     moved = load_tensors(after, "policy.pth")
     assert set(moved) == set(before) and any(not torch.equal(moved[k], before[k]) for k in before)
+
+
+def test_trust_reaches_only_a_seated_checkpoint_file(tmp_path, capsys):
+    """--trust-checkpoint is refused where no seated agent loads a checkpoint file itself, in load_agent's order (a
+    search's networks are loaded without trust, whatever its spec ends with); a search given a foreign zip is not
+    told to add the flag (session 38's review)."""
+    from meld8_env.agent_spec import names_checkpoint_file
+
+    assert names_checkpoint_file("ppo:x.zip") and names_checkpoint_file("runs/x.zip")
+    for spec in ("ppo", "distilled", "search:prior=ppo:x.zip", "search:me=ppo:x.zip", "rllib:x.zip", "cmd:bot m.zip"):
+        assert not names_checkpoint_file(spec), spec
+    evil, marker = _evil_copy(tmp_path, keep_metadata=False)
+    argv = ["tournament", "--agents", f"search:prior=ppo:{evil},greedy,random", "--boards", "1"]
+    assert main([*argv, "--out", str(tmp_path / "a"), "--trust-checkpoint"]) == 2
+    assert (
+        "--trust-checkpoint applies to checkpoint files (ppo:PATH.zip), and none is seated" in capsys.readouterr().err
+    )
+    assert main([*argv, "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "search option prior=" in err and "a search option loads only meld8's own checkpoints" in err
+    assert "--trust-checkpoint" not in err and err.count("\n") == 1 and not marker.exists()

@@ -132,6 +132,9 @@ def test_a_tournament_that_fails_before_any_board_leaves_a_log_a_plain_rerun_sta
                           "--out", str(out)])  # fmt: skip
     assert "failed at a decision" in err
     assert (out / "games.jsonl").read_text() == ""
+    for cmd in (["view"], ["replay"]):  # an empty log is named so (it was "a single replay")
+        err = err_of(capsys, [*cmd, str(out / "games.jsonl"), "--game", "0"])
+        assert "games.jsonl is empty: no game to show (a tournament log before its first board" in err
     assert main(["tournament", *FAST, "--out", str(out)]) == 0
     lines = (out / "games.jsonl").read_text().splitlines()
     assert '"type": "header"' in lines[0] or '"type":"header"' in lines[0]

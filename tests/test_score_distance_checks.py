@@ -141,25 +141,27 @@ def test_R14_first_draw_and_last_card_follow_the_rule_config(rules, dealer, last
 # -- R6 / R11 / R14-R19: who draws at all where the drawable wall is a few cards --------------------------------------
 
 
-def _draw_situations(rules: RuleConfig, games: int, seed: int) -> set[tuple[bool, bool, bool, bool, bool]]:
-    """(dealer, first_draw, last_card, called, discarded) at every draw of reference-engine games whose seats call
-    nearly whenever they may and never win (each a Tsumo they could declare there)."""
+def _draw_situations(rules: RuleConfig, games: int, seed: int) -> dict[tuple[bool, bool, bool, bool], int]:
+    """(dealer, first_draw, last_card, called) -> the most discards that seat had made, over every draw of
+    reference-engine games whose seats never win (each draw a Tsumo they could declare there) and call nearly
+    whenever they may (every other game) or seldom (the others: many draws of their own)."""
     import random
 
     from meld8_env.actions import PASS, RON, TSUMO
     from meld8_env.engine.reference import PHASE_CLAIM, PHASE_DRAW, Game
 
-    rng, seen = random.Random(seed), set()
+    rng, seen = random.Random(seed), {}
     for game in range(games):
-        g = Game(rules, seed=game)
+        g, calling = Game(rules, seed=game), (0.95, 0.2)[game % 2]
         while not g.over and len(g.results) < 6:
             if g.phase == PHASE_DRAW and g.drawn >= 0:
                 s = g.current
-                seen.add((s == g.dealer, g.first_draw, g.last_card, g.melds[s] != 0, len(g.discards[s]) > 0))
+                key = (s == g.dealer, g.first_draw, g.last_card, g.melds[s] != 0)
+                seen[key] = max(seen.get(key, 0), len(g.discards[s]))  # called-away discards stay in this list
             legal = g.legal_actions()
             if g.phase == PHASE_CLAIM:
                 calls = [a for a in legal if a not in (PASS, RON)]
-                g.step(rng.choice(calls) if calls and rng.random() < 0.95 else PASS)
+                g.step(rng.choice(calls) if calls and rng.random() < calling else PASS)
             else:
                 g.step(rng.choice([a for a in legal if a != TSUMO]))
     return seen
@@ -169,45 +171,59 @@ def _draw_situations(rules: RuleConfig, games: int, seed: int) -> set[tuple[bool
                          [RuleConfig.two_player(wall_limit=n) for n in range(34, 39)], ids=lambda r: f"{r.num_players}p"
                          f"-{r.wall_draws}draws")  # fmt: skip
 def test_tsumo_situations_are_the_draws_the_reference_engine_makes(rules):
-    """Twin of scoring.tsumo_situations (the turn structure alone): the reference engine reaches exactly its set."""
+    """Twin of scoring.tsumo_situations (the turn structure alone): the reference engine reaches exactly its
+    situations, each with as many discards as it says at most."""
     from meld8_env.scoring import tsumo_situations
 
-    games = 3000 if rules.num_players == 3 and rules.wall_draws in (3, 4) else 300  # two chained calls are rare
-    assert _draw_situations(rules, games, seed=rules.wall_draws) == tsumo_situations(
-        rules.num_players, rules.wall_draws
-    )
+    games = 6000 if rules.num_players == 3 and rules.wall_draws in (3, 4, 6) else 600  # chained calls are rare
+    model = tsumo_situations(rules.num_players, rules.wall_draws)
+    assert _draw_situations(rules, games, seed=rules.wall_draws) == model
 
 
 @pytest.mark.parametrize("rules", [RuleConfig(), RuleConfig.two_player()], ids=["3p", "2p"])
 def test_the_built_in_walls_refuse_no_tsumo_without_first_draw(rules):
+    """Every (dealer, last card, called) is reached without a first draw, with a dozen discards or more before it."""
     from meld8_env.scoring import tsumo_situations
 
     found = tsumo_situations(rules.num_players, rules.wall_draws)
-    for dealer, last, called, discarded in itertools.product((False, True), repeat=4):
-        assert any(s[:4] == (dealer, False, last, called) and (s[4] or not discarded) for s in found)
+    for dealer, last, called in itertools.product((False, True), repeat=3):
+        assert found[(dealer, False, last, called)] >= 10
 
 
 MELD_HAND, MELD = "6h 7h 8h 9d 9h", "2h 3h 4h"  # all red (R32: 1 han open), won on 9d
+FAR = [f"{r}{u}" for u in "shd" for r in "AKQJT"]  # 15 cards neither hand holds
 
 
 @pytest.mark.parametrize(
     "limit, dealer, last_card, meld, discards, says",
     [
         (31, False, True, False, "", "by a non-dealer with last_card"),  # was accepted: only the dealer draws
-        (30, True, True, False, "Ks", "by the dealer with discards, last_card"),  # the dealer's one draw is draw 1
+        (30, True, True, False, "Ks", "by the dealer with last_card"),  # the dealer's one draw is draw 1
         (30, False, False, False, "", "by a non-dealer without first_draw or last_card"),
+        (29, False, False, True, "Ks", "by a non-dealer with a called meld:"),  # a call comes after draw 2 at best
+        (29, False, True, True, "Ks", None),  # seat 2 calls seat 1's discard, seat 1 calls back
+        (29, False, True, True, "Ks Qs", None),  # ... seat 1 that way: its draw's discard and its call's
+        (29, False, True, True, "Ks Qs Jd", "discards: 3 given, but a non-dealer's Tsumo here comes after at most 2"),
+        (29, True, True, False, "Ks", None),  # the dealer's second draw is the last
         (
             29,
-            False,
-            False,
             True,
-            "Ks",
-            "by a non-dealer with a called meld, discards:",
-        ),  # only the last draw follows a call
-        (29, False, True, True, "Ks", None),  # seat 2 calls seat 1's discard, seat 1 calls back
-        (29, True, True, False, "Ks", None),  # the dealer's second draw is the last
+            True,
+            False,
+            "Ks Qs",
+            "discards: 2 given, but the dealer's Tsumo here comes after at most 1 discard",
+        ),
         (0, False, False, True, "Ks", None),  # the built-in wall: anything but a first draw
         (0, True, False, False, "", None),  # no discards given says nothing
+        (0, True, False, False, " ".join(FAR[:11]), None),  # the dealer draws at most 11 times of 32
+        (
+            0,
+            True,
+            False,
+            False,
+            " ".join(FAR[:12]),
+            "discards: 12 given, but the dealer's Tsumo here comes after at most 11",
+        ),
     ],
 )
 def test_R14_a_tsumo_the_wall_never_gives_a_draw_for_is_refused(limit, dealer, last_card, meld, discards, says):

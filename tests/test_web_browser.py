@@ -410,12 +410,30 @@ def test_space_or_enter_on_a_turn_without_pass_discards_nothing(page):
         seq, hand = _body(page, "seq"), _hand(page)
         for key in (" ", "Enter", "x", "t", "r", " "):
             page.keyboard.press(key)
-        page.wait_for_timeout(600)  # a move would be back from the local server by now
-        assert (_body(page, "seq"), _hand(page)) == (seq, hand) and page.is_hidden("#error")
         page.keyboard.press("Tab")  # the keyboard player's way on: Tab reaches the cards, Enter discards
         assert page.evaluate("document.activeElement.matches('#hand button.card')")
+        page.keyboard.press(" ")  # not offered (no Pass), on a card Tab reached: still nothing
+        chosen = page.evaluate("document.activeElement.dataset.card")
         page.keyboard.press("Enter")
         page.wait_for_function(f"document.body.dataset.seq !== '{seq}'")
+        # the socket keeps order: had a key before Enter sent a move, it would have been played first, and Enter's
+        # move refused as stale; the one move played is the card Enter was on
+        assert int(_body(page, "seq")) == int(seq) + 1 and page.is_hidden("#error")
+        assert chosen in hand and chosen not in _hand(page)
+    finally:
+        server.stop()
+
+
+def test_space_keeps_its_meaning_away_from_the_cards_and_actions(page):
+    """Space is "pass" only where a pass is offered or focus is on a card or action: on the words' summary it still
+    opens it (session 38's review: the key fix had taken space from every control)."""
+    server = _live(JOKER_SEED)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#hand button.card:enabled")
+        page.focus("details > summary")
+        page.keyboard.press(" ")
+        page.wait_for_function("document.querySelector('details').open")
     finally:
         server.stop()
 

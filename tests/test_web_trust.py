@@ -417,3 +417,26 @@ def test_a_request_h11_refuses_logs_one_line_not_a_traceback(tmp_path):
         _, err = proc.communicate(timeout=20)
     assert err.count("Invalid HTTP request received.") == 2
     assert "Traceback" not in err and "LocalProtocolError" not in err
+
+
+def test_only_the_refused_requests_late_answer_loses_its_traceback():
+    """The filter drops h11 refusing a response on a connection it has closed, and nothing else: another h11 error
+    (an app writing a bad header, too little body) or any other exception keeps its record (session 38's review)."""
+    import logging
+
+    import h11
+
+    from meld8_app.web.app import _no_traceback_for_a_refused_request as keep
+
+    def record(exc: Exception) -> logging.LogRecord:
+        try:
+            raise exc
+        except Exception:
+            return logging.LogRecord("uvicorn.error", logging.ERROR, "", 0, "Exception in ASGI application", (),
+                                     sys.exc_info())  # fmt: skip
+
+    late = "can't handle event type Response when role=SERVER and state=MUST_CLOSE"
+    assert not keep(record(h11.LocalProtocolError(late)))
+    for exc in (h11.LocalProtocolError("Too little data for declared Content-Length"),
+                h11.LocalProtocolError("Illegal header value b'x\\n'"), ValueError(late)):  # fmt: skip
+        assert keep(record(exc))

@@ -437,6 +437,13 @@ def _no_traceback_for_a_refused_request(record: logging.LogRecord) -> bool:
     """A request h11 cannot parse (a bad chunked body) is answered 400 by uvicorn, which logs "Invalid HTTP request
     received." and then, when the app's own answer meets the closed connection, a 50-line traceback of h11's
     LocalProtocolError: any local process could flood the terminal with them (red team, session 38). The one line
-    stays; the traceback of that error goes."""
+    stays; that record goes - only that one: h11 refusing a response on a connection it has already closed (any other
+    h11 error, an app's own fault, keeps its traceback)."""
     exc = record.exc_info[1] if record.exc_info else None
-    return not (type(exc).__name__ == "LocalProtocolError" and type(exc).__module__.startswith("h11"))
+    late = "can't handle event type Response when role=SERVER and state="
+    return not (
+        type(exc).__name__ == "LocalProtocolError"
+        and type(exc).__module__.startswith("h11")
+        and str(exc).startswith(late)
+        and str(exc).removeprefix(late) in ("MUST_CLOSE", "ERROR", "CLOSED")
+    )

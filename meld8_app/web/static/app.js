@@ -493,8 +493,10 @@ function startPlay() {
     if (pending() !== null) { e.preventDefault(); return dismiss(); }
     if (e.key === "n" && state.game_end) return newGame();
     const want = ACTION_KEYS[e.key];
-    // an action key is never also the focused button's key: space for a Pass not offered clicked the focused card
-    if (want) e.preventDefault();
+    // an action key is never also the focused card's or action button's key (space for a Pass not offered clicked
+    // the focused card); elsewhere (the words' summary, the new-game button) space keeps its own meaning
+    const onAction = document.activeElement?.closest?.("#hand button.card, #controls button[data-action-id]");
+    if (want && (onAction || state.request?.actions.some((x) => want.includes(x.id)))) e.preventDefault();
     const req = state.request;
     if (!req) return;
     if (want) {
