@@ -94,6 +94,22 @@ def _move(page) -> None:
                            timeout=20_000)  # fmt: skip
 
 
+def _play_on(page, until=lambda: False, at_result=None) -> None:
+    """Play on as _move does, closing each hand's result with Continue (``at_result`` looks at it first), until
+    ``until()`` holds or the game is over (at most 400 steps)."""
+    for _ in range(400):
+        if _body(page, "view") == "game-end" or until():
+            return
+        if _body(page, "view") == "result":
+            if at_result is not None:
+                at_result()
+            seen = _body(page, "seen")
+            page.click("#result-continue")
+            page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
+        else:
+            _move(page)
+
+
 def _no_overflow(page) -> None:
     """Nothing wider than the window, every card inside it."""
     width = page.evaluate("window.innerWidth")
@@ -346,18 +362,7 @@ def test_a_key_with_several_answers_asks_which_instead_of_taking_the_first(page)
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-seq]")
-        for _ in range(400):
-            if (
-                len(page.query_selector_all('#controls button[data-name^="pon"]')) >= 2
-                or _body(page, "view") == "game-end"
-            ):
-                break
-            if _body(page, "view") == "result":
-                seen = _body(page, "seen")
-                page.click("#result-continue")
-                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
-            else:
-                _move(page)
+        _play_on(page, until=lambda: len(page.query_selector_all('#controls button[data-name^="pon"]')) >= 2)
         pons = page.query_selector_all('#controls button[data-name^="pon"]')
         assert len(pons) >= 2, "the seed's claim with several Pons"
         # focus was at the table (the last card clicked): it goes to Pass, so a second Enter does not call
@@ -513,16 +518,7 @@ def test_at_1280x800_your_hand_stays_in_the_window_at_the_game_end(browser, tmp_
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-seq]")
-        for _ in range(400):
-            view = _body(page, "view")
-            if view == "game-end":
-                break
-            if view == "result":
-                seen = _body(page, "seen")
-                page.click("#result-continue")
-                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
-            else:
-                _move(page)
+        _play_on(page)
         assert _body(page, "view") == "game-end"
         assert max(len(p.query_selector_all(".card")) for p in page.query_selector_all(".pond")) > 6  # two rows
         hand = page.locator(".seat.pos-me .hand-row").bounding_box()
@@ -591,17 +587,7 @@ def test_a_phone_plays_a_short_game_to_its_end_with_every_score_in_view(browser)
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-seq]")
-        for _ in range(400):
-            view = _body(page, "view")
-            if view == "game-end":
-                break
-            if view == "result":
-                _fits(page, "#result-view")
-                seen = _body(page, "seen")
-                page.click("#result-continue")
-                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
-            else:
-                _move(page)
+        _play_on(page, at_result=lambda: _fits(page, "#result-view"))
         assert _body(page, "view") == "game-end"
         _fits(page, "#gameend-box")
         _no_overflow(page)
