@@ -157,16 +157,20 @@ def checkpoint_file(path: str | Path) -> Path:
     return p
 
 
+TRUST_ADVICE = (
+    "Loading it would unpickle code stored in the file: add --trust-checkpoint to the command only if you trust its "
+    "author"
+)
+"""What a foreign checkpoint's refusal advises (a loader the command's trust never reaches says otherwise)."""
+
+
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The checkpoint's metadata; CheckpointError when it is not a Meld8 checkpoint."""
     path = checkpoint_file(path)
     try:
         with zipfile.ZipFile(path) as z:
             if MEMBER not in z.namelist():
-                raise CheckpointError(
-                    f"{path}: no {MEMBER} inside (not written by meld8 train). Loading it would unpickle code "
-                    "stored in the file: add --trust-checkpoint to the command only if you trust its author"
-                )
+                raise CheckpointError(f"{path}: no {MEMBER} inside (not written by meld8 train). {TRUST_ADVICE}")
             if z.getinfo(MEMBER).file_size > 1 << 20:  # metadata is a few hundred bytes
                 raise CheckpointError(f"{path}: {MEMBER} holds more than 1 MiB; not meld8 metadata")
             if sum(i.filename == MEMBER for i in z.infolist()) > 1:

@@ -332,14 +332,14 @@ class SearchAgent(Agent):
 
     def _network(self, key: str) -> Agent:
         """The network an option names (its policy, deterministic: the most probable legal action)."""
+        from agents.checkpoint import TRUST_ADVICE
         from meld8_env.agent_spec import load_agent
 
         try:
             return load_agent(str(self.opts[key]), self.rules, seed=self.seed)
         except ValueError as exc:  # AgentLoadError: name the option, not only the file
-            why, advice = str(exc), ". Loading it would unpickle"
-            if advice in why:  # a command's --trust-checkpoint never reaches a search's networks: do not suggest it
-                why = why.split(advice)[0] + ": a search option loads only meld8's own checkpoints"
+            # a command's --trust-checkpoint never reaches a search's networks: do not suggest it
+            why = str(exc).replace(f". {TRUST_ADVICE}", ": a search option loads only meld8's own checkpoints")
             raise ValueError(f"search option {key}={self.opts[key]}: {why}") from None
 
     # -- the agent protocol ---------------------------------------------------------------------------

@@ -83,7 +83,7 @@ def load_agent(
             raise AgentLoadError(f"agent {short_repr(spec)}: {exc}") from None
     if spec in SHIPPED_MODELS:
         return _load_trained("ppo", str(shipped_model(spec)), rules, seed, trust=trust)
-    if spec.startswith("ppo:") or spec.endswith(".zip"):
+    if names_checkpoint_file(spec):  # one test for this and --trust-checkpoint's check
         return _load_trained("ppo", spec.removeprefix("ppo:"), rules, seed, trust=trust)
     target = BUILTIN.get(spec) or _entry_point(spec) or (spec if ":" in spec else None)
     if target is None:

@@ -507,7 +507,9 @@ def tsumo_situations(num_players: int, wall_draws: int) -> dict[tuple[bool, bool
     return found
 
 
-def _check_tsumo_reachable(dealer: bool, first_draw: bool, last_card: bool, meld: int, disc: int, rules) -> None:
+def _check_tsumo_reachable(
+    dealer: bool, first_draw: bool, last_card: bool, meld: int, disc: int, rules: RuleConfig
+) -> None:
     """A Tsumo no order of draws and calls reaches under ``rules`` (:func:`tsumo_situations`), or one whose declared
     discards outnumber those its winner can have made by then (those called away are not in front of it, so fewer
     is fine, none included: the history is optional)."""

@@ -166,11 +166,11 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         # the header goes in with the first board: a run that fails before any board is played (an agent that raises
         # at its first decision, Ctrl-C) leaves an empty log, which a plain rerun starts afresh (a header-only log
         # made the rerun ask for --resume: red team, session 37)
-        unwritten = [] if has_header else [header]
-
         def log_entry(entry: dict) -> None:
-            while unwritten:
-                append_entry(f, unwritten.pop())
+            nonlocal has_header
+            if not has_header:
+                append_entry(f, header)
+                has_header = True
             append_entry(f, entry)
             done.append(entry)
 
