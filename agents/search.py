@@ -18,7 +18,7 @@ At each decision (docs/search.md has the whole story):
    never discards a card another seat of the world would Ron: it reads the world's sampled hands, so the seat
    continues as a perfect defender *of that world*, which it knows only because the world is a guess; the
    decision still reads nothing but the information set. With ``oracle`` the bot's own choice kept by the
-   margin rule below is greedy's), or a shipped network, ``ppo`` or ``distilled``: the rollouts pause at the
+   margin rule below is greedy's), or a network, ``ppo``, ``distilled`` or ``ppo:PATH.zip``: the rollouts pause at the
    seat's decisions (``meld8_env.rollout``'s external seats) and the network decides every paused world of the
    batch in one forward pass, deterministically (its most probable legal action); its own choice is then the one
    the margin rule keeps. ``lite=1`` (off by default; a measured negative, docs/search_log.md) plays the rollouts'
@@ -136,7 +136,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     "me": (
         str,
         "greedy",
-        "own continuation in rollouts: greedy, defensive, oracle, or a network: ppo, distilled (see the module doc)",
+        "own continuation in rollouts: greedy, defensive, oracle, or a network (ppo, distilled, ppo:PATH.zip)",
     ),
     "leaf": (str, "placement", "leaf value: placement (expected final placement) or points"),
     "belief": (
@@ -197,8 +197,15 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     ),
     "extend_z": (int, 10, "extend while the verdict is within extend_z/10 standard errors (see _extend)"),
 }
-#: shipped networks an option may name (``meld8_env.agent_spec``); ``prior`` also takes ``ppo:PATH.zip``
+#: shipped networks an option may name (``meld8_env.agent_spec``); ``prior`` and ``me`` also take ``ppo:PATH.zip``
 NETWORKS = ("ppo", "distilled")
+
+
+def names_network(value: object) -> bool:
+    """True when a ``prior`` / ``me`` value names a network: a shipped one, or a checkpoint ``ppo:PATH.zip``."""
+    return value in NETWORKS or str(value).startswith("ppo:")
+
+
 #: a stage with fewer rollouts than this runs them on one thread (see ``_play``); one decision's stage (40-160
 #: rollouts to the end of the hand) gains from the split: 0.70-0.875x the wall time per decision at 16-64 worlds
 #: (docs/search_log.md, the A/B of session 13)
@@ -263,10 +270,10 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
     if "noise" in opts and full["cheat"] != 4:
         raise ValueError("search option noise blurs the true hands of cheat=4: use it with cheat=4")
     for key, allowed in CHOICES.items():
-        if key == "prior" and str(full[key]).startswith("ppo:"):
+        if key in ("prior", "me") and str(full[key]).startswith("ppo:"):
             continue  # a checkpoint; loading it says what is wrong with the file
         if full[key] not in allowed:
-            also = " or ppo:PATH.zip (a checkpoint)" if key == "prior" else ""
+            also = " or ppo:PATH.zip (a checkpoint)" if key in ("prior", "me") else ""
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
     if not 0 <= int(full["ron_signal"]) <= 100:
         raise ValueError(f"search option ron_signal={full['ron_signal']}: must be 0..100 (tenths of d')")
@@ -320,7 +327,7 @@ class SearchAgent(Agent):
         self._net = self._network("prior") if self.opts["prior"] != "greedy" else None
         # the network as the seat's own continuation: the rollouts pause at its decisions (meld8_env.rollout's
         # external seats) and it decides every paused world of the batch in one forward pass
-        self._me_net = self._network("me") if self.opts["me"] in NETWORKS else None
+        self._me_net = self._network("me") if names_network(self.opts["me"]) else None
 
     def reseed(self, seed: int) -> None:
         """Decide as if made with ``seed`` (every decision's stream is drawn from ``self.seed`` and the information
@@ -511,7 +518,7 @@ class SearchAgent(Agent):
         else:
             pol[:] = POLICY[opp + suffix]
         me = self.opts["me"]
-        if me in NETWORKS:
+        if names_network(me):
             pol[:, seat] = EXTERNAL_CODE
         else:
             pol[:, seat] = POLICY[me + suffix if me != "oracle" else me]

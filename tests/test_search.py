@@ -848,7 +848,8 @@ def test_keep_prior_keeps_the_networks_choice_unless_the_rollouts_clearly_disagr
 def test_network_continuation_keeps_the_networks_choice_and_decides_in_the_rollouts():
     """``me=distilled``: the seat's own continuation in the rollouts is the shipped network (the rollout pauses at
     the seat's decisions and the network decides them, ``meld8_env.rollout``'s external seats), and its own choice
-    is the one the margin rule keeps: with a margin no gain can pass, the search plays the network's moves."""
+    is the one the margin rule keeps: with a margin no gain can pass, the search plays the network's moves.
+    ``me=ppo:PATH.zip`` loads a checkpoint file the same way."""
     from meld8_env.engine.records import observe_records
 
     recs = bot_states(2, 74, every=4)[:16]
@@ -870,5 +871,12 @@ def test_network_continuation_keeps_the_networks_choice_and_decides_in_the_rollo
         assert int(want[i]) in vals[i] and int(acts[i]) == int(want[i])
     # the root choice is asked once per decision; the rest are the rollouts' own decisions, many per world
     assert sum(rows) > 10 * len(recs)
-    with pytest.raises(AgentLoadError, match="must be one of greedy, defensive, oracle, ppo, distilled"):
+    # a checkpoint path continues exactly as the shipped name of the same file (how a result recorded with an
+    # earlier shipped network is replayed: me=ppo:agents/models/distilled_s7.zip)
+    path = f"ppo:{shipped_model('distilled')}"
+    same = decide(load_agent(f"search:worlds=6,me={path},margin=100,extend=0", RULES, seed=3), recs)
+    assert same[0].tolist() == acts.tolist() and same[1] == vals
+    with pytest.raises(AgentLoadError, match="must be one of greedy, defensive, oracle, ppo, distilled or ppo:PATH"):
         load_agent("search:me=alphago", RULES)
+    with pytest.raises(AgentLoadError, match="search option me=ppo:no/such.zip: checkpoint not found"):
+        load_agent("search:me=ppo:no/such.zip", RULES)
