@@ -197,12 +197,14 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
     ),
     "extend_z": (int, 10, "extend while the verdict is within extend_z/10 standard errors (see _extend)"),
 }
-#: shipped networks an option may name (``meld8_env.agent_spec``); ``prior`` and ``me`` also take ``ppo:PATH.zip``
+#: shipped networks an option may name (``meld8_env.agent_spec``); the options of NETWORK_OPTIONS also take
+#: ``ppo:PATH.zip``
 NETWORKS = ("ppo", "distilled")
+NETWORK_OPTIONS = ("prior", "me")
 
 
 def names_network(value: object) -> bool:
-    """True when a ``prior`` / ``me`` value names a network: a shipped one, or a checkpoint ``ppo:PATH.zip``."""
+    """True when a value of a :data:`NETWORK_OPTIONS` option names a network: a shipped one, or ``ppo:PATH.zip``."""
     return value in NETWORKS or str(value).startswith("ppo:")
 
 
@@ -270,10 +272,10 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
     if "noise" in opts and full["cheat"] != 4:
         raise ValueError("search option noise blurs the true hands of cheat=4: use it with cheat=4")
     for key, allowed in CHOICES.items():
-        if key in ("prior", "me") and str(full[key]).startswith("ppo:"):
-            continue  # a checkpoint; loading it says what is wrong with the file
+        if key in NETWORK_OPTIONS and names_network(full[key]):
+            continue  # a checkpoint is checked by loading it, which says what is wrong with the file
         if full[key] not in allowed:
-            also = " or ppo:PATH.zip (a checkpoint)" if key in ("prior", "me") else ""
+            also = " or ppo:PATH.zip (a checkpoint)" if key in NETWORK_OPTIONS else ""
             raise ValueError(f"search option {key}={full[key]!r}: must be one of {', '.join(allowed)}{also}")
     if not 0 <= int(full["ron_signal"]) <= 100:
         raise ValueError(f"search option ron_signal={full['ron_signal']}: must be 0..100 (tenths of d')")
@@ -324,7 +326,7 @@ class SearchAgent(Agent):
         self.table = shipped_table(rules) if self.opts["leaf"] == "placement" else None
         self._greedy = GreedyAgent(rules=rules, seed=self.seed)
         self._defensive = DefensiveAgent(rules=rules, seed=self.seed)
-        self._net = self._network("prior") if self.opts["prior"] != "greedy" else None
+        self._net = self._network("prior") if names_network(self.opts["prior"]) else None
         # the network as the seat's own continuation: the rollouts pause at its decisions (meld8_env.rollout's
         # external seats) and it decides every paused world of the batch in one forward pass
         self._me_net = self._network("me") if names_network(self.opts["me"]) else None

@@ -354,15 +354,13 @@ def create_app(
                             if old is not None:
                                 await asyncio.to_thread(old.close)  # bots get bye and a moment: not on the loop
                             await start()
-                        elif "action" in msg:
+                        else:  # a move: _check_keys admitted nothing else
                             if not await start():
                                 continue
                             seq = msg.get("seq")
                             if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
                                 raise PlayError(f"seq must be the state's integer seq, got {seq!r}"[:200])
                             await asyncio.to_thread(holder["game"].play, msg["action"], seq, msg.get("game_id"))
-                        else:
-                            raise PlayError(HELP)
                         send_state(everyone=True)
                 except PlayError as exc:  # nothing changed: this page alone is told and redrawn
                     me.post({"type": "error", "message": str(exc)})
