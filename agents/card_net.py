@@ -95,3 +95,35 @@ class CardHeads(nn.Module):
         extra[:, :N_CARDS] = self.card(cards).squeeze(-1)
         extra[:, PON_BASE:PASS] = self.call(calls).squeeze(-1)
         return logits + extra
+
+
+class ScoreContext:
+    """Raw observations (N, D) -> (N, ``size``) floats: the score situation, read linearly.
+
+    The trunks read ``log1p(obs)``, where a score byte (score // 1000 + 128, about 158 at the start) moves by
+    about 0.006 per 1,000 points: the network can hardly tell a lead from a deficit, while the search it learns
+    from values every outcome by the final placement it leads to (R40). These inputs give it the situation in
+    plain units: each seat's score against the start (10,000s), the observer's lead over each opponent, whether
+    it is ahead of or behind that opponent, and that lead times the game's progress (the round index over the
+    last round's: a lead counts for more late, ``meld8_env.placement``). Seats are relative to the observer, as
+    in the observation. ``scores_at`` / ``round_at``: the fields' offsets in the observation
+    (``meld8_env.observation.layout``); ``start``: the starting score's byte.
+    """
+
+    def __init__(self, players: int, rounds: int, scores_at: int, round_at: int, start: int) -> None:
+        self.players, self.rounds = int(players), int(rounds)
+        self.scores_at, self.round_at, self.start = int(scores_at), int(round_at), float(start)
+
+    @property
+    def size(self) -> int:
+        return self.players + 4 * (self.players - 1)
+
+    def __call__(self, obs: torch.Tensor) -> torch.Tensor:
+        s = obs[:, self.scores_at : self.scores_at + self.players]
+        rel = (s - self.start) / 10.0
+        lead = (s[:, :1] - s[:, 1:]) / 10.0
+        rnd = obs[:, self.round_at : self.round_at + self.rounds]
+        index = torch.arange(self.rounds, dtype=obs.dtype, device=obs.device)
+        progress = (rnd * index).sum(dim=1, keepdim=True) / max(self.rounds - 1, 1)
+        ahead, behind = (lead > 0).to(obs.dtype), (lead < 0).to(obs.dtype)
+        return torch.cat([rel, lead, ahead, behind, lead * progress], dim=1)

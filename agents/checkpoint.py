@@ -44,6 +44,9 @@ from meld8_env.rules import RuleConfig
 
 NETWORKS = ("separate", "shared", "card_heads")
 """The policy networks ``agents.networks`` builds (named here, where no torch import is needed)."""
+CONTEXTS = ("scores",)
+"""Inputs a ``card_heads`` network may add to its trunk's (metadata ``context``; absent: none): ``scores``, the
+score situation read linearly (``agents.card_net.ScoreContext``)."""
 CRITICS = ("plain", "oracle")
 """What the value network reads: ``plain`` the policy's own input, ``oracle`` the learner seat's
 full-information observation too (training only: the policy never reads it)."""
@@ -257,6 +260,12 @@ def check_compatible(meta: dict[str, Any], rules: RuleConfig, where: str) -> Non
         raise CheckpointError(
             f"{where}: trained on look-ahead features v{short_repr(meta.get('features_layout_version'), 20)}, this "
             f"meld8 computes v{FEATURES_LAYOUT_VERSION}"
+        )
+    context = meta.get("context")
+    if context is not None and (context not in CONTEXTS or meta.get("network") != "card_heads"):
+        raise CheckpointError(
+            f"{where}: names the input context {short_repr(context, 20)} for network "
+            f"{short_repr(meta.get('network'), 20)}; this meld8 knows {', '.join(CONTEXTS)}, for card_heads only"
         )
     if meta.get("num_players") != rules.num_players:  # the network's heads are sized by it before any weight loads
         raise CheckpointError(

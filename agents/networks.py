@@ -40,7 +40,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from agents.card_net import CardHeads, CardInputs, mlp
+from agents.card_net import CardHeads, CardInputs, ScoreContext, mlp
 from agents.checkpoint import (
     NETWORKS,
     CheckpointError,
@@ -50,7 +50,7 @@ from agents.checkpoint import (
     read_metadata,
 )
 from meld8_env.actions import NUM_ACTIONS
-from meld8_env.observation import obs_size
+from meld8_env.observation import layout, obs_size
 from meld8_env.rules import RuleConfig
 
 
@@ -73,16 +73,27 @@ class CardFeatureExtractor(BaseFeaturesExtractor):
     """
 
     def __init__(
-        self, observation_space: spaces.Box, hidden: tuple[int, ...] = (256, 256), base: int = 786, players: int = 3
+        self,
+        observation_space: spaces.Box,
+        hidden: tuple[int, ...] = (256, 256),
+        base: int = 786,
+        players: int = 3,
+        context: dict[str, int] | None = None,
     ) -> None:
-        net, width = mlp(int(observation_space.shape[0]), tuple(int(h) for h in hidden))
+        # context (ScoreContext's arguments, None: none): the score situation joins the trunk's input
+        self.context = ScoreContext(**context) if context else None
+        extra = self.context.size if self.context else 0
+        net, width = mlp(int(observation_space.shape[0]) + extra, tuple(int(h) for h in hidden))
         inputs = CardInputs(base, players)
         super().__init__(observation_space, features_dim=width + inputs.size)
         self.net, self.hidden_dim, self.inputs = net, width, inputs
         self.card_k, self.call_k = inputs.card_k, inputs.call_k
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.net(torch.log1p(obs)), self.inputs.flat(obs)], dim=1)
+        x = torch.log1p(obs)
+        if self.context is not None:
+            x = torch.cat([x, self.context(obs)], dim=1)
+        return torch.cat([self.net(x), self.inputs.flat(obs)], dim=1)
 
 
 class Meld8Policy(MaskableActorCriticPolicy):
@@ -180,8 +191,25 @@ def oracle_critic_policy_for(
     }
 
 
-def policy_for(network: str, net_arch: list[int], base: int, players: int) -> tuple[Any, dict[str, Any]]:
-    """(policy class or name, policy_kwargs) for MaskablePPO."""
+def context_args(rules: RuleConfig) -> dict[str, int]:
+    """``ScoreContext``'s arguments for observations under ``rules``."""
+    lay = layout(rules)
+    return {
+        "players": rules.num_players,
+        "rounds": rules.rounds,
+        "scores_at": lay["scores"][0],
+        "round_at": lay["round"][0],
+        "start": rules.starting_score // 1000 + 128,
+    }
+
+
+def policy_for(
+    network: str, net_arch: list[int], base: int, players: int, context: dict[str, int] | None = None
+) -> tuple[Any, dict[str, Any]]:
+    """(policy class or name, policy_kwargs) for MaskablePPO; ``context`` (:func:`context_args`, card heads
+    only): the score situation joins the trunk's input."""
+    if context and network != "card_heads":
+        raise ValueError(f"a score context needs the card_heads network, not {network!r}")
     if network == "separate":
         return "MlpPolicy", {"net_arch": list(net_arch)}
     if network == "shared":
@@ -194,7 +222,12 @@ def policy_for(network: str, net_arch: list[int], base: int, players: int) -> tu
     if network == "card_heads":
         return Meld8Policy, {
             "features_extractor_class": CardFeatureExtractor,
-            "features_extractor_kwargs": {"hidden": tuple(net_arch), "base": base, "players": players},
+            "features_extractor_kwargs": {
+                "hidden": tuple(net_arch),
+                "base": base,
+                "players": players,
+                "context": context,
+            },  # fmt: skip
             "share_features_extractor": True,
             "net_arch": {"pi": [], "vf": []},
         }
@@ -203,7 +236,9 @@ def policy_for(network: str, net_arch: list[int], base: int, players: int) -> tu
 
 def build_policy(meta: dict[str, Any], rules: RuleConfig):
     """The policy network that ``meta`` describes, with fresh weights (inference: learning rate 0)."""
-    cls, kwargs = policy_for(meta["network"], list(meta["net_arch"]), obs_size(rules), int(meta["num_players"]))
+    context = context_args(rules) if meta.get("context") else None
+    cls, kwargs = policy_for(meta["network"], list(meta["net_arch"]), obs_size(rules), int(meta["num_players"]),
+                             context)  # fmt: skip
     if cls == "MlpPolicy":
         cls = MaskableActorCriticPolicy
     obs_space = spaces.Box(0, 255, (int(meta["obs_size"]),), np.uint8)

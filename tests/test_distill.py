@@ -36,7 +36,8 @@ def test_generate_records_the_searched_decisions(parts):
 
     data, info = load_data([parts])
     n = len(data["actions"])
-    assert info == {"spec": SMALL, "seeds": {3: 3}, "decisions": n, "files": 2, "gamma": 0.995, "without_returns": []}
+    assert info == {"spec": SMALL, "seeds": {3: 3}, "decisions": n, "files": 2, "gamma": 0.995, "without_returns": [],
+                    "drivers": {}}  # fmt: skip
     assert data["returns"].shape == (n,) and np.isfinite(data["returns"]).all() and data["returns"].std() > 0
     assert n > 10 and data["obs"].shape == (n, 1017) and data["masks"][np.arange(n), data["actions"]].all()
     assert (data["masks"].sum(axis=1) > 1).all()  # forced moves are not training data
@@ -79,7 +80,7 @@ def test_rerun_resumes_and_regenerates_only_missing_parts(parts, tmp_path):
     assert len(before) > 0
     with pytest.raises(DistillDataError, match="not spec='search'"):  # another teacher's parts: refused
         generate_parts("search", 3, 3, RULES, folder, chunk=2, log=lines.append)
-    with pytest.raises(DistillDataError, match="gamma=0.9$"):  # returns of another discount: refused
+    with pytest.raises(DistillDataError, match="gamma=0.9 driver=.."):  # returns of another discount: refused
         generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append, gamma=0.9)
     with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\], got 1.5"):
         generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append, gamma=1.5)
@@ -89,6 +90,66 @@ def test_rerun_resumes_and_regenerates_only_missing_parts(parts, tmp_path):
     np.savez(folder / "part_3_00000000.npz", **old)
     with pytest.raises(DistillDataError, match="made before the returns were recorded"):
         generate_parts(SMALL, 3, 3, RULES, folder, chunk=2, log=lines.append)
+
+
+def test_a_driver_plays_the_seat_while_the_search_labels_every_decision(parts, tmp_path):
+    """DAgger's data (``--driver``): the recorded states are the ones the driver's own moves reach (replayed here
+    with the driver in the seat), each labelled with the search's choice there: on a game's first decision,
+    before the driver has moved, state and label are the teacher-driven run's."""
+    from agents.registry import load_agent
+    from meld8_env.codes import Phase
+    from meld8_env.engine.records import observe_records, start_records, step_records
+    from meld8_env.features import augment
+    from training.distill import DEAL_STRIDE, generate, generate_parts
+    from training.distill_data import DistillDataError, load_data
+
+    seed, games = 3, 3
+    driven = generate(SMALL, games, seed, RULES, batch=games, driver="greedy")
+    taught, _ = load_data([parts])  # the same games, the search in the seat
+    # replay: the seat plays greedy, the opponents as generate seats them
+    recs = start_records(RULES, (seed * DEAL_STRIDE + np.arange(games)).astype(np.uint64))
+    me = np.arange(games) % RULES.num_players
+    seats = [load_agent("greedy", RULES, seed + 3), load_agent("defensive", RULES, seed + 1),
+             load_agent("greedy", RULES, seed + 2)]  # fmt: skip
+    seen = {g: [] for g in range(games)}
+    while (recs["phase"] != Phase.OVER).any():
+        live, acting = recs["phase"] != Phase.OVER, recs["acting"].astype(np.int64)
+        obs, masks = observe_records(RULES, recs)
+        acts = np.full(games, -1, np.int64)
+        for k, agent in enumerate(seats):
+            rows = np.flatnonzero(live & (acting == (me + k) % RULES.num_players))
+            if rows.size:
+                acts[rows] = agent.act_batch(obs[rows], masks[rows])
+                if k == 0:
+                    for r in rows[masks[rows].sum(axis=1) > 1].tolist():
+                        seen[r].append(augment(obs[r : r + 1], masks[r : r + 1], RULES)[0])
+        step_records(RULES, recs, acts)
+    replayed = np.stack([o for g in range(games) for o in seen[g]])
+    np.testing.assert_array_equal(driven["obs"], replayed)  # the driver's states, in order
+    n = len(driven["actions"])
+    assert driven["masks"][np.arange(n), driven["actions"]].all()
+    for g in range(games):  # the first decision: the same state, the search's label either way
+        a, b = np.flatnonzero(driven["game"] == g)[0], np.flatnonzero(taught["game"] == g)[0]
+        np.testing.assert_array_equal(driven["obs"][a], taught["obs"][b])
+        assert driven["actions"][a] == taught["actions"][b]
+    k = min(n, len(taught["obs"]))
+    assert (driven["obs"][:k] != taught["obs"][:k]).any(axis=1).mean() > 0.5  # the games went elsewhere
+    # parts remember their driver: merged info names it, a resume with another driver is refused
+    folder = tmp_path / "dagger"
+    generate_parts(SMALL, 2, 4, RULES, folder, chunk=2, log=lambda _: None, driver="greedy")
+    _, info = load_data([parts, folder])
+    assert info["drivers"] == {4: "greedy"} and info["seeds"] == {3: 3, 4: 2}
+    with pytest.raises(DistillDataError, match="driver=''"):
+        generate_parts(SMALL, 2, 4, RULES, folder, chunk=2, log=lambda _: None)
+
+
+def test_generate_refuses_a_driver_that_does_not_load_before_writing(tmp_path, capsys):
+    from training.distill import main
+
+    with pytest.raises(SystemExit):
+        main(["generate", "--spec", SMALL, "--driver", "nosuchbot", "--games", "2", "--out", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert "nosuchbot" in err and "Traceback" not in err and not (tmp_path / "d").exists()
 
 
 def _write(path, arrays, **meta):
@@ -378,6 +439,69 @@ def test_train_cli_writes_a_checkpoint_with_metadata_and_curve(parts, tmp_path, 
     agent = load_agent(f"ppo:{out}", RULES)
     obs, masks = observe_records(RULES, start_records(RULES, np.arange(4, dtype=np.uint64)))
     assert masks[np.arange(4), agent.act_batch(obs, masks)].all()
+
+
+def test_score_context_starts_as_the_init_and_trains_into_a_playable_checkpoint(parts, tmp_path, capsys):
+    """``--context scores``: the init's trunk is widened by the score inputs with zero weights, so before training
+    it decides exactly as the init (same logits on every stored state); the trained checkpoint names its context,
+    loads by ``ppo:PATH`` with it and plays legal moves; a context this meld8 does not know is refused in one line."""
+    import torch
+
+    from agents.checkpoint import CheckpointError
+    from agents.networks import load_policy
+    from agents.registry import load_agent, shipped_baseline
+    from meld8_env.engine.records import observe_records, start_records
+    from training.distill import main, with_context
+    from training.distill_data import load_data
+
+    data, _ = load_data([parts])
+    policy, meta = load_policy(shipped_baseline(), RULES)
+    wide, wmeta = with_context(policy, meta, "scores", RULES)
+    assert wmeta["context"] == "scores" and "context" not in meta and wide.features_extractor.context is not None
+    x = torch.as_tensor(data["obs"], dtype=torch.float32)
+    with torch.no_grad():
+        a = policy.get_distribution(x, action_masks=data["masks"]).distribution.logits
+        b = wide.get_distribution(x, action_masks=data["masks"]).distribution.logits
+    assert torch.equal(a, b)
+    assert wide.features_extractor.context(x).abs().sum() > 0  # the inputs are there, their weights zero
+    with pytest.raises(ValueError, match="already reads"):  # one context per network, said once
+        with_context(wide, {**wmeta, "context": "other"}, "scores", RULES)
+    out = tmp_path / "ctx.zip"
+    main(["train", "--data", str(parts), "--epochs", "1", "--lr", "1e-3", "--context", "scores", "--out", str(out)])
+    capsys.readouterr()
+    with zipfile.ZipFile(out) as z:
+        saved = json.loads(z.read("meld8.json"))
+    assert saved["context"] == "scores" and saved["train"]["context"] == "scores"
+    agent = load_agent(f"ppo:{out}", RULES)
+    obs, masks = observe_records(RULES, start_records(RULES, np.arange(4, dtype=np.uint64)))
+    assert masks[np.arange(4), agent.act_batch(obs, masks)].all()
+    bogus = tmp_path / "bogus.zip"
+    with zipfile.ZipFile(out) as src, zipfile.ZipFile(bogus, "w") as dst:
+        for name in src.namelist():
+            blob = src.read(name)
+            dst.writestr(name, json.dumps({**saved, "context": "weather"}) if name == "meld8.json" else blob)
+    with pytest.raises(CheckpointError, match="input context 'weather'"):
+        load_policy(bogus, RULES)
+
+
+def test_score_context_reads_the_situation_in_plain_units():
+    import torch
+
+    from agents.card_net import ScoreContext
+    from agents.networks import context_args
+    from meld8_env.observation import obs_size
+
+    args = context_args(RULES)
+    ctx = ScoreContext(**args)
+    obs = torch.zeros(2, obs_size(RULES))
+    obs[:, args["scores_at"] : args["scores_at"] + 3] = torch.tensor([[168.0, 148.0, 158.0], [158.0, 158.0, 178.0]])
+    obs[0, args["round_at"] + 5] = 1  # the last round
+    obs[1, args["round_at"]] = 1  # the first
+    got = ctx(obs)
+    assert args["start"] == 158 and ctx.size == got.shape[1] == 11
+    # seats' scores against the start, the observer's leads, ahead, behind, lead x progress (0 first, 1 last)
+    np.testing.assert_allclose(got[0].numpy(), [1, -1, 0, 2, 1, 1, 1, 0, 0, 2, 1])
+    np.testing.assert_allclose(got[1].numpy(), [0, 0, 2, 0, -2, 0, 0, 0, 1, 0, 0])
 
 
 def test_train_is_deterministic_under_its_seed(parts):

@@ -93,7 +93,14 @@ def check_generate_seed(seed: int, games: int, what: str = "") -> None:
 
 
 def generate(
-    spec: str, games: int, seed: int, rules: RuleConfig, batch: int = 64, first: int = 0, gamma: float = GAMMA
+    spec: str,
+    games: int,
+    seed: int,
+    rules: RuleConfig,
+    batch: int = 64,
+    first: int = 0,
+    gamma: float = GAMMA,
+    driver: str = "",
 ) -> dict[str, np.ndarray]:
     """Decisions of the search seat (module docstring) from games ``first .. first + games - 1``.
 
@@ -107,6 +114,11 @@ def generate(
     end of the game as the engine credits them (``reward="points"``: points / 10,000 per hand and the
     placement bonus, as PPO's single-seat face sees them), discounted by ``gamma`` per decision of that seat
     (forced ones included, as in PPO, where each of the learner's decisions is a step).
+
+    ``driver`` (an agent spec; ``""``: the teacher itself) plays the seat's moves while the search still labels
+    every decision: with a network as the driver the labels are the search's choices on the states the *network*
+    reaches (DAgger's data: a student that only ever saw its teacher's states never learns to recover from its own
+    mistakes). The driver is seeded with ``seed + 3``; ``returns`` are then the driver's game's.
     """
     from meld8_env.features import augment
 
@@ -114,6 +126,7 @@ def generate(
     P = rules.num_players
     search = load_agent(spec, rules, seed)
     opps = [load_agent("defensive", rules, seed + 1), load_agent("greedy", rules, seed + 2)]
+    player = load_agent(driver, rules, seed + 3) if driver else None
     obs_l, mask_l, act_l, val_l, game_l, ret_l = [], [], [], [], [], []
     done = first
     while done < first + games:
@@ -136,7 +149,12 @@ def generate(
                 # a CHEATING teacher (search:cheat=1, "oracle guiding") reads the true records; the student
                 # still learns from the honest observation only
                 extra = {"records": recs[rows]} if wants_records(search) else {}
-                acts[rows] = search.act_batch(obs[rows], masks[rows], infosets=infos, **extra)
+                labels = search.act_batch(obs[rows], masks[rows], infosets=infos, **extra)
+                if player is None:
+                    acts[rows] = labels
+                else:
+                    more = {"infosets": infos} if getattr(player, "wants_infoset", False) else {}
+                    acts[rows] = player.act_batch(obs[rows], masks[rows], **more)
                 for r in rows.tolist():
                     step_rewards[r].append(0.0)
                 keep = [k for k, r in enumerate(rows.tolist()) if masks[r].sum() > 1]
@@ -145,7 +163,7 @@ def generate(
                     recorded += [(int(r), len(step_rewards[r]) - 1) for r in kr.tolist()]
                     obs_l.append(augment(obs[kr], masks[kr], rules))
                     mask_l.append(masks[kr].copy())
-                    act_l.append(acts[kr].copy())
+                    act_l.append(np.asarray(labels)[keep].astype(np.int64))
                     game_l.append(ids[kr])
                     v = np.full((len(keep), 64), np.nan, np.float32)
                     for i, k in enumerate(keep):
@@ -187,17 +205,21 @@ def generate_parts(
     chunk: int = 64,
     log: Callable[[str], None] = print,
     gamma: float = GAMMA,
+    driver: str = "",
 ) -> list[Path]:
     """Generate games ``0 .. games - 1`` of ``seed`` into ``folder`` one part per ``chunk`` games, skipping
-    parts already written by the same teacher with the same discount (a part by another teacher, or with
-    other returns, is refused: no mixed data)."""
+    parts already written by the same teacher and driver with the same discount (a part by another teacher or
+    driver, or with other returns, is refused: no mixed data)."""
     if not 0 < gamma <= 1:
         raise ValueError(f"gamma must be in (0, 1], got {gamma}")
     if spec.partition(":")[0] != "search":  # the teacher's per-candidate values are what a part holds
         raise ValueError(f"--spec must be a search agent (search or search:k=v+...), got {spec[:80]!r}")
     check_generate_seed(seed, games)
-    if len(spec) > MAX_SPEC:  # a part stores its teacher's spec; the reader refuses longer ones
-        raise ValueError(f"--spec is {len(spec):,} characters, at most {MAX_SPEC:,} (with the paths inside it)")
+    for flag, text in (("--spec", spec), ("--driver", driver)):  # a part stores both; the reader refuses longer
+        if len(text) > MAX_SPEC:
+            raise ValueError(f"{flag} is {len(text):,} characters, at most {MAX_SPEC:,} (with the paths inside it)")
+    if driver:
+        load_agent(driver, rules, 0)  # a driver that does not load fails here, in one line, before any part is made
     folder = output_path(folder, "--out", "a folder for the part files", "folder")
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
@@ -206,17 +228,18 @@ def generate_parts(
         paths.append(path)
         if path.exists():
             arrays, meta = read_part(path)
-            if meta != {"spec": spec, "seed": seed, "first": first, "games": n, "gamma": gamma}:
+            want = {"spec": spec, "seed": seed, "first": first, "games": n, "gamma": gamma, "driver": driver}
+            if meta != want:
                 why = " (a part made before the returns were recorded: generate into a new folder)"
                 raise DistillDataError(
-                    f"{path}: holds {meta}, not spec={spec!r} seed={seed} first={first} games={n} gamma={gamma}"
-                    + (why if meta["gamma"] is None else "")
+                    f"{path}: holds {meta}, not spec={spec!r} seed={seed} first={first} games={n} gamma={gamma} "
+                    f"driver={driver!r}" + (why if meta["gamma"] is None else "")
                 )
             total += len(arrays["actions"])
             log(f"{path.name}: already there ({len(arrays['actions'])} decisions), skipped")
             continue
-        data = generate(spec, n, seed, rules, batch=chunk, first=first, gamma=gamma)
-        save_part(path, data, spec, seed, first, n, gamma)
+        data = generate(spec, n, seed, rules, batch=chunk, first=first, gamma=gamma, driver=driver)
+        save_part(path, data, spec, seed, first, n, gamma, driver)
         made_games += n
         total += len(data["actions"])
         rate = made_games / max(time.time() - t0, 1e-9)
@@ -303,14 +326,16 @@ def train(
     temp: float = 0.1,
     batch: int = 512,
     value_coef: float = 0.0,
+    context: str = "",
 ) -> tuple:
     """(policy, metadata, curve): the network of ``init`` trained on ``data`` (cross-entropy of the masked
     policy against :func:`soft_targets`, plus ``value_coef`` times the squared error of its value head against
     the Monte-Carlo returns), and per epoch (0 = before training) the held-out agreement of its deterministic
     action with the search's action, the held-out log-loss of the search's action, the regret by the search's
     values, the value head's fit to the returns (:func:`value_fit`), and the mean training loss.
-    ``value_coef=0`` leaves the value head's weights alone. Deterministic under ``seed`` (torch and the
-    shuffles are seeded)."""
+    ``value_coef=0`` leaves the value head's weights alone. ``context`` (``agents.checkpoint.CONTEXTS``; ``""``:
+    the init's own) gives a ``card_heads`` init the inputs it names (:func:`with_context`). Deterministic under
+    ``seed`` (torch and the shuffles are seeded)."""
     import torch
 
     from agents.networks import load_policy
@@ -322,6 +347,8 @@ def train(
             "(parts made before they were recorded): regenerate them, or train with value_coef 0"
         )
     policy, meta = load_policy(init, rules)
+    if context:
+        policy, meta = with_context(policy, meta, context, rules)
     target = soft_targets(acts, data["values"], soft, temp)
     train_idx, val_idx = heldout_split(data)
     rng = np.random.default_rng(seed)
@@ -368,6 +395,42 @@ def train(
         curve.append({"epoch": epoch, **heldout(), "train_loss": total / len(train_idx)})
     policy.set_training_mode(False)
     return policy, meta, curve
+
+
+def with_context(policy, meta: dict, context: str, rules: RuleConfig) -> tuple:
+    """(policy, metadata) of a ``card_heads`` network given the input context ``context``
+    (``agents.checkpoint.CONTEXTS``): the same network with its trunk's first layer widened by the context's
+    columns, their weights zero, so it decides exactly as before until it is trained. An init that already
+    has this context is returned as it is; one with another context, or another network, is refused."""
+    import torch
+
+    from agents.checkpoint import CONTEXTS
+    from agents.networks import build_policy
+
+    if context not in CONTEXTS:
+        raise ValueError(f"--context must be one of {', '.join(CONTEXTS)}, got {context!r}")
+    if meta.get("network") != "card_heads":
+        raise ValueError(f"--context needs a card_heads init, this one is {meta.get('network')!r}")
+    have = meta.get("context")
+    if have == context:
+        return policy, meta
+    if have:
+        raise ValueError(f"--context {context}: the init already reads the context {have!r}")
+    meta = {**meta, "context": context}
+    wide = build_policy(meta, rules)
+    old, new = policy.state_dict(), wide.state_dict()
+    if old.keys() != new.keys():
+        raise ValueError("--context: the widened network's layers are not the init's")  # a bug, never the user's
+    state = {}
+    for name, w in old.items():
+        if w.shape == new[name].shape:
+            state[name] = w
+        else:  # the trunk's first layer: the context's columns come after the observation's, at zero
+            pad = torch.zeros(w.shape[0], new[name].shape[1] - w.shape[1], dtype=w.dtype)
+            state[name] = torch.cat([w, pad], dim=1)
+    wide.load_state_dict(state)
+    wide.set_training_mode(False)
+    return wide, meta
 
 
 def plot_curve(curve: list[dict], path: Path, title: str, target: str = "the search") -> Path:
@@ -437,10 +500,12 @@ class TrainSettings:
     temp: float = 0.1
     seed: int = 0
     value_coef: float = 0.0
+    context: str = ""
 
     @classmethod
     def of(cls, args: argparse.Namespace) -> TrainSettings:
-        return cls(args.epochs, args.lr, args.batch, args.soft, args.temp, args.train_seed, args.value_coef)
+        return cls(args.epochs, args.lr, args.batch, args.soft, args.temp, args.train_seed, args.value_coef,
+                   args.context)  # fmt: skip
 
     def check(self) -> None:
         """ValueError in one line on a setting out of range."""
@@ -511,7 +576,8 @@ def train_checkpoint(
             f"they were recorded), e.g. {info['without_returns'][0]}: regenerate them or use --value-coef 0"
         )
     t0 = time.time()
-    policy, meta, curve = train(data, init, rules, ts.epochs, ts.lr, ts.seed, ts.soft, ts.temp, ts.batch, ts.value_coef)
+    policy, meta, curve = train(data, init, rules, ts.epochs, ts.lr, ts.seed, ts.soft, ts.temp, ts.batch, ts.value_coef,
+                                ts.context)  # fmt: skip
     source = "the search" if labels == "teacher" else "the init's own actions (CONTROL)"
     png = plot_curve(curve, out.with_name(out.stem + "_learning_curve.png"),
                      f"{out.name}: {info['decisions']} decisions of {info['spec']}, soft={ts.soft}, labels: {source}",
@@ -526,6 +592,7 @@ def train_checkpoint(
             "games_by_seed": {str(k): v for k, v in info["seeds"].items()},
             "opponents": ["defensive", "greedy"],
             "returns_gamma": info["gamma"],
+            "drivers": {str(k): v for k, v in info["drivers"].items()},
         },
         "train": {
             "epochs": ts.epochs,
@@ -534,6 +601,7 @@ def train_checkpoint(
             "soft": ts.soft,
             "temp": ts.temp,
             "value_coef": ts.value_coef,
+            "context": ts.context,
             "seed": ts.seed,
             "seconds": round(time.time() - t0),
         },
@@ -571,6 +639,7 @@ def round_mismatch(meta: dict, teacher: str, games: int, seed: int, gamma: float
     }
     for key in ("epochs", "lr", "batch", "soft", "temp", "value_coef", "seed"):
         want[f"train {key}"] = (train.get(key), getattr(ts, key))
+    want["train context"] = (train.get("context", ""), ts.context)  # rounds made before the option: none
     return "; ".join(f"{k} {got!r}, not {need!r}" for k, (got, need) in want.items() if got != need)
 
 
@@ -676,6 +745,9 @@ def _train_options(t: argparse.ArgumentParser, seed_flag: str = "--seed") -> Non
                    help="seed of the training (torch, shuffles)")  # fmt: skip
     t.add_argument("--value-coef", type=float, default=0.0,
                    help="weight of the value head's squared error against the returns (0: untouched)")  # fmt: skip
+    t.add_argument("--context", choices=("", "scores"), default="",
+                   help="scores: the trunk also reads the score situation linearly (agents.card_net.ScoreContext); "
+                   "a card_heads init without it is widened with zero weights")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -688,6 +760,8 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--chunk", type=int, default=64, help="games per part file (and per batch)")
     g.add_argument("--out", required=True, help="folder of part files; rerunning the command resumes")
     g.add_argument("--gamma", type=float, default=GAMMA, help="discount of the recorded returns, per decision")
+    g.add_argument("--driver", default="", help="agent spec that plays the seat while the search labels every "
+                   "decision (default: the search itself; a network here gives DAgger's data)")  # fmt: skip
     t = sub.add_parser("train", help="train a checkpoint on generated parts (files and/or folders, merged)")
     t.add_argument("--data", required=True, nargs="+", help="part files or folders of them (one teacher)")
     t.add_argument("--init", default=None, help="checkpoint to start from (default: the shipped ppo)")
@@ -718,7 +792,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.cmd == "generate":
         t0 = time.time()
         try:
-            paths = generate_parts(args.spec, args.games, args.seed, rules, args.out, args.chunk, gamma=args.gamma)
+            paths = generate_parts(args.spec, args.games, args.seed, rules, args.out, args.chunk, gamma=args.gamma,
+                                   driver=args.driver)  # fmt: skip
         except ValueError as exc:  # DistillDataError, a spec that is no search, an agent that does not load
             ap.error(str(exc))
         print(f"{args.out}: {len(paths)} parts, {args.games} games of seed {args.seed} in {time.time() - t0:.0f} s")

@@ -3,7 +3,8 @@
 A *part* is one ``.npz`` (``part_<seed>_<first>.npz``) holding the decisions of games ``first .. first + games
 - 1`` of one generate seed (arrays of ``training.distill.generate``: ``obs`` (N, W) uint8, ``masks`` (N, 64)
 bool, ``actions`` (N,) int, ``values`` (N, 64) float32, ``game`` (N,) int, ``returns`` (N,) float32) plus the
-scalars ``spec`` (the teacher), ``seed``, ``first``, ``games`` and ``gamma`` (the returns' discount). Parts
+scalars ``spec`` (the teacher), ``seed``, ``first``, ``games``, ``gamma`` (the returns' discount) and ``driver``
+(the agent that played the seat while the teacher labelled it; ``""`` or absent: the teacher itself). Parts
 written before the returns were recorded lack ``returns`` and ``gamma``: they load with NaN returns and
 ``gamma`` None (value training then refuses them, ``training.distill.train``). :func:`save_part` writes one
 whole via a temporary file (a killed run leaves no half part); ``training.distill.generate_parts`` writes a
@@ -24,7 +25,7 @@ from meld8_env.actions import NUM_ACTIONS, PASS, RON, TSUMO
 
 ARRAYS = ("obs", "masks", "actions", "values", "game", "returns")
 SCALARS = ("spec", "seed", "first", "games")
-OPTIONAL = ("returns", "gamma")  # absent from parts made before the Monte-Carlo returns were recorded
+OPTIONAL = ("returns", "gamma", "driver")  # absent from parts made before they were recorded
 VALUE_BOUND = 1e6
 """Largest magnitude of a recorded value or return (they are placements and points / 10,000: a few units): larger
 finite ones overflow a softmax of values / temperature into NaN logits."""
@@ -40,7 +41,14 @@ def part_path(folder: Path, seed: int, first: int) -> Path:
 
 
 def save_part(
-    path: Path, data: dict[str, np.ndarray], spec: str, seed: int, first: int, games: int, gamma: float
+    path: Path,
+    data: dict[str, np.ndarray],
+    spec: str,
+    seed: int,
+    first: int,
+    games: int,
+    gamma: float,
+    driver: str = "",
 ) -> None:
     """Write one part atomically (a temporary file renamed into place)."""
     path = Path(path)
@@ -54,6 +62,7 @@ def save_part(
         first=np.array(first, np.int64),
         games=np.array(games, np.int64),
         gamma=np.array(gamma, np.float64),
+        driver=np.array(driver),
     )
     tmp.replace(path)
 
@@ -69,7 +78,7 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
             if ("returns" in z.files) != ("gamma" in z.files):
                 raise DistillDataError(f"{path}: returns and gamma come together (one of them is missing)")
             arrays = {k: z[k] for k in ARRAYS if k in z.files}
-            raw = {k: z[k] for k in SCALARS + ("gamma",) if k in z.files}
+            raw = {k: z[k] for k in SCALARS + ("gamma", "driver") if k in z.files}
     except DistillDataError:
         raise
     except Exception as exc:  # a truncated or foreign file: one line, not a traceback
@@ -79,7 +88,10 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
         raise DistillDataError(f"{path}: spec must be one string of 1..{MAX_SPEC} characters (the teacher's spec)")
     if any(raw[k].dtype.kind not in "iu" or raw[k].ndim for k in SCALARS[1:]):
         raise DistillDataError(f"{path}: seed, first and games must be integers")
-    meta = {"spec": str(spec), **{k: int(raw[k]) for k in SCALARS[1:]}, "gamma": None}
+    driver = raw.get("driver", np.array(""))
+    if driver.dtype.kind != "U" or driver.ndim or len(str(driver)) > MAX_SPEC:
+        raise DistillDataError(f"{path}: driver must be one string of 0..{MAX_SPEC} characters (an agent spec)")
+    meta = {"spec": str(spec), **{k: int(raw[k]) for k in SCALARS[1:]}, "gamma": None, "driver": str(driver)}
     # game ids and seeds are held as int64 (load_data's ``seed`` column, the held-out split's keys)
     if not (0 <= meta["seed"] < 2**63 and meta["first"] >= 0 and meta["games"] >= 0):
         raise DistillDataError(f"{path}: seed must be 0..2**63 - 1 and first/games >= 0, got {_scalars(meta)}")
@@ -172,8 +184,9 @@ def files_of(inputs: Iterable[str | Path]) -> list[Path]:
 
 def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """Checked, merged data of every part named (module docstring) and a summary: the teacher ``spec``,
-    ``seeds`` {seed: games}, ``decisions``, ``files``, the returns' discount ``gamma`` (None when no part has
-    returns) and ``without_returns`` (the parts made before the returns were recorded)."""
+        ``seeds`` {seed: games}, ``decisions``, ``files``, the returns' discount ``gamma`` (None when no part has
+        returns), ``without_returns`` (the parts made before the returns were recorded) and ``drivers`` {seed: driver}
+    for the seeds whose seat another agent played (DAgger's data; one seed, one driver, as its parts are made)."""
     files = files_of(inputs)
     if not files:
         raise DistillDataError("no data files given")
@@ -200,6 +213,7 @@ def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict
     for _, m, _ in parts:
         seeds[m["seed"]] = seeds.get(m["seed"], 0) + m["games"]
     no_returns = [str(f) for _, m, f in parts if m["gamma"] is None]
+    drivers = {m["seed"]: m["driver"] for _, m, _ in parts if m["driver"]}
     info = {
         "spec": specs[0],
         "seeds": seeds,
@@ -207,5 +221,6 @@ def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict
         "files": len(files),
         "gamma": gammas[0] if gammas else None,
         "without_returns": no_returns,
+        "drivers": drivers,
     }
     return data, info
