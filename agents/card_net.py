@@ -124,6 +124,7 @@ class ScoreContext:
         lead = (s[:, :1] - s[:, 1:]) / 10.0
         rnd = obs[:, self.round_at : self.round_at + self.rounds]
         index = torch.arange(self.rounds, dtype=obs.dtype, device=obs.device)
-        progress = (rnd * index).sum(dim=1, keepdim=True) / max(self.rounds - 1, 1)
+        # a one-round game's only round is its last
+        progress = (rnd * index).sum(dim=1, keepdim=True) / (self.rounds - 1) if self.rounds > 1 else rnd[:, :1]
         ahead, behind = (lead > 0).to(obs.dtype), (lead < 0).to(obs.dtype)
         return torch.cat([rel, lead, ahead, behind, lead * progress], dim=1)

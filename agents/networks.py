@@ -199,7 +199,7 @@ def context_args(rules: RuleConfig) -> dict[str, int]:
         "rounds": rules.rounds,
         "scores_at": lay["scores"][0],
         "round_at": lay["round"][0],
-        "start": rules.starting_score // 1000 + 128,
+        "start": min(255, max(0, rules.starting_score // 1000 + 128)),  # the byte the observation would hold
     }
 
 

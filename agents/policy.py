@@ -55,6 +55,11 @@ class PolicyAgent(Agent):
             self.meta = read_metadata(self.path)
         except CheckpointError:
             self.meta = None
+        if self.meta is not None and self.meta.get("context"):  # SB3's own data names no context: its net misfits
+            raise CheckpointError(
+                f"{self.path}: reads the input context {str(self.meta['context'])[:40]!r}, which SB3's loader cannot "
+                "build; load it without --trust-checkpoint (weights only)"
+            )
         model = MaskablePPO.load(self.path, device="cpu")
         self.policy = model.policy
         if self.meta is None:  # a foreign zip: what its observation space says is all there is

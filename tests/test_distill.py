@@ -96,11 +96,11 @@ def test_a_driver_plays_the_seat_while_the_search_labels_every_decision(parts, t
     """DAgger's data (``--driver``): the recorded states are the ones the driver's own moves reach (replayed here
     with the driver in the seat), each labelled with the search's choice there: on a game's first decision,
     before the driver has moved, state and label are the teacher-driven run's."""
-    from agents.registry import load_agent
+    from agents.registry import load_agent, shipped_baseline
     from meld8_env.codes import Phase
     from meld8_env.engine.records import observe_records, start_records, step_records
     from meld8_env.features import augment
-    from training.distill import DEAL_STRIDE, generate, generate_parts
+    from training.distill import DEAL_STRIDE, TrainSettings, generate, generate_parts, train_checkpoint
     from training.distill_data import DistillDataError, load_data
 
     seed, games = 3, 3
@@ -141,6 +141,56 @@ def test_a_driver_plays_the_seat_while_the_search_labels_every_decision(parts, t
     assert info["drivers"] == {4: "greedy"} and info["seeds"] == {3: 3, 4: 2}
     with pytest.raises(DistillDataError, match="driver=''"):
         generate_parts(SMALL, 2, 4, RULES, folder, chunk=2, log=lambda _: None)
+    out = tmp_path / "d.zip"  # a checkpoint names the drivers of its data
+    train_checkpoint([str(parts), str(folder)], str(shipped_baseline()), out, RULES, TrainSettings(epochs=0), "train",
+                     log=lambda _: None)  # fmt: skip
+    with zipfile.ZipFile(out) as z:
+        assert json.loads(z.read("meld8.json"))["data"]["drivers"] == {"4": "greedy"}
+    searched = generate(SMALL, 1, 5, RULES, batch=1, driver=SMALL)  # a search as the driver gets its infosets
+    assert searched["masks"][np.arange(len(searched["actions"])), searched["actions"]].all()
+
+
+BAD_DRIVER = """
+import numpy as np
+from meld8_env.agent import Agent
+
+
+class Illegal(Agent):
+    def act_batch(self, obs, masks):
+        return np.array([int(np.flatnonzero(~np.asarray(m, bool))[0]) for m in masks], np.int64)
+
+
+class Short(Agent):
+    def act_batch(self, obs, masks):
+        return np.zeros(len(obs) + 1, np.int64)
+"""
+
+
+def test_a_driver_that_answers_an_illegal_or_misshapen_move_is_refused_in_one_line(tmp_path, monkeypatch):
+    # review, session 40: the engine ignores an illegal action, so generate looped for ever on the stalled game
+    from training.distill import generate
+
+    (tmp_path / "bad_driver40.py").write_text(BAD_DRIVER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=r"--driver 'bad_driver40:Illegal' played action \d+, illegal under its mask"):
+        generate(SMALL, 1, 3, RULES, batch=1, driver="bad_driver40:Illegal")
+    with pytest.raises(ValueError, match=r"act_batch must return 1 integer action ids"):
+        generate(SMALL, 1, 3, RULES, batch=1, driver="bad_driver40:Short")
+
+
+def test_parts_of_one_seed_by_different_drivers_are_refused(parts, tmp_path):
+    from training.distill_data import DistillDataError, load_data, read_part, save_part
+
+    arrays, meta = read_part(parts / "part_3_00000002.npz")  # game 2 of seed 3, the search itself drove it
+    save_part(tmp_path / "part_3_00000002.npz", arrays, SMALL, 3, 2, 1, 0.995, driver="greedy")
+    with pytest.raises(DistillDataError, match=r"parts of seed 3 were played by different drivers \('', 'greedy'\)"):
+        load_data([parts / "part_3_00000000.npz", tmp_path / "part_3_00000002.npz"])
+    for bad in (np.array(7), np.array(["a", "b"])):  # a driver field is one string, checked like the spec
+        with np.load(parts / "part_3_00000000.npz") as z:
+            fields = {k: z[k] for k in z.files}
+        np.savez(tmp_path / "bad.npz", **{**fields, "driver": bad})
+        with pytest.raises(DistillDataError, match="driver must be one string"):
+            load_data([tmp_path / "bad.npz"])
 
 
 def test_generate_refuses_a_driver_that_does_not_load_before_writing(tmp_path, capsys):
@@ -150,6 +200,15 @@ def test_generate_refuses_a_driver_that_does_not_load_before_writing(tmp_path, c
         main(["generate", "--spec", SMALL, "--driver", "nosuchbot", "--games", "2", "--out", str(tmp_path / "d")])
     err = capsys.readouterr().err
     assert "nosuchbot" in err and "Traceback" not in err and not (tmp_path / "d").exists()
+    # review, session 40: a seat-protocol bot passed the load and failed at its first move in a traceback
+    bot = "cmd:python examples/bots/python_bot.py"
+    with pytest.raises(SystemExit):
+        main(["generate", "--spec", SMALL, "--driver", bot, "--games", "2", "--out", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert "plays through the seat protocol" in err and "Traceback" not in err and not (tmp_path / "d").exists()
+    with pytest.raises(SystemExit):  # a CHEATING driver would need the true records
+        main(["generate", "--spec", SMALL, "--driver", "search:cheat=1", "--games", "2", "--out", str(tmp_path / "d")])
+    assert "CHEATING" in capsys.readouterr().err and not (tmp_path / "d").exists()
 
 
 def _write(path, arrays, **meta):
@@ -484,14 +543,56 @@ def test_score_context_starts_as_the_init_and_trains_into_a_playable_checkpoint(
         load_policy(bogus, RULES)
 
 
+def test_a_context_is_checked_before_anything_is_written_and_refused_where_it_cannot_load(parts, tmp_path):
+    """Review, session 40: ``--context`` on an init that cannot take it was refused only after iterate had written
+    its first part; a context on another network, or of another type, is a one-line CheckpointError; SB3's own
+    loader (``--trust-checkpoint``) and PPO's ``init_from`` cannot build a context network and say so."""
+    import zipfile as zf
+
+    from agents.checkpoint import CheckpointError, check_compatible, read_metadata
+    from agents.policy import PolicyAgent
+    from agents.registry import shipped_baseline
+    from training.distill import TrainSettings, iterate, round_mismatch, train_checkpoint
+    from training.train_ppo import TrainConfig, init_checkpoint
+
+    meta = read_metadata(shipped_baseline())
+    for bad in ({**meta, "network": "separate", "context": "scores"}, {**meta, "context": ["scores"]}):
+        with pytest.raises(CheckpointError, match="input context"):
+            check_compatible(bad, RULES, "x.zip")
+    sep = tmp_path / "sep.zip"  # the shipped network's zip, its metadata naming another network
+    with zf.ZipFile(shipped_baseline()) as src, zf.ZipFile(sep, "w") as dst:
+        for name in src.namelist():
+            blob = src.read(name)
+            dst.writestr(name, json.dumps({**meta, "network": "separate"}) if name == "meld8.json" else blob)
+    ts = TrainSettings(epochs=1, context="scores")
+    with pytest.raises(ValueError, match="--context needs a card_heads init"):
+        iterate(SMALL, 1, 2, 5, sep, tmp_path / "it", RULES, ts)
+    assert not (tmp_path / "it").exists()
+    with pytest.raises(ValueError, match="--context needs a card_heads init"):
+        train_checkpoint([str(parts)], str(sep), tmp_path / "o.zip", RULES, ts, "train")
+    assert not (tmp_path / "o.zip").exists()
+    # a round made before the option (no context key) is a plain round: a context run is not taken for it
+    plain = {"train": {"epochs": 1, "lr": 3e-4, "batch": 512, "soft": 0.0, "temp": 0.1, "value_coef": 0.0, "seed": 0}}
+    why = round_mismatch(plain, SMALL, 2, 5, 0.995, ts, shipped_baseline())
+    assert "train context '', not 'scores'" in why
+    out = tmp_path / "ctx.zip"
+    train_checkpoint([str(parts)], str(shipped_baseline()), out, RULES, ts, "train", log=lambda _: None)
+    with pytest.raises(CheckpointError, match="load it without --trust-checkpoint"):
+        PolicyAgent(out, RULES, trust=True)
+    with pytest.raises(ValueError, match="reads the input context 'scores', which PPO training does not build"):
+        init_checkpoint(TrainConfig(init_from=str(out), network="card_heads", features=True), RULES)
+
+
 def test_score_context_reads_the_situation_in_plain_units():
     import torch
 
     from agents.card_net import ScoreContext
-    from agents.networks import context_args
+    from agents.networks import context_args, policy_for
     from meld8_env.observation import obs_size
 
     args = context_args(RULES)
+    with pytest.raises(ValueError, match="needs the card_heads network"):
+        policy_for("shared", [8], obs_size(RULES), 3, args)
     ctx = ScoreContext(**args)
     obs = torch.zeros(2, obs_size(RULES))
     obs[:, args["scores_at"] : args["scores_at"] + 3] = torch.tensor([[168.0, 148.0, 158.0], [158.0, 158.0, 178.0]])
@@ -502,6 +603,13 @@ def test_score_context_reads_the_situation_in_plain_units():
     # seats' scores against the start, the observer's leads, ahead, behind, lead x progress (0 first, 1 last)
     np.testing.assert_allclose(got[0].numpy(), [1, -1, 0, 2, 1, 1, 1, 0, 0, 2, 1])
     np.testing.assert_allclose(got[1].numpy(), [0, 0, 2, 0, -2, 0, 0, 0, 1, 0, 0])
+    two = RuleConfig.two_player()  # R44: one opponent
+    args2 = context_args(two)
+    ctx2 = ScoreContext(**args2)
+    obs2 = torch.zeros(1, obs_size(two))
+    obs2[0, args2["scores_at"] : args2["scores_at"] + 2] = torch.tensor([args2["start"] - 5.0, args2["start"] + 15.0])
+    obs2[0, args2["round_at"] + args2["rounds"] - 1] = 1
+    np.testing.assert_allclose(ctx2(obs2)[0].numpy(), [-0.5, 1.5, -2, 0, 1, -2])
 
 
 def test_train_is_deterministic_under_its_seed(parts):

@@ -51,14 +51,15 @@ from pathlib import Path
 import numpy as np
 
 from agents import search_backend as sb
-from agents.checkpoint import read_metadata
+from agents.checkpoint import CONTEXTS, read_metadata
 from agents.registry import load_agent, shipped_baseline
-from meld8_env.agent import wants_records
+from meld8_env.agent import plays_streams, wants_infoset, wants_records
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.engine.seeding import MAX_SEED, check_seed
 from meld8_env.paths import output_path
 from meld8_env.rules import RuleConfig
+from meld8_env.table import agent_actions
 from training.distill_data import MAX_SPEC, DistillDataError, load_data, part_path, read_part, save_part
 
 GAMMA = 0.995
@@ -127,6 +128,8 @@ def generate(
     search = load_agent(spec, rules, seed)
     opps = [load_agent("defensive", rules, seed + 1), load_agent("greedy", rules, seed + 2)]
     player = load_agent(driver, rules, seed + 3) if driver else None
+    if player is not None:
+        check_driver(player, driver)
     obs_l, mask_l, act_l, val_l, game_l, ret_l = [], [], [], [], [], []
     done = first
     while done < first + games:
@@ -153,8 +156,14 @@ def generate(
                 if player is None:
                     acts[rows] = labels
                 else:
-                    more = {"infosets": infos} if getattr(player, "wants_infoset", False) else {}
-                    acts[rows] = player.act_batch(obs[rows], masks[rows], **more)
+                    more = {"infosets": infos} if wants_infoset(player) else {}
+                    played = agent_actions(player, player.act_batch(obs[rows], masks[rows], **more), len(rows))
+                    if not masks[rows, played].all():  # the engine ignores an illegal action: the game would stall
+                        bad = int(np.flatnonzero(~masks[rows, played])[0])
+                        legal = np.flatnonzero(masks[rows[bad]]).tolist()
+                        raise ValueError(f"--driver {driver[:80]!r} played action {int(played[bad])}, illegal "
+                                         f"under its mask (legal: {legal})")  # fmt: skip
+                    acts[rows] = played
                 for r in rows.tolist():
                     step_rewards[r].append(0.0)
                 keep = [k for k, r in enumerate(rows.tolist()) if masks[r].sum() > 1]
@@ -196,6 +205,17 @@ def generate(
     return {k: v[order] for k, v in data.items()}
 
 
+def check_driver(agent: object, driver: str) -> None:
+    """ValueError in one line unless the agent ``driver`` loaded as decides from what a seat sees, in process: a
+    seat-protocol bot (``cmd:``) plays through event streams, and a CHEATING diagnostic reads the true records,
+    neither of which ``generate`` hands out."""
+    if plays_streams(agent):
+        raise ValueError(f"--driver {driver[:80]!r} plays through the seat protocol; give an in-process agent")
+    if wants_records(agent):
+        raise ValueError(f"--driver {driver[:80]!r} is a CHEATING diagnostic that reads the true records; give an "
+                         "honest agent")  # fmt: skip
+
+
 def generate_parts(
     spec: str,
     games: int,
@@ -218,8 +238,12 @@ def generate_parts(
     for flag, text in (("--spec", spec), ("--driver", driver)):  # a part stores both; the reader refuses longer
         if len(text) > MAX_SPEC:
             raise ValueError(f"{flag} is {len(text):,} characters, at most {MAX_SPEC:,} (with the paths inside it)")
-    if driver:
-        load_agent(driver, rules, 0)  # a driver that does not load fails here, in one line, before any part is made
+    if driver:  # checked before any part is made
+        agent = load_agent(driver, rules, 0)
+        try:
+            check_driver(agent, driver)
+        finally:
+            agent.close()
     folder = output_path(folder, "--out", "a folder for the part files", "folder")
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
@@ -397,6 +421,18 @@ def train(
     return policy, meta, curve
 
 
+def check_context(meta: dict, context: str) -> None:
+    """ValueError in one line unless an init with metadata ``meta`` can be given the input context ``context``
+    (``agents.checkpoint.CONTEXTS``): a ``card_heads`` network without a context, or with this one already."""
+    if context not in CONTEXTS:
+        raise ValueError(f"--context must be one of {', '.join(CONTEXTS)}, got {context!r}")
+    if meta.get("network") != "card_heads":
+        raise ValueError(f"--context needs a card_heads init, this one is {meta.get('network')!r}")
+    have = meta.get("context")
+    if have and have != context:
+        raise ValueError(f"--context {context}: the init already reads the context {have!r}")
+
+
 def with_context(policy, meta: dict, context: str, rules: RuleConfig) -> tuple:
     """(policy, metadata) of a ``card_heads`` network given the input context ``context``
     (``agents.checkpoint.CONTEXTS``): the same network with its trunk's first layer widened by the context's
@@ -404,18 +440,11 @@ def with_context(policy, meta: dict, context: str, rules: RuleConfig) -> tuple:
     has this context is returned as it is; one with another context, or another network, is refused."""
     import torch
 
-    from agents.checkpoint import CONTEXTS
     from agents.networks import build_policy
 
-    if context not in CONTEXTS:
-        raise ValueError(f"--context must be one of {', '.join(CONTEXTS)}, got {context!r}")
-    if meta.get("network") != "card_heads":
-        raise ValueError(f"--context needs a card_heads init, this one is {meta.get('network')!r}")
-    have = meta.get("context")
-    if have == context:
+    check_context(meta, context)
+    if meta.get("context") == context:
         return policy, meta
-    if have:
-        raise ValueError(f"--context {context}: the init already reads the context {have!r}")
     meta = {**meta, "context": context}
     wide = build_policy(meta, rules)
     old, new = policy.state_dict(), wide.state_dict()
@@ -559,7 +588,10 @@ def train_checkpoint(
         raise ValueError(f"--out {out}: name a .zip (the checkpoint)")
     if labels == "own" and ts.soft > 0:
         raise ValueError("--labels own replaces the teacher's choices; its values would still leak in with --soft > 0")
-    width = int(read_metadata(init)["obs_size"])  # a missing or foreign --init in one line, before the data is read
+    init_meta = read_metadata(init)  # a missing or foreign --init in one line, before the data is read
+    width = int(init_meta["obs_size"])
+    if ts.context:
+        check_context(init_meta, ts.context)
     data, info = load_data(inputs)
     if data["obs"].shape[1] != width:  # red team, session 32: a torch shape error from deep inside training
         raise DistillDataError(
@@ -695,7 +727,11 @@ def iterate(
     ts.check()
     out = output_path(out, "--out", "a folder for iterate's round{r}/ folders", "folder")
     net = Path(init).resolve()
-    read_metadata(net)  # CheckpointError in one line on a missing or foreign init, before anything is written
+    init_meta = read_metadata(
+        net
+    )  # CheckpointError in one line on a missing or foreign init, before anything is written
+    if ts.context:
+        check_context(init_meta, ts.context)
     ckpts = [out.resolve() / f"round{r}" / "net.zip" for r in range(1, rounds + 1)]
     teachers = [teacher_spec(spec, prior) for prior in [net, *ckpts[:-1]]]  # a ',' or '+' in --out fails here
     done = [c.exists() for c in ckpts]
@@ -745,7 +781,7 @@ def _train_options(t: argparse.ArgumentParser, seed_flag: str = "--seed") -> Non
                    help="seed of the training (torch, shuffles)")  # fmt: skip
     t.add_argument("--value-coef", type=float, default=0.0,
                    help="weight of the value head's squared error against the returns (0: untouched)")  # fmt: skip
-    t.add_argument("--context", choices=("", "scores"), default="",
+    t.add_argument("--context", choices=("", *CONTEXTS), default="",
                    help="scores: the trunk also reads the score situation linearly (agents.card_net.ScoreContext); "
                    "a card_heads init without it is widened with zero weights")  # fmt: skip
 

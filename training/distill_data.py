@@ -184,9 +184,10 @@ def files_of(inputs: Iterable[str | Path]) -> list[Path]:
 
 def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """Checked, merged data of every part named (module docstring) and a summary: the teacher ``spec``,
-        ``seeds`` {seed: games}, ``decisions``, ``files``, the returns' discount ``gamma`` (None when no part has
-        returns), ``without_returns`` (the parts made before the returns were recorded) and ``drivers`` {seed: driver}
-    for the seeds whose seat another agent played (DAgger's data; one seed, one driver, as its parts are made)."""
+    ``seeds`` {seed: games}, ``decisions``, ``files``, the returns' discount ``gamma`` (None when no part has
+    returns), ``without_returns`` (the parts made before the returns were recorded) and ``drivers`` {seed: driver}
+    for the seeds whose seat another agent played (DAgger's data; parts of one seed by different drivers are
+    refused)."""
     files = files_of(inputs)
     if not files:
         raise DistillDataError("no data files given")
@@ -213,7 +214,15 @@ def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict
     for _, m, _ in parts:
         seeds[m["seed"]] = seeds.get(m["seed"], 0) + m["games"]
     no_returns = [str(f) for _, m, f in parts if m["gamma"] is None]
-    drivers = {m["seed"]: m["driver"] for _, m, _ in parts if m["driver"]}
+    by_seed: dict[int, set[str]] = {}
+    for _, m, _ in parts:
+        by_seed.setdefault(m["seed"], set()).add(m["driver"])
+    mixed = sorted(k for k, v in by_seed.items() if len(v) > 1)
+    if mixed:  # the summary names one driver per seed, and a checkpoint's metadata repeats it
+        got = ", ".join(repr(d) for d in sorted(by_seed[mixed[0]]))
+        raise DistillDataError(f"parts of seed {mixed[0]} were played by different drivers ({got}); a seed's games "
+                               "come from one generate command")  # fmt: skip
+    drivers = {k: v.pop() for k, v in by_seed.items() if v != {""}}
     info = {
         "spec": specs[0],
         "seeds": seeds,

@@ -335,6 +335,9 @@ def init_checkpoint(cfg: TrainConfig, rules: RuleConfig) -> Path:
         check_compatible(saved, rules, str(path))
     except CheckpointError as exc:
         raise ValueError(f"train option 'init_from': {exc}") from None
+    if saved.get("context"):  # only distillation builds one (training.distill train --context); PPO would drop it
+        raise ValueError(f"train option 'init_from': {path} reads the input context {saved['context']!r}, which PPO "
+                         "training does not build; start from a network without one")  # fmt: skip
     if (saved["network"], list(saved["net_arch"]), saved["features"]) != (cfg.network, cfg.net_arch, cfg.features):
         raise ValueError(f"train option 'init_from': {path} holds a {saved['network']} {saved['net_arch']} network "
                          f"(features={saved['features']}); the config asks for {cfg.network} {cfg.net_arch} "
