@@ -227,7 +227,7 @@ def policy_for(
                 "base": base,
                 "players": players,
                 "context": context,
-            },  # fmt: skip
+            },
             "share_features_extractor": True,
             "net_arch": {"pi": [], "vf": []},
         }

@@ -727,9 +727,8 @@ def iterate(
     ts.check()
     out = output_path(out, "--out", "a folder for iterate's round{r}/ folders", "folder")
     net = Path(init).resolve()
-    init_meta = read_metadata(
-        net
-    )  # CheckpointError in one line on a missing or foreign init, before anything is written
+    # CheckpointError in one line on a missing or foreign init, before anything is written
+    init_meta = read_metadata(net)
     if ts.context:
         check_context(init_meta, ts.context)
     ckpts = [out.resolve() / f"round{r}" / "net.zip" for r in range(1, rounds + 1)]
