@@ -114,7 +114,7 @@ from agents.defensive import DefensiveAgent
 from agents.greedy import GreedyAgent
 from agents.oracle import ron_discards
 from agents.wary import RON_SCALE, deal_in_risk, deal_in_risk_rows
-from meld8_env.actions import DISCARD_MAX, PASS, RON, TSUMO
+from meld8_env.actions import DISCARD_MAX, NUM_ACTIONS, PASS, RON, TSUMO
 from meld8_env.agent import Agent, reseed_in_place
 from meld8_env.cardmask import discard_masks
 from meld8_env.codes import Phase, Result
@@ -196,6 +196,12 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
         "what extend rolls out: the bot's choice and its challenger (pair), or every alive one",
     ),
     "extend_z": (int, 10, "extend while the verdict is within extend_z/10 standard errors (see _extend)"),
+    "menu": (
+        str,
+        "none",
+        "a second own continuation (greedy or defensive): each candidate is also rolled out with it, and its value "
+        "is its better continuation's (see _menu)",
+    ),
 }
 #: shipped networks an option may name (``meld8_env.agent_spec``); the options of NETWORK_OPTIONS also take
 #: ``ppo:PATH.zip``
@@ -225,7 +231,11 @@ CHOICES = {
     "final": ("all", "pair"),
     "extend_set": ("pair", "alive"),
     "keep": ("bot", "prior"),
+    "menu": ("none", "greedy", "defensive"),
 }
+
+#: a candidate rolled out with the ``menu`` continuation is its action + MENU (actions are below NUM_ACTIONS)
+MENU = NUM_ACTIONS
 
 
 def parse_options(text: str) -> dict[str, object]:
@@ -287,6 +297,14 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError("search option width weights sampled worlds; cheat=1|4 samples none (it keeps the true hands)")
     if full["keep"] == "prior" and full["prior"] == "greedy":
         raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
+    if full["menu"] != "none":
+        if full["me"] not in ("greedy", "defensive") or full["menu"] == full["me"]:
+            raise ValueError(
+                f"search option menu={full['menu']} adds a second bot continuation to me=greedy|defensive: "
+                "give the other bot"
+            )
+        if screens(full):
+            raise ValueError("search option menu works with plain rollout worlds: use it with screen=0 and ron=worlds")
     if screens(full):
         # the extension works on plain rollout worlds: off by default with screening or ron=model, refused if asked
         if "extend" in opts and int(full["extend"]):
@@ -384,10 +402,12 @@ class SearchAgent(Agent):
             for i, a in zip(todo, default.tolist(), strict=True):  # the continuation bot's choice is a candidate
                 if a not in cands[i]:
                     cands[i].append(a)
+                if self.opts["menu"] != "none":
+                    cands[i] += [c + MENU for c in cands[i] if c not in (TSUMO, RON)]
             best = self._search(todo, [cands[i] for i in todo], infosets, records, default.tolist())
             for i, (a, vals) in zip(todo, best, strict=True):
-                out[i] = a
-                self.last_values[i] = vals
+                out[i] = a % MENU
+                self.last_values[i] = _menu(vals)
         return out
 
     def hint_values(self, obs: np.ndarray, mask: np.ndarray, infoset, record: np.ndarray | None = None) -> dict:
@@ -587,13 +607,14 @@ class SearchAgent(Agent):
         for j in range(len(alive)):
             w, v = per_world[j]
             best = max(alive[j], key=lambda a, j=j: value[j][a])  # first in prior order on ties
-            if best != default[j] and z > 0:
+            ref = _best_of(alive[j], value[j], default[j])  # the bot's choice (with menu: its better continuation)
+            if best % MENU != default[j] and z > 0:
                 # common random numbers: both were rolled out on the same worlds; leave the bot's choice only
                 # when the paired gain is clear of the noise (guards against the winner's curse of a max); the
                 # standard error is the plain paired one over the rollout worlds (screening only lowers it)
-                _, se = _paired(v[best], v[default[j]], w)
-                if value[j][best] - value[j][default[j]] <= z * se:
-                    best = default[j]
+                _, se = _paired(v[best], v[ref], w)
+                if value[j][best] - value[j][ref] <= z * se:
+                    best = ref
             weight = {a: float(w[: len(v[a])][~np.isnan(v[a])].sum()) for a in cands[j]}
             out.append((best, {a: (value[j][a], weight[a]) for a in cands[j]}))
         return out
@@ -624,14 +645,14 @@ class SearchAgent(Agent):
         cap, t = int(self.opts["extend"]), int(self.opts["extend_z"]) / 10
         sets: dict[int, list[int]] = {}
         for j in range(len(alive)):
-            others = [a for a in alive[j] if a != default[j]]
+            others = [a for a in alive[j] if a % MENU != default[j]]  # with menu: another action, not continuation
             if default[j] not in alive[j] or not others:
                 continue
             if self.opts["extend_set"] == "alive":
                 sets[j] = list(alive[j])
             else:
                 challenger = max(others, key=lambda a, j=j: value[j][a])  # prior order on ties
-                sets[j] = [a for a in alive[j] if a in (default[j], challenger)]
+                sets[j] = [a for a in alive[j] if a % MENU in (default[j], challenger % MENU)]
 
         def in_doubt(j: int) -> bool:
             w, v = per_world[j]
@@ -639,8 +660,9 @@ class SearchAgent(Agent):
                 first, second = sorted(sets[j], key=lambda a: -value[j][a])[:2]
                 gain, se = _paired(v[first], v[second], w)
                 return math.isfinite(se) and gain < t * se
-            challenger = next(a for a in sets[j] if a != default[j])
-            gain, se = _paired(v[challenger], v[default[j]], w)
+            challenger = max((a for a in sets[j] if a % MENU != default[j]), key=lambda a: value[j][a])
+            ref = _best_of(sets[j], value[j], default[j])
+            gain, se = _paired(v[challenger], v[ref], w)
             return math.isfinite(se) and abs(gain - z * se) < t * se
 
         rngs = {j: self._rng(infos[j], stream=1) for j in sets}
@@ -697,13 +719,17 @@ class SearchAgent(Agent):
         (same world, same seed: the same outcome)."""
         P = self.rules.num_players
         recs, acts, seeds, pols, owner = [], [], [], [], []
-        for j, (worlds, _, _, sd, pol) in enumerate(prep):
+        for j, (worlds, _, seat, sd, pol) in enumerate(prep):
             for a in alive[j]:
                 sel = idx if ends is None or vals is None else idx[~ends[j][a][idx]]
                 recs.append(take_records(worlds, sel))
-                acts.append(np.full(len(sel), a, np.int64))
+                acts.append(np.full(len(sel), a % MENU, np.int64))
                 seeds.append(sd[sel])
-                pols.append(pol[sel])
+                p = pol[sel]
+                if a >= MENU:  # the same worlds, the seat continuing as the menu's other bot
+                    p = p.copy()
+                    p[:, seat] = POLICY[str(self.opts["menu"])]
+                pols.append(p)
                 owner.append((j, a, sel))
         batch = sb.cat_records(recs)
         act = np.concatenate(acts)
@@ -771,6 +797,21 @@ class SearchAgent(Agent):
         if self.table is None:
             return (scores - before) / 1000.0
         return -self.table.expected(scores, batch["round"].astype(np.int64), batch["chiicha"].astype(np.int64))
+
+
+def _best_of(alive: list[int], value: dict[int, float], action: int) -> int:
+    """``action``'s candidate of the better value among its continuations still alive (without menu: itself)."""
+    return max((a for a in alive if a % MENU == action), key=lambda a: value[a])
+
+
+def _menu(vals: dict[int, tuple[float, float]]) -> dict[int, tuple[float, float]]:
+    """Per-action values from per-candidate ones: with ``menu``, an action's is its better continuation's."""
+    out: dict[int, tuple[float, float]] = {}
+    for a, (v, w) in vals.items():
+        r = a % MENU
+        if r not in out or v > out[r][0] or math.isnan(out[r][0]):
+            out[r] = (v, w)
+    return out
 
 
 def _value_with_risk(w: np.ndarray, v: np.ndarray, rons: dict, end_vals: dict, a: int, r: float, cost: float) -> float:

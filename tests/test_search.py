@@ -329,6 +329,7 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=12,stages=3,split=double",
         "search:worlds=8,extend=16,extend_z=30",
         "search:worlds=12,stages=3,final=pair",
+        "search:worlds=8,extend=16,menu=defensive",
         f"search:worlds=6,prior=ppo:{shipped_model('distilled')},keep=prior",
     ],
 )
@@ -351,6 +352,7 @@ def test_stratified_and_learned_searches_are_deterministic_and_leak_free(spec):
     assert a2.tolist() == a1[kept].tolist() and v2 == [v1[i] for i in kept]
     # and the option is not ignored: without it, some decision's candidate values differ
     tested = ("strat=", "width=", "belief=", "me=", "prior=", "keep=", "safe=", "ron=", "lite=", "split=", "extend")
+    tested += ("menu=",)
     base = ",".join(p for p in spec.split(",") if not p.startswith((*tested, "final=")))
     if "ron=" in spec or "extend" in spec:  # the extension is off with ron=model, and is the option under test
         base += ",extend=0"
@@ -880,3 +882,39 @@ def test_network_continuation_keeps_the_networks_choice_and_decides_in_the_rollo
         load_agent("search:me=alphago", RULES)
     with pytest.raises(AgentLoadError, match="search option me=ppo:no/such.zip: checkpoint not found"):
         load_agent("search:me=ppo:no/such.zip", RULES)
+
+
+def test_menu_values_each_action_by_its_better_continuation_on_the_same_worlds():
+    """``menu=defensive``: every candidate but Tsumo / Ron is also rolled out with the seat continuing as
+    ``defensive`` on the same worlds (the rollout with several base policies: an action's value is its better
+    continuation's). With one stage and no extension every action's value is exactly the larger of the plain
+    search's (``me=greedy``) and the ``me=defensive`` search's on the same worlds, and with no margin the search
+    plays an action of the best value. Bad combinations are refused in one line."""
+    recs = bot_states(2, 77, every=4)[:20]
+    opts = "worlds=6,stages=1,extend=0,margin=0"
+    agent = load_agent(f"search:{opts},menu=defensive", RULES, seed=7)
+    acts, menu = decide(agent, recs)
+    _, plain = decide(load_agent(f"search:{opts}", RULES, seed=7), recs)
+    _, defensive = decide(load_agent(f"search:{opts},me=defensive", RULES, seed=7), recs)
+    compared = raised = 0
+    for i, (m, p, d) in enumerate(zip(menu, plain, defensive, strict=True)):
+        if len(m) < 2:
+            continue
+        assert set(p) <= set(m)
+        for a in p:
+            if a in d:  # both searches rolled a out (me=defensive adds defensive's own choice, not greedy's)
+                assert m[a][0] == max(p[a][0], d[a][0])
+                compared += 1
+                raised += d[a][0] > p[a][0]
+        assert m[int(acts[i])][0] == max(v for v, _ in m.values())
+    assert compared >= 30 and raised >= 5  # the second continuation is better somewhere, so it is not ignored
+    # the budget: each action but Tsumo / Ron twice, every world
+    assert agent.rollouts == 6 * sum(2 * len(v) - sum(a in (52, 53) for a in v) for v in menu if len(v) >= 2)
+    for bad, says in (
+        ("menu=greedy", "menu=greedy adds a second bot continuation to me=greedy|defensive"),
+        ("me=distilled,menu=defensive", "menu=defensive adds a second bot continuation"),
+        ("menu=defensive,screen=64", "menu works with plain rollout worlds"),
+        ("menu=oracle", "must be one of none, greedy, defensive"),
+    ):
+        with pytest.raises(AgentLoadError, match=says):
+            load_agent(f"search:{bad}", RULES)
