@@ -593,7 +593,9 @@ class SearchAgent(Agent):
                     if len(alive[j]) > 2:
                         ranked = sorted(alive[j], key=lambda a, j=j: -value_of(j, a))
                         if pair:
-                            keep = {default[j], next(a for a in ranked if a != default[j])}
+                            # with menu the challenger is another action, and both keep their continuations
+                            other = next((a % MENU for a in ranked if a % MENU != default[j]), default[j])
+                            keep = {a for a in alive[j] if a % MENU in (default[j], other)}
                         else:
                             keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
                         alive[j] = [a for a in alive[j] if a in keep]  # prior order; the bot's choice stays

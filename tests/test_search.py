@@ -910,6 +910,35 @@ def test_menu_values_each_action_by_its_better_continuation_on_the_same_worlds()
     assert compared >= 30 and raised >= 5  # the second continuation is better somewhere, so it is not ignored
     # the budget: each action but Tsumo / Ron twice, every world
     assert agent.rollouts == 6 * sum(2 * len(v) - sum(a in (52, 53) for a in v) for v in menu if len(v) >= 2)
+    # final=pair: the last stage goes to the bot's action and one other action, each under both continuations
+    from agents.search import SearchAgent
+    from meld8_env.engine.records import observe_records
+
+    stages: list = []
+    play = SearchAgent._play
+
+    def spy(self, prep, alive, idx, vals, ends, end_vals, rons=None):
+        stages.append([list(a) for a in alive])
+        play(self, prep, alive, idx, vals, ends, end_vals, rons)
+
+    obs, masks = observe_records(RULES, recs)
+    bot = GreedyAgent(RULES).act_batch(obs, masks).tolist()
+    SearchAgent._play = spy
+    try:
+        pair_acts, _ = decide(load_agent("search:worlds=8,final=pair,extend=0,menu=defensive", RULES, seed=7), recs)
+    finally:
+        SearchAgent._play = play
+    first, last = stages
+    searched = [i for i, v in enumerate(menu) if len(v) >= 2]
+    narrowed = 0
+    for j, i in enumerate(searched):
+        actions = {a % 64 for a in first[j]}
+        if len(actions) > 2 and len(first[j]) > 2:
+            narrowed += 1
+            kept = {a % 64 for a in last[j]}
+            assert bot[i] in kept and len(kept) == 2 and int(pair_acts[i]) in kept
+            assert set(last[j]) == {a for a in first[j] if a % 64 in kept}  # both continuations of each
+    assert narrowed >= 5
     for bad, says in (
         ("menu=greedy", "menu=greedy adds a second bot continuation to me=greedy|defensive"),
         ("me=distilled,menu=defensive", "menu=defensive adds a second bot continuation"),
