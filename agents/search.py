@@ -300,8 +300,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
     if full["menu"] != "none":
         if full["me"] not in ("greedy", "defensive") or full["menu"] == full["me"]:
             raise ValueError(
-                f"search option menu={full['menu']} adds a second bot continuation to me=greedy|defensive: "
-                "give the other bot"
+                f"search option menu={full['menu']} is a second bot continuation beside me={full['me']}: use "
+                "menu=defensive with me=greedy, or menu=greedy with me=defensive"
             )
         if screens(full):
             raise ValueError("search option menu works with plain rollout worlds: use it with screen=0 and ron=worlds")

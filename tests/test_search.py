@@ -940,8 +940,8 @@ def test_menu_values_each_action_by_its_better_continuation_on_the_same_worlds()
             assert set(last[j]) == {a for a in first[j] if a % 64 in kept}  # both continuations of each
     assert narrowed >= 5
     for bad, says in (
-        ("menu=greedy", "menu=greedy adds a second bot continuation to me=greedy|defensive"),
-        ("me=distilled,menu=defensive", "menu=defensive adds a second bot continuation"),
+        ("menu=greedy", "menu=greedy is a second bot continuation beside me=greedy: use menu=defensive with"),
+        ("me=distilled,menu=defensive", "beside me=distilled: use menu=defensive with me=greedy, or menu=greedy"),
         ("menu=defensive,screen=64", "menu works with plain rollout worlds"),
         ("menu=oracle", "must be one of none, greedy, defensive"),
     ):
