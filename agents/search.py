@@ -25,7 +25,10 @@ At each decision (docs/search.md has the whole story):
    greedy / defensive as ``greedy_lite`` / ``defensive_lite``: the tie-break between discards two or more cards
    from winning by the size of the acceptance pool instead of the exact count (``meld8_env.policies``), which
    makes a rollout cheaper but a less faithful model of the bots it stands for; the bot's own choice at the
-   root is still the real bot's.
+   root is still the real bot's. ``menu=defensive`` (``menu=greedy`` with ``me=defensive``; off by default, a
+   measured negative) rolls every candidate but Tsumo / Ron out again with the seat continuing as the other bot
+   on the same worlds (candidate id + ``MENU``); an action is valued by its better continuation, and the halving,
+   the margin rule and the extension compare actions, each under its better continuation.
 4. Leaf: minus the seat's expected final placement from ``meld8_env.placement`` (``leaf=placement``), or
    the hand's point change in thousands (``leaf=points``, the ablation).
 4b. Screening (``screen`` = M > ``worlds``, off by default): M worlds are sampled, the first ``worlds`` of
@@ -76,8 +79,8 @@ Options (spec ``search:worlds=32,cands=3,...``; on a command line whose agent li
 (equal), ``ron`` (worlds; model: 4c), ``ron_scale`` (100; 4c), ``ron_cost`` (30), ``prior`` (greedy: which
 discards are candidates, greedy's order or a network's, ``ppo`` / ``distilled`` / ``ppo:PATH.zip``, by its
 policy's probabilities; a path may hold neither ``,`` nor ``+``), ``keep`` (bot; prior: see 5), ``screen`` (0 = off),
-``lite`` (0 = off; 1: see 3), ``extend`` (336; 0 = off; 5b), ``extend_set`` (pair), ``extend_z`` (10), ``final``
-(all; pair: see 5),
+``lite`` (0 = off; 1: see 3), ``menu`` (none; see 3), ``extend`` (336; 0 = off; 5b), ``extend_set`` (pair),
+``extend_z`` (10), ``final`` (all; pair: see 5),
 ``strat`` (0 = off; 1 = the worlds' weights post-stratified so that each opponent is
 ready in the share of the weight the belief's fitted prior says, ``search_backend.stratify``), ``width`` (0 = off;
 1 = each world weighted by how much more often bot games' ready hands wait on that many cards than the
@@ -200,7 +203,7 @@ OPTIONS: dict[str, tuple[type, object, str]] = {
         str,
         "none",
         "a second own continuation (greedy or defensive): each candidate is also rolled out with it, and its value "
-        "is its better continuation's (see _menu)",
+        "is its better continuation's (see per_action_values)",
     ),
 }
 #: shipped networks an option may name (``meld8_env.agent_spec``); the options of NETWORK_OPTIONS also take
@@ -407,11 +410,12 @@ class SearchAgent(Agent):
             best = self._search(todo, [cands[i] for i in todo], infosets, records, default.tolist())
             for i, (a, vals) in zip(todo, best, strict=True):
                 out[i] = a % MENU
-                self.last_values[i] = _menu(vals)
+                self.last_values[i] = per_action_values(vals)
         return out
 
     def hint_values(self, obs: np.ndarray, mask: np.ndarray, infoset, record: np.ndarray | None = None) -> dict:
-        """Per-candidate mean leaf values of one decision (the review's hint): {action: (value, weight)}."""
+        """Per-action mean leaf values of one decision (the review's hint): {action: (value, weight)} (with
+        ``menu``, each action's continuation that the verdict read)."""
         rec = None if record is None else np.asarray(record, STATE_DTYPE).reshape(1)
         self.act_batch(np.asarray(obs)[None], np.asarray(mask)[None], [infoset], rec)
         return self.last_values[0]
@@ -598,6 +602,8 @@ class SearchAgent(Agent):
                             keep = {a for a in alive[j] if a % MENU in (default[j], other)}
                         else:
                             keep = set(ranked[: max(2, math.ceil(len(alive[j]) / 2))]) | {default[j]}
+                            if all(a % MENU == default[j] for a in keep):  # menu: never the bot's action alone
+                                keep.add(next(a for a in ranked if a % MENU != default[j]))
                         alive[j] = [a for a in alive[j] if a in keep]  # prior order; the bot's choice stays
         z = int(self.opts["margin"]) / 10
         value = [{a: value_of(j, a) for a in cands[j]} for j in range(len(alive))]
@@ -659,7 +665,9 @@ class SearchAgent(Agent):
         def in_doubt(j: int) -> bool:
             w, v = per_world[j]
             if self.opts["extend_set"] == "alive":
-                first, second = sorted(sets[j], key=lambda a: -value[j][a])[:2]
+                first, second = top_two_actions(sets[j], value[j])
+                if second is None:
+                    return False
                 gain, se = _paired(v[first], v[second], w)
                 return math.isfinite(se) and gain < t * se
             challenger = max((a for a in sets[j] if a % MENU != default[j]), key=lambda a: value[j][a])
@@ -730,7 +738,7 @@ class SearchAgent(Agent):
                 p = pol[sel]
                 if a >= MENU:  # the same worlds, the seat continuing as the menu's other bot
                     p = p.copy()
-                    p[:, seat] = POLICY[str(self.opts["menu"])]
+                    p[:, seat] = POLICY[str(self.opts["menu"]) + ("_lite" if self.opts["lite"] else "")]
                 pols.append(p)
                 owner.append((j, a, sel))
         batch = sb.cat_records(recs)
@@ -801,17 +809,26 @@ class SearchAgent(Agent):
         return -self.table.expected(scores, batch["round"].astype(np.int64), batch["chiicha"].astype(np.int64))
 
 
+def top_two_actions(cands: list[int], value: dict[int, float]) -> tuple[int, int | None]:
+    """The candidates of the best two actions, each under its better continuation (with ``menu``, never two
+    continuations of one action); ``None`` for the second when one action is left. Ties: the earlier candidate."""
+    ranked = sorted(cands, key=lambda a: -value[a])
+    second = next((a for a in ranked if a % MENU != ranked[0] % MENU), None)
+    return ranked[0], second
+
+
 def _best_of(alive: list[int], value: dict[int, float], action: int) -> int:
     """``action``'s candidate of the better value among its continuations still alive (without menu: itself)."""
     return max((a for a in alive if a % MENU == action), key=lambda a: value[a])
 
 
-def _menu(vals: dict[int, tuple[float, float]]) -> dict[int, tuple[float, float]]:
-    """Per-action values from per-candidate ones: with ``menu``, an action's is its better continuation's."""
+def per_action_values(vals: dict[int, tuple[float, float]]) -> dict[int, tuple[float, float]]:
+    """Per-action values from per-candidate ones: with ``menu``, an action's is that of its continuation which saw
+    the most world weight (one halved away saw fewer worlds than the verdict read), the better one on a tie."""
     out: dict[int, tuple[float, float]] = {}
     for a, (v, w) in vals.items():
         r = a % MENU
-        if r not in out or v > out[r][0] or math.isnan(out[r][0]):
+        if r not in out or (w, v) > out[r][::-1] or math.isnan(out[r][0]):
             out[r] = (v, w)
     return out
 

@@ -329,7 +329,7 @@ def test_stratify_matches_each_opponents_ready_share_to_its_prior():
         "search:worlds=12,stages=3,split=double",
         "search:worlds=8,extend=16,extend_z=30",
         "search:worlds=12,stages=3,final=pair",
-        "search:worlds=8,extend=16,menu=defensive",
+        "search:worlds=8,menu=defensive",
         f"search:worlds=6,prior=ppo:{shipped_model('distilled')},keep=prior",
     ],
 )
@@ -947,3 +947,54 @@ def test_menu_values_each_action_by_its_better_continuation_on_the_same_worlds()
     ):
         with pytest.raises(AgentLoadError, match=says):
             load_agent(f"search:{bad}", RULES)
+
+
+def test_menu_halving_extension_and_margin_compare_actions_not_continuations():
+    """With ``menu`` the halving never leaves the bot's action alone (its two continuations ranking first), the
+    extension grows both continuations of the bot's action and of one other action and nothing else, its
+    ``extend_set=alive`` doubt is between the best two actions (``top_two_actions``), and a margin no gain
+    clears keeps the bot's action."""
+    from agents.search import MENU, SearchAgent, per_action_values, top_two_actions
+    from meld8_env.engine.records import observe_records
+
+    assert top_two_actions([5, 69, 7], {5: -1.0, 69: -1.01, 7: -1.2}) == (5, 7)
+    assert top_two_actions([69, 5, 7], {5: -1.0, 69: -0.9, 7: -1.2}) == (69, 7)
+    assert top_two_actions([5, 69], {5: -1.0, 69: -0.9}) == (69, None)
+    assert top_two_actions([5, 7], {5: -1.0, 7: -1.0}) == (5, 7)  # no menu: the best two candidates
+    # an action's reported value is that of its continuation the verdict read (the most world weight), not of one
+    # halved away on fewer worlds; on equal weight the better one
+    folded = per_action_values({14: (-2.09, 48.0), 78: (-2.04, 24.0), 7: (-2.2, 48.0)})
+    assert folded == {14: (-2.09, 48.0), 7: (-2.2, 48.0)}
+    assert per_action_values({14: (-2.09, 48.0), 78: (-2.04, 48.0)}) == {14: (-2.04, 48.0)}
+    recs = bot_states(2, 77, every=4)[:24]
+    obs, masks = observe_records(RULES, recs)
+    bot = GreedyAgent(RULES).act_batch(obs, masks).tolist()
+    calls: list = []
+    play = SearchAgent._play
+
+    def spy(self, prep, alive, idx, vals, ends, end_vals, rons=None):
+        calls.append([list(a) for a in alive])
+        play(self, prep, alive, idx, vals, ends, end_vals, rons)
+
+    SearchAgent._play = spy
+    try:
+        acts, values = decide(load_agent("search:worlds=8,extend=12,extend_z=100,menu=defensive", RULES, seed=3), recs)
+    finally:
+        SearchAgent._play = play
+    searched = [i for i, v in enumerate(values) if len(v) >= 2]
+    first, second, extension = calls[0], calls[1], calls[2:]
+    assert len(first) == len(second) == len(searched) and extension  # extend_z=100: every verdict stays in doubt
+    for j, i in enumerate(searched):
+        before = {a % MENU for a in first[j]}
+        if len(before) >= 2:
+            assert len({a % MENU for a in second[j]}) >= 2 and bot[i] in {a % MENU for a in second[j]}
+    grown = extension[0]  # the first chunk of the extension: every searched decision with another action
+    for cands in grown:
+        actions = {a % MENU for a in cands}
+        assert len(actions) == 2
+        j = next(j for j in range(len(second)) if set(cands) <= set(second[j]))
+        assert bot[searched[j]] in actions and set(cands) == {a for a in second[j] if a % MENU in actions}
+    # a margin no gain clears: the bot's action everywhere, whichever continuation valued it
+    kept, _ = decide(load_agent("search:worlds=8,margin=100,menu=defensive", RULES, seed=3), recs)
+    assert [int(kept[i]) for i in searched] == [bot[i] for i in searched]
+    assert any(int(acts[i]) != bot[i] for i in searched)  # without it the search leaves greedy somewhere
