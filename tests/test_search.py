@@ -998,3 +998,19 @@ def test_menu_halving_extension_and_margin_compare_actions_not_continuations():
     kept, _ = decide(load_agent("search:worlds=8,margin=100,menu=defensive", RULES, seed=3), recs)
     assert [int(kept[i]) for i in searched] == [bot[i] for i in searched]
     assert any(int(acts[i]) != bot[i] for i in searched)  # without it the search leaves greedy somewhere
+
+
+def test_menu_with_lite_rolls_both_continuations_out_as_lite_bots(monkeypatch):
+    """``lite=1,menu=defensive``: every rollout seat, the second continuation included, is a lite bot."""
+    from meld8_env.policies import POLICY
+
+    seen: set = set()
+    real = sb.rollout_hand
+
+    def spy(rules, recs, pols, *args, **kwargs):
+        seen.update(np.unique(pols).tolist())
+        return real(rules, recs, pols, *args, **kwargs)
+
+    monkeypatch.setattr(sb, "rollout_hand", spy)
+    decide(load_agent("search:worlds=6,extend=0,lite=1,menu=defensive", RULES, seed=2), bot_states(2, 77, every=4)[:12])
+    assert seen == {POLICY["greedy_lite"], POLICY["defensive_lite"]}
