@@ -77,6 +77,7 @@ import numpy as np
 
 from meld8_env.actions import illegal_action_message
 from meld8_env.agent import BUILTIN, reseed_in_place
+from meld8_env.parent_death import die_with_parent
 from meld8_env.protocol import (
     MAX_LINE,
     ProtocolError,
@@ -268,15 +269,6 @@ def _drain(pipe: int, log: int, killed: threading.Event) -> None:
             with contextlib.suppress(OSError):
                 if fd >= 0:
                     os.close(fd)
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
 
 
 class _Died(Exception):
@@ -480,7 +472,7 @@ class ExternalAgent:
         try:
             proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                start_new_session=True, preexec_fn=die_with_parent if sys.platform == "linux" else None,
             )  # fmt: skip
         except OSError as exc:
             if err >= 0:

@@ -197,3 +197,60 @@ def test_meld8_backend_python_tournament_equals_c(tmp_path):
         subprocess.run([sys.executable, "-m", "meld8_app.cli", *base, "--out", str(tmp_path / backend)], env=env,
                        check=True, capture_output=True)  # fmt: skip
     assert (tmp_path / "c" / "results.json").read_bytes() == (tmp_path / "python" / "results.json").read_bytes()
+
+
+def _pool_workers(pid: int) -> list[int]:
+    """The multiprocessing workers among a process's children (not its resource tracker)."""
+    from pathlib import Path
+
+    kids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(k) for k in (task / "children").read_text().split()]
+    return [k for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes()]
+
+
+def _ended(pid: int, within: float) -> bool:
+    """Whether ``pid`` exits (or is a zombie) within ``within`` seconds: polled, not a fixed sleep."""
+    from pathlib import Path
+
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            if "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
+                return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _cpu_seconds(pid: int) -> float:
+    from pathlib import Path
+
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; the parent-death signal is Linux's")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["kill", "kill -9"])
+def test_no_worker_outlives_a_killed_tournament(tmp_path, sig):
+    """A tournament's worker processes end with it when it is killed. They used to play on, their boards lost,
+    until their task was done and its result had nowhere to go: with a search seated, a task of 128 boards is
+    minutes of both cores (session 41)."""
+    agents = "search:worlds=16+extend=0,greedy,defensive"
+    cmd = [sys.executable, "-m", "meld8_app.cli", "tournament", "--agents", agents,
+           "--boards", "100000", "--workers", "2", "--out", str(tmp_path / "t")]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until both workers are playing (each has spent a second of CPU)
+            workers = _pool_workers(proc.pid)
+            if len(workers) == 2 and all(_cpu_seconds(w) >= 1.0 for w in workers):
+                break
+            time.sleep(0.05)
+        assert len(workers) == 2 and all(_cpu_seconds(w) >= 1.0 for w in workers), "the workers never started"
+    finally:
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=60)
+    assert all(_ended(w, within=20) for w in workers), "a worker outlived its tournament"

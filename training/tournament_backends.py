@@ -39,8 +39,13 @@ def init_pool_worker(*args) -> None:
     """:func:`init_worker` for one of several worker processes sharing the machine's cores: torch (if an
     agent loaded it) gets one intra-op thread, because its default of one per core makes the workers fight
     over the cores (a `distilled` seat: 6 games/s with the default, 46-50 with one thread, same games)."""
+    import multiprocessing
     import sys
 
+    from meld8_env.parent_death import die_with_parent
+
+    # killed, the tournament runs no cleanup: without this a worker played its task of boards on for minutes
+    die_with_parent(parent=multiprocessing.parent_process().pid)
     init_worker(*args)
     _WORKER["threads"] = 1  # the other workers hold the other cores
     if "torch" in sys.modules:
