@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from process_kit import gone
 
 from agents.registry import load_agent
 from meld8_env.protocol import MAX_DEPTH, MAX_DIGITS, MAX_LINE, ProtocolError, decode_answer, decode_hello
@@ -41,24 +42,6 @@ def _play(bot, seats, games: int = 3, batch: int = 3):
     recs = play([bot, *others], np.array([seats] * games), list(range(1, games + 1)), RULES, batch=batch)
     assert all(sorted(r.placements) == [1, 2, 3] for r in recs)  # every game finished, the faulted seat played on
     return recs
-
-
-def _gone(pid: int, wait: float = 10.0) -> bool:
-    end = time.monotonic() + wait
-    while time.monotonic() < end:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        try:  # a zombie child of this process counts as gone
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return True
-        except ChildProcessError:
-            pass
-        if Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # -- bounded lines --------------------------------------------------------------------------------
@@ -432,9 +415,9 @@ def test_a_bots_helper_processes_end_with_it(tmp_path):
     pids = tmp_path / "pids"
     bot = _bot("helper", "--pidfile", str(pids), tmp_path=tmp_path)
     bot_pid, helper = map(int, pids.read_text().split())
-    assert not _gone(helper, wait=0.1)
+    assert not gone(helper, wait=0.1)
     bot.close()
-    assert _gone(bot_pid) and _gone(helper)
+    assert gone(bot_pid) and gone(helper)
 
 
 def test_a_bots_helper_processes_end_at_interpreter_exit(tmp_path):
@@ -446,7 +429,7 @@ def test_a_bots_helper_processes_end_at_interpreter_exit(tmp_path):
         "import sys; sys.exit(0)\n"
     )  # fmt: skip
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert all(_gone(int(p)) for p in pids.read_text().split())
+    assert all(gone(int(p)) for p in pids.read_text().split())
 
 
 def test_every_play_process_says_bye(tmp_path):

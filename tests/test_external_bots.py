@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from process_kit import gone
 
 from meld8_env.agent_spec import AgentLoadError, load_agent
 from meld8_env.protocol import GameStreams
@@ -161,7 +162,7 @@ def test_external_bot_as_gymnasium_opponent():
     assert env.opponents[0] is bot and bot.pids == pids and bot.fallback.seed == 12
     pid = bot._proc.pid
     env.close()
-    assert _gone(pid)
+    assert gone(pid, wait=5.0)
 
 
 # -- faults -----------------------------------------------------------------------------------------
@@ -317,19 +318,6 @@ def test_a_wrong_agent_name_beside_a_bot_writes_nothing(tmp_path):
 
 
 # -- process cleanup --------------------------------------------------------------------------------
-def _gone(pid: int, wait: float = 5.0) -> bool:
-    end = time.monotonic() + wait
-    while time.monotonic() < end:
-        try:
-            state = Path(f"/proc/{pid}/status").read_text()
-        except FileNotFoundError:
-            return True
-        if "State:\tZ" in state:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _pids(path: Path) -> list[int]:
     return [int(x) for x in path.read_text().split()] if path.exists() else []
 
@@ -339,7 +327,7 @@ def test_no_bot_outlives_a_finished_tournament(tmp_path):
     _tournament(tmp_path, [f"cmd:{FAULTY} ok --pidfile {pidfile}", "random", "random"], boards=2, workers=2)
     pids = _pids(pidfile)
     assert len(pids) >= 3  # the load check, then one per worker
-    assert all(_gone(p) for p in pids)
+    assert all(gone(p, wait=5.0) for p in pids)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill -9"])
@@ -355,10 +343,10 @@ def test_no_bot_outlives_an_interrupted_or_killed_tournament(tmp_path, sig):
         time.sleep(0.1)
     time.sleep(0.5)
     playing = _pids(pidfile)[-1]
-    assert not _gone(playing, wait=0.1), "the playing bot should be alive before the signal"
+    assert not gone(playing, wait=0.1), "the playing bot should be alive before the signal"
     os.kill(proc.pid, sig)
     proc.wait(timeout=60)
-    assert all(_gone(p) for p in _pids(pidfile))
+    assert all(gone(p, wait=5.0) for p in _pids(pidfile))
 
 
 def test_without_a_seed_a_tournament_with_a_bot_draws_its_boards_afresh_and_resume_keeps_them(tmp_path, capsys):

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from process_kit import gone
 
 from meld8_app.cli import main
 from meld8_env.rules import RuleConfig
@@ -209,21 +210,6 @@ def _pool_workers(pid: int) -> list[int]:
     return [k for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes()]
 
 
-def _ended(pid: int, within: float) -> bool:
-    """Whether ``pid`` exits (or is a zombie) within ``within`` seconds: polled, not a fixed sleep."""
-    from pathlib import Path
-
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        try:
-            if "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
-                return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _cpu_seconds(pid: int) -> float:
     from pathlib import Path
 
@@ -253,4 +239,4 @@ def test_no_worker_outlives_a_killed_tournament(tmp_path, sig):
     finally:
         os.kill(proc.pid, sig)
         proc.wait(timeout=60)
-    assert all(_ended(w, within=20) for w in workers), "a worker outlived its tournament"
+    assert all(gone(w, wait=20) for w in workers), "a worker outlived its tournament"

@@ -1,0 +1,29 @@
+"""Helpers for the tests that watch processes end (not a test module)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+
+def gone(pid: int, wait: float = 10.0) -> bool:
+    """Whether ``pid`` has exited (or is a zombie) within ``wait`` seconds: polled, not a fixed sleep."""
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie child of this process counts as gone
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        try:  # a zombie that is not our child: its state follows the command name's closing parenthesis
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except (FileNotFoundError, IndexError):
+            pass
+        time.sleep(0.05)
+    return False
