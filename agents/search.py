@@ -116,6 +116,7 @@ from agents import search_backend as sb
 from agents.defensive import DefensiveAgent
 from agents.greedy import GreedyAgent
 from agents.oracle import ron_discards
+from agents.torch_threads import one_torch_thread
 from agents.wary import RON_SCALE, deal_in_risk, deal_in_risk_rows
 from meld8_env.actions import DISCARD_MAX, NUM_ACTIONS, PASS, RON, TSUMO
 from meld8_env.agent import Agent, reseed_in_place
@@ -376,6 +377,12 @@ class SearchAgent(Agent):
     def act_batch(
         self, obs: np.ndarray, masks: np.ndarray, infosets: list | None = None, records: np.ndarray | None = None
     ) -> np.ndarray:
+        if self._net is None and self._me_net is None:
+            return self._act_batch(obs, masks, infosets, records)
+        with one_torch_thread():  # its networks see a few rows at a time; the rollouts' threads hold the cores
+            return self._act_batch(obs, masks, infosets, records)
+
+    def _act_batch(self, obs: np.ndarray, masks: np.ndarray, infosets: list | None, records: np.ndarray | None):
         obs = np.asarray(obs)
         masks = np.asarray(masks).astype(bool)
         n = len(masks)

@@ -847,6 +847,44 @@ def test_keep_prior_keeps_the_networks_choice_unless_the_rollouts_clearly_disagr
             load_agent(f"search:{bad}", RULES)
 
 
+def test_the_searchs_networks_run_on_one_torch_thread_and_the_callers_setting_comes_back():
+    """The search asks its networks (``prior``, ``keep=prior``, ``me``) about a few rows at a time between rollouts
+    that keep every core busy: they run on one torch thread (``agents.torch_threads``), torch's setting is the
+    caller's again afterwards, and the decisions are those of a caller that runs the same search on two torch
+    threads (the network's numbers do not depend on the thread count)."""
+    import torch
+
+    from meld8_env.engine.records import observe_records
+
+    recs = bot_states(2, 75, every=4)[:10]
+    specs = ("search:worlds=4,prior=distilled,keep=prior,extend=0", "search:worlds=4,me=distilled,extend=0")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for spec in specs:
+            agent, seen = load_agent(spec, RULES, seed=1), []
+            for net in (agent._net, agent._me_net):
+                for name in ("act_batch", "probabilities"):
+                    real = getattr(net, name, None)  # a spy: the network still decides, the test notes the threads
+
+                    def spy(*args, real=real, seen=seen):
+                        seen.append(torch.get_num_threads())
+                        return real(*args)
+
+                    if real is not None:
+                        setattr(net, name, spy)
+            acts, values = decide(agent, recs)
+            assert torch.get_num_threads() == 2
+            assert seen and set(seen) == {1}, spec
+            twin = load_agent(spec, RULES, seed=1)  # the same search with torch left at two threads throughout
+            obs, masks = observe_records(RULES, recs)
+            infos = [sb.infoset_of(r, int(r["acting"]), RULES) for r in recs]
+            assert twin._act_batch(obs, masks, infos, None).tolist() == acts.tolist()
+            assert twin.last_values == values
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_network_continuation_keeps_the_networks_choice_and_decides_in_the_rollouts():
     """``me=distilled``: the seat's own continuation in the rollouts is the shipped network (the rollout pauses at
     the seat's decisions and the network decides them, ``meld8_env.rollout``'s external seats), and its own choice

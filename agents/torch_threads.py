@@ -1,0 +1,33 @@
+"""Torch's intra-op threads around small forward passes that share the machine's cores with C threads.
+
+Torch runs each op on one thread per core by default, and its idle workers go on spinning for a while after
+each op. The search agent asks its networks about a handful of rows at a time, between rollouts that keep every
+core busy with threads of their own (``meld8_env.rollout``): the spinning workers then take cores from the
+rollouts. :func:`one_torch_thread` runs a block on one intra-op thread and gives the caller's setting back
+afterwards. Changing the setting costs under a microsecond, and the shipped network's output on a batch is the
+same bit for bit at one or two threads (session 42, on 2,048 stored decisions at batch sizes 1, 64 and 2,048).
+
+Measured (``python bench/search_speed.py --spec search:worlds=96+prior=distilled+keep=prior --states 150 --batch
+64``, two interleaved rounds each on a loaded 2-core machine, session 42): median 14.4 / 13.3 ms a decision and
+25.7 / 22.3 CPU ms with torch's default of two threads, 10.4 / 9.0 ms and 15.1 / 13.3 CPU ms with one. Large
+batches are another matter: a ``distilled`` seat playing 64 games at once is faster on two threads (239 against
+168 games/s, ``bench/seated_speed.py``), so :class:`agents.policy.PolicyAgent` itself keeps torch's default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run the block with ``torch.set_num_threads(1)``; the caller's thread count is restored after it."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
