@@ -2,9 +2,10 @@
 
 At each decision (docs/search.md has the whole story):
 
-1. Candidates: every legal action when few; otherwise the discards ranked by greedy's prior (distance to
-   win after the discard, then acceptance) cut to ``cands``, plus always the safest discard (fewest live
-   wait shapes over the opponents, ``agents.defensive.danger``), and every legal call and pass in a claim.
+1. Candidates: the discards ranked by distance to win after the discard, then acceptance, then the danger
+   count below, then card id, cut to ``cands``, plus always the safest discard (fewest live wait shapes over
+   the opponents, ``agents.defensive.danger``) and the continuation bot's own choice; every legal call and pass
+   in a claim. One candidate that is the bot's own choice is played unsearched.
    Tsumo / Ron are taken at once, except in the last ``win_rounds`` rounds, where they are searched like any
    other candidate (placement can make a small win wrong, R40).
 2. Worlds: ``worlds`` records sampled once from the information set (``search_backend.sample_worlds``,
@@ -27,8 +28,9 @@ At each decision (docs/search.md has the whole story):
    makes a rollout cheaper but a less faithful model of the bots it stands for; the bot's own choice at the
    root is still the real bot's. ``menu=defensive`` (``menu=greedy`` with ``me=defensive``; off by default, a
    measured negative) rolls every candidate but Tsumo / Ron out again with the seat continuing as the other bot
-   on the same worlds (candidate id + ``MENU``); an action is valued by its better continuation, and the halving,
-   the margin rule and the extension compare actions, each under its better continuation.
+   on the same worlds (candidate id + ``MENU``); an action is valued by its better continuation, the halving
+   ranks (action, continuation) pairs but keeps at least two actions, and the margin rule and the extension
+   compare actions, each under its better continuation.
 4. Leaf: minus the seat's expected final placement from ``meld8_env.placement`` (``leaf=placement``), or
    the hand's point change in thousands (``leaf=points``, the ablation).
 4b. Screening (``screen`` = M > ``worlds``, off by default): M worlds are sampled, the first ``worlds`` of
@@ -299,6 +301,32 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         raise ValueError("search option ron_scale scales the wait model's risk: use it with ron=model")
     if int(full["width"]) and full["cheat"] in (1, 4):
         raise ValueError("search option width weights sampled worlds; cheat=1|4 samples none (it keeps the true hands)")
+    # an option that would change nothing in this combination is refused, not ignored (review helper, session 42)
+    for key in ("belief", "strat", "width"):
+        if key in opts and full["cheat"]:
+            raise ValueError(
+                f"search option {key} shapes the sampled worlds, which cheat={full['cheat']} builds from the true "
+                "records instead: drop it"
+            )
+    if int(full["worlds"]) < 2 and int(full["margin"]):
+        raise ValueError(
+            f"search option worlds={full['worlds']}: the margin rule needs a standard error over at least 2 worlds "
+            "to leave the bot's choice: use worlds >= 2 (or margin=0)"
+        )
+    if int(full["stages"]) > int(full["worlds"]):
+        raise ValueError(
+            f"search option stages={full['stages']}: each stage rolls out at least one world, so at most "
+            f"worlds={full['worlds']}"
+        )
+    for key in ("final", "split"):
+        if key in opts and int(full["stages"]) == 1:
+            raise ValueError(f"search option {key} shapes the stages of a halving, and stages=1 has none: drop it")
+    if int(full["extend"]) == 0 and not screens(full):
+        for key in ("extend_z", "extend_set"):
+            if key in opts:
+                raise ValueError(f"search option {key} tunes the extension, which extend=0 turns off: drop it")
+    if "ron_cost" in opts and full["ron"] != "model":
+        raise ValueError("search option ron_cost prices a deal-in under ron=model: use it with ron=model")
     if full["keep"] == "prior" and full["prior"] == "greedy":
         raise ValueError("search option keep=prior keeps a network's choice: give prior=ppo, distilled or ppo:PATH.zip")
     if full["menu"] != "none":
@@ -412,9 +440,13 @@ class SearchAgent(Agent):
             for i, a in zip(todo, default.tolist(), strict=True):  # the continuation bot's choice is a candidate
                 if a not in cands[i]:
                     cands[i].append(a)
-                if self.opts["menu"] != "none":
+                if len(cands[i]) == 1:  # one candidate, the bot's own choice: nothing to compare
+                    out[i] = a
+                elif self.opts["menu"] != "none":
                     cands[i] += [c + MENU for c in cands[i] if c not in (TSUMO, RON)]
-            best = self._search(todo, [cands[i] for i in todo], infosets, records, default.tolist())
+            keep = [k for k, i in enumerate(todo) if out[i] < 0]
+            todo, default = [todo[k] for k in keep], default[keep]
+            best = self._search(todo, [cands[i] for i in todo], infosets, records, default.tolist()) if todo else []
             for i, (a, vals) in zip(todo, best, strict=True):
                 out[i] = a % MENU
                 self.last_values[i] = per_action_values(vals)
@@ -474,9 +506,7 @@ class SearchAgent(Agent):
                     lst.append(safe)
                 if masks[i, TSUMO]:
                     lst.insert(0, TSUMO)
-                cands[i] = lst
-                if len(lst) == 1:
-                    out[i] = lst[0]
+                cands[i] = lst  # one discard is still searched against the bot's choice if that is another
         return out, cands
 
     # -- worlds and rollouts ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from cli_kit import one_line_error
 from meld8_env.rules import RuleConfig
 
 GREEDY3 = ["--agents", "greedy,greedy,greedy", "--boards", "1"]
-CHEAT = "search:cheat=1+worlds=1+cands=1+stages=1"  # wants_records: it decides from the true records
+CHEAT = "search:cheat=1+worlds=2+cands=1+stages=1"  # wants_records: it decides from the true records
 
 
 def _free_port() -> int:

@@ -9,6 +9,7 @@ from agents import search_backend as sb
 from agents.greedy import GreedyAgent
 from agents.registry import AgentLoadError, load_agent
 from agents.search import stage_chunks
+from meld8_env.actions import PASS, RON, TSUMO
 from meld8_env.agent_spec import shipped_model
 from meld8_env.codes import Phase
 from meld8_env.engine.fast import STATE_DTYPE
@@ -800,11 +801,58 @@ def test_final_pair_rolls_the_last_stage_out_for_the_bots_choice_and_its_best_ch
     assert wider >= 8
     assert pair_agent.rollouts == sum(len(q) * chunks[0] + min(len(q), 2) * chunks[1] for q in pair)
     assert pair_agent.rollouts < plain_agent.rollouts
-    one = load_agent("search:worlds=8,stages=1,extend=0", RULES, seed=5)
-    one_pair = load_agent("search:worlds=8,stages=1,final=pair,extend=0", RULES, seed=5)
-    assert decide(one, recs)[1] == decide(one_pair, recs)[1]
+    with pytest.raises(AgentLoadError, match="final shapes the stages of a halving, and stages=1 has none"):
+        load_agent("search:worlds=8,stages=1,final=pair,extend=0", RULES)  # it would change nothing
     with pytest.raises(AgentLoadError, match="must be one of all, pair"):
         load_agent("search:final=three", RULES)
+
+
+def test_options_that_would_change_nothing_are_refused_in_one_line():
+    """An option that has no effect in its combination is refused naming it, not ignored (review, session 42): the
+    world-shaping options beside a CHEATING diagnostic that builds its worlds from the true records, the extension's
+    knobs with extend=0, ron_cost without ron=model, a halving's knobs with one stage, more stages than worlds, and
+    one world where the margin rule needs a standard error."""
+    for spec, says in (
+        ("cheat=2,belief=uniform", "belief shapes the sampled worlds, which cheat=2 builds from the true records"),
+        ("cheat=1,strat=1", "strat shapes the sampled worlds"),
+        ("cheat=3,width=1", "width shapes the sampled worlds"),
+        ("extend=0,extend_z=20", "extend_z tunes the extension, which extend=0 turns off"),
+        ("extend=0,extend_set=alive", "extend_set tunes the extension, which extend=0 turns off"),
+        ("ron_cost=50", "ron_cost prices a deal-in under ron=model"),
+        ("stages=1,split=double", "split shapes the stages of a halving, and stages=1 has none"),
+        ("worlds=4,stages=5", "stages=5: each stage rolls out at least one world, so at most worlds=4"),
+        ("worlds=1", "worlds=1: the margin rule needs a standard error over at least 2 worlds"),
+    ):
+        with pytest.raises(AgentLoadError, match=says) as err:
+            load_agent(f"search:{spec}", RULES)
+        assert "\n" not in str(err.value)
+    # the same options where they act are accepted
+    for spec in ("cheat=2", "belief=uniform,strat=1", "extend_z=20", "ron=model,ron_cost=50", "stages=3,split=double",
+                 "worlds=1,margin=0,stages=1"):  # fmt: skip
+        load_agent(f"search:{spec}", RULES)
+
+
+def test_a_lone_candidate_is_searched_against_the_bots_own_choice():
+    """The continuation bot's own choice is always a candidate (docs/search.md step 2): with ``cands=1`` the one
+    discard kept (the ranking breaks greedy's ties by danger, greedy by card id) can be another card than
+    greedy's, and the search then compares the two instead of playing the lone one unsearched (review, session
+    42); where they are the same card nothing is searched."""
+    from meld8_env.engine.records import observe_records
+
+    recs = bot_states(2, 77, every=2)[:80]
+    obs, masks = observe_records(RULES, recs)
+    bot = GreedyAgent(RULES).act_batch(obs, masks)
+    acts, values = decide(load_agent("search:worlds=4,cands=1,extend=0", RULES, seed=2), recs)
+    differs = 0
+    for i in range(len(recs)):
+        if masks[i].sum() == 1 or masks[i, PASS]:
+            continue
+        if values[i]:
+            assert int(bot[i]) in values[i] and int(acts[i]) in values[i]
+            differs += len(values[i]) >= 2
+        else:  # not searched: the lone candidate was the bot's own choice (or a win taken at once)
+            assert int(acts[i]) == int(bot[i]) or masks[i, TSUMO] or masks[i, RON]
+    assert differs >= 1
 
 
 def test_the_rollouts_counter_is_the_candidate_world_pairs_stepped():
