@@ -9,8 +9,13 @@ share a board's deal seed (the same boards counted twice), are refused in one li
 lineup of every log, for logs whose specs are spelled differently but play the same agents (e.g.
 ``search:extend=336+extend_z=10`` before it became ``search``'s default): the caller vouches for that.
 
+``--outcomes`` adds, per agent over every game of every log, what its hands ended in, as a tournament's results.json
+gives them for one run: wins, deal-ins and calls per hand played, the Tsumo share of its wins and han per win
+(session 42 read the distilled network's gap to its teacher from them, over logs whose results.json is not kept).
+
     python bench/tournament_log_summary.py results/search_headline/games.jsonl
     python bench/tournament_log_summary.py seed_a/games.jsonl seed_b/games.jsonl.gz
+    python bench/tournament_log_summary.py --outcomes docs/search_runs/default_fresh81_s37_games.jsonl.gz
 """
 
 from __future__ import annotations
@@ -111,10 +116,40 @@ def report(per_board: np.ndarray, games: int, agents: list[str], label: str = ""
     print(f"{agents[0]} - {agents[1]}: {d.mean():+.3f} [{d.mean() - half:+.3f}, {d.mean() + half:+.3f}]")
 
 
+OUTCOMES = ("wins", "tsumo", "deal_ins", "calls", "win_han")  # per seat in each game entry, and its "hands"
+
+
+def outcomes(logs: list[list[dict]], paths: list[str], agents: list[str]) -> None:
+    """Per agent: wins, deal-ins and calls per hand it played, Tsumo share and han per win, over every game."""
+    P = len(agents)
+    sums, hands = np.zeros((P, len(OUTCOMES))), np.zeros(P)
+    for p, lines in zip(paths, logs, strict=True):
+        for entry in lines[1:]:
+            for g in entry.get("games", []) if entry.get("type") == "board" else []:
+                ok = type(g.get("hands")) is int and g["hands"] > 0
+                ok = ok and all(
+                    isinstance(g.get(k), list) and len(g[k]) == P and all(type(x) is int and x >= 0 for x in g[k])
+                    for k in OUTCOMES
+                )
+                if not ok:
+                    sys.exit(f"{p}: board {entry.get('board')}: --outcomes needs each game's hands (> 0) and its "
+                             f"per-seat {', '.join(OUTCOMES)} ({P} counts >= 0 each)")  # fmt: skip
+                for seat, a in enumerate(g["seats"]):
+                    sums[a] += [g[k][seat] for k in OUTCOMES]
+                    hands[a] += g["hands"]
+    print("| agent | wins / hand | deal-ins / hand | calls / hand | Tsumo share | han / win |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for a, name in enumerate(agents):
+        w, ts, di, c, han = sums[a]
+        print(f"| {name} | {w / hands[a]:.4f} | {di / hands[a]:.4f} | {c / hands[a]:.4f} | {ts / max(w, 1):.4f} | "
+              f"{han / max(w, 1):.3f} |")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log", nargs="+", help="a tournament's games.jsonl (or games.jsonl.gz); several: pooled")
     ap.add_argument("--as", dest="names", help="A,B,C: the lineup's names for every log (their specs may differ)")
+    ap.add_argument("--outcomes", action="store_true", help="also what the hands ended in, per agent")
     a = ap.parse_args()
     paths = a.log
     logs = [read_log(p) for p in paths]
@@ -141,10 +176,14 @@ def main() -> None:
             seen[k] = p
     if len(parts) == 1:
         report(parts[0][0], parts[0][1], agents)
+        if a.outcomes:
+            outcomes(logs, paths, agents)
         return
     for p, (per_board, games, _) in zip(paths, parts, strict=True):
         report(per_board, games, agents, f"{p}: ")
     report(np.concatenate([x[0] for x in parts]), sum(x[1] for x in parts), agents, f"pooled over {len(parts)} logs: ")
+    if a.outcomes:
+        outcomes(logs, paths, agents)
 
 
 if __name__ == "__main__":

@@ -231,3 +231,30 @@ def test_a_hostile_search_eval_summary_is_refused_in_one_line(tmp_path):
         f.write_text(body)
         res = _bench("paired_logs.py", str(f), "a", str(f), "a")
         assert res.returncode == 1 and says in res.stderr and len(res.stderr.strip().splitlines()) == 1, res
+
+
+def test_summary_outcomes_are_the_tournaments_own_rates(tmp_path):
+    """``--outcomes``: per agent, wins / deal-ins / calls per hand, Tsumo share and han per win counted from the log
+    are the rates the tournament itself wrote to results.json; a log without those counts is refused in one line."""
+    import json
+    import re
+
+    log = _log(tmp_path, ["greedy", "defensive", "random"], "a")
+    res = _bench("tournament_log_summary.py", "--outcomes", str(log))
+    assert res.returncode == 0, res.stderr
+    results = json.loads((log.parent / "results.json").read_text())["agents"]
+    keys = ("win_rate", "deal_in_rate", "call_rate", "tsumo_share", "average_win_han")
+    for name, stats in results.items():
+        row = re.search(rf"^\| {name} \|(.+)\|$", res.stdout, re.M)
+        assert row, res.stdout
+        got = [float(x) for x in row.group(1).split("|")]
+        for key, value in zip(keys, got, strict=True):
+            assert abs(value - stats[key]) <= 6e-4, (name, key, value, stats[key])
+    lines = log.read_text().splitlines()
+    board = json.loads(lines[1])
+    del board["games"][0]["win_han"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([lines[0], json.dumps(board)]) + "\n")
+    res = _bench("tournament_log_summary.py", "--outcomes", str(bad))
+    assert res.returncode != 0 and "--outcomes needs each game's hands" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
