@@ -10,8 +10,9 @@ lineup of every log, for logs whose specs are spelled differently but play the s
 ``search:extend=336+extend_z=10`` before it became ``search``'s default): the caller vouches for that.
 
 ``--outcomes`` adds, per agent over every game of every log, what its hands ended in, as a tournament's results.json
-gives them for one run: wins, deal-ins and calls per hand played, the Tsumo share of its wins and han per win
-(session 42 read the distilled network's gap to its teacher from them, over logs whose results.json is not kept).
+gives them for one run: wins, deal-ins and calls per hand played, the Tsumo share of its wins, han per win and the
+share of its games in each place (session 42 read the distilled network's gap to its teacher from them, over logs
+whose results.json is not kept).
 
     python bench/tournament_log_summary.py results/search_headline/games.jsonl
     python bench/tournament_log_summary.py seed_a/games.jsonl seed_b/games.jsonl.gz
@@ -120,9 +121,10 @@ OUTCOMES = ("wins", "tsumo", "deal_ins", "calls", "win_han")  # per seat in each
 
 
 def outcomes(logs: list[list[dict]], paths: list[str], agents: list[str]) -> None:
-    """Per agent: wins, deal-ins and calls per hand it played, Tsumo share and han per win, over every game."""
+    """Per agent: wins, deal-ins and calls per hand it played, Tsumo share, han per win and the share of its games
+    in each place, over every game."""
     P = len(agents)
-    sums, hands = np.zeros((P, len(OUTCOMES))), np.zeros(P)
+    sums, hands, places = np.zeros((P, len(OUTCOMES))), np.zeros(P), np.zeros((P, P))
     for p, lines in zip(paths, logs, strict=True):
         for entry in lines[1:]:
             for g in entry.get("games", []) if entry.get("type") == "board" else []:
@@ -137,12 +139,13 @@ def outcomes(logs: list[list[dict]], paths: list[str], agents: list[str]) -> Non
                 for seat, a in enumerate(g["seats"]):
                     sums[a] += [g[k][seat] for k in OUTCOMES]
                     hands[a] += g["hands"]
-    print("| agent | wins / hand | deal-ins / hand | calls / hand | Tsumo share | han / win |")
-    print("|---|---:|---:|---:|---:|---:|")
+                    places[a, g["placements"][seat] - 1] += 1
+    print("| agent | wins / hand | deal-ins / hand | calls / hand | Tsumo share | han / win | places 1st ... last |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for a, name in enumerate(agents):
         w, ts, di, c, han = sums[a]
         print(f"| {name} | {w / hands[a]:.4f} | {di / hands[a]:.4f} | {c / hands[a]:.4f} | {ts / max(w, 1):.4f} | "
-              f"{han / max(w, 1):.3f} |")  # fmt: skip
+              f"{han / max(w, 1):.3f} | {' / '.join(f'{x:.3f}' for x in places[a] / places[a].sum())} |")  # fmt: skip
 
 
 def main() -> None:

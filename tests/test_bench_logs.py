@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from meld8_env.rules import RuleConfig
 from training.tournament import TournamentConfig, run
 
@@ -234,8 +236,9 @@ def test_a_hostile_search_eval_summary_is_refused_in_one_line(tmp_path):
 
 
 def test_summary_outcomes_are_the_tournaments_own_rates(tmp_path):
-    """``--outcomes``: per agent, wins / deal-ins / calls per hand, Tsumo share and han per win counted from the log
-    are the rates the tournament itself wrote to results.json; a log without those counts is refused in one line."""
+    """``--outcomes``: per agent, wins / deal-ins / calls per hand, Tsumo share, han per win and the share of games
+    in each place counted from the log are the rates the tournament itself wrote to results.json; a log without
+    those counts is refused in one line."""
     import json
     import re
 
@@ -247,9 +250,11 @@ def test_summary_outcomes_are_the_tournaments_own_rates(tmp_path):
     for name, stats in results.items():
         row = re.search(rf"^\| {name} \|(.+)\|$", res.stdout, re.M)
         assert row, res.stdout
-        got = [float(x) for x in row.group(1).split("|")]
-        for key, value in zip(keys, got, strict=True):
+        cells = row.group(1).split("|")
+        for key, value in zip(keys, [float(x) for x in cells[:-1]], strict=True):
             assert abs(value - stats[key]) <= 6e-4, (name, key, value, stats[key])
+        shares = [float(x) for x in cells[-1].split("/")]
+        assert np.allclose(shares, stats["rank_distribution"], atol=6e-4), (name, shares)
     lines = log.read_text().splitlines()
     board = json.loads(lines[1])
     del board["games"][0]["win_han"]
