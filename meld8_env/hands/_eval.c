@@ -1454,11 +1454,13 @@ int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, 
  * W of hand leaves x out. The hand's own search (search_levels with lev) runs its last level, the best overlap m, on
  * past the first W: every best standard W that leaves out a card no W found before it leaves out (a subtree whose W
  * holds all of those is cut; once none is left the search unwinds). Where a special form reaches m and no standard W
- * passes it, the same search runs at m afterwards; a special form of overlap m that hand - x keeps also keeps d
- * (closed form). Every other discard raises the distance: d + 1 when hand - x reaches a W at m - 1 (a special form in
- * closed form, else the question; almost always), else its own distance. Session 34 replaced one question per discard
- * that the first W did not answer (half of them must exhaust their search to fail): 32.5M -> 26.7M instructions on
- * `python bench/rollout_instructions.py --records 3000 --table 0`'s 2,492 hands. */
+ * passes it, the discards a special W of overlap m leaves out are read first (closed form), and the same search runs
+ * at m afterwards for the others. Every other discard raises the distance: d + 1 when hand - x reaches a W at m - 1
+ * (a special form in closed form, else a standard W: one more search of the hand at m - 1 for all of them at once;
+ * almost always), else its own distance. Session 34 replaced one question per discard that the first W did not
+ * answer (half of them must exhaust their search to fail): 32.5M -> 26.7M instructions on `python
+ * bench/rollout_instructions.py --records 3000 --table 0`'s 2,492 hands; session 42's closed forms first and one
+ * search at m - 1 in place of a question per raised discard, 26.7M -> 24.6M. */
 static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, const int *card, int *dist) {
     int size = meld ? 5 : 8, sp;
     dist_t h; /* the hand's own search, its last level run as the search over every best W (search_levels) */
@@ -1472,9 +1474,22 @@ static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, c
         return;
     }
     int m = best, d = size - m;
+    int spx[8]; /* hand - x's special overlap where it reaches m - 1 (sp bounds it; -99: not asked) */
+    for (int i = 0; i < n; i++) spx[i] = -99;
     /* the discards no best standard W leaves out: the search's answer when a standard W reached m above the special
      * forms (a winning hand's only W leaves out nothing), else the search below */
     u64 raise = best > known ? (m == size ? allowed : h.need) : allowed; /* h.need: within allowed (keep) */
+    if (raise && best <= known) {
+        /* a special form reaches m: first the discards one of its W of overlap m leaves out (closed form, asked of
+         * every discard below anyway), so that the search of the standard W at m looks only for the others: a
+         * smaller need cuts more and unwinds sooner (session 42) */
+        for (int i = 0; i < n; i++) {
+            dist_t e;
+            dist_init_core(&e, hand & ~(1ULL << card[i]), meld, unseen, m - 2, m);
+            spx[i] = special_overlap_above(&e, 3, m - 2);
+            if (spx[i] >= m) raise &= ~(1ULL << card[i]);
+        }
+    }
     if (raise && best <= known) {
         dist_t e;
         dist_init(&e, hand, meld, unseen, m - 1, 99);
@@ -1484,21 +1499,41 @@ static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, c
         dfs(&e, e.H, meld ? 1 : 2, 1, e.jk_held);
         raise = e.need;
     }
+    u64 ask = 0; /* the discards whose question at d + 1 only a standard W can answer */
     for (int i = 0; i < n; i++) {
         u64 x = 1ULL << card[i], after = hand & ~x;
         if (!(raise & x)) {
             dist[i] = d;
             continue;
         }
-        int spx = -99; /* hand - x's special overlap where it reaches m - 1 (sp bounds it; -99: not asked) */
-        if (!meld && sp >= m - 1) {
+        if (spx[i] == -99 && !meld && sp >= m - 1) {
             dist_t e;
             dist_init_core(&e, after, meld, unseen, m - 2, m);
-            spx = special_overlap_above(&e, 3, m - 2);
+            spx[i] = special_overlap_above(&e, 3, m - 2);
         }
-        if (spx >= m) dist[i] = d;
-        else if (spx == m - 1 || eval_distance_at_most_sp(after, meld, unseen, d + 1, NULL, sp)) dist[i] = d + 1;
-        else dist[i] = eval_distance(after, meld, unseen);
+        if (spx[i] >= m) dist[i] = d;
+        else if (spx[i] == m - 1) dist[i] = d + 1;
+        else ask |= x;
+    }
+    if (!ask) return;
+    /* the standard W at m - 1: one search of the hand over the W of that level that leave out a card of ask (a W
+     * of hand that avoids x is one of hand - x, x being seen once discarded: av holds unseen cards only), cut as
+     * the level search above, instead of one question of hand - x per discard (session 42) */
+    u64 open = ask;
+    if (m >= 2) {
+        dist_t e;
+        dist_init(&e, hand, meld, unseen, m - 2, 99);
+        e.lev = 1;
+        e.want = ~0ULL;
+        e.need = e.keep = ask;
+        dfs(&e, e.H, meld ? 1 : 2, 1, e.jk_held);
+        open = e.need;
+    }
+    for (int i = 0; i < n; i++) {
+        u64 x = 1ULL << card[i];
+        if (!(ask & x)) continue;
+        if (!(open & x)) dist[i] = d + 1;
+        else dist[i] = eval_distance(hand & ~x, meld, unseen); /* no W at m - 1 avoids x (or m < 2): rare */
     }
 }
 
