@@ -27,3 +27,23 @@ def gone(pid: int, wait: float = 10.0) -> bool:
             pass
         time.sleep(0.05)
     return False
+
+
+# -- targets for training.worker_pool's tests (module level: a spawned worker imports them by name) --------------
+def pool_setup(fail: bool) -> None:
+    if fail:
+        raise ValueError("the set-up failed")
+
+
+def pool_double(task: int) -> int:
+    """Twice the task; 7 raises, -1 ends the worker without an answer (as a kill or a crash in C would)."""
+    if task == 7:
+        raise ValueError("seven is refused")
+    if task == -1:
+        os._exit(3)
+    time.sleep(0.001 * (task % 3))  # answers come back out of order
+    return 2 * task
+
+
+def pool_done() -> None:
+    pass

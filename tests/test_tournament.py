@@ -240,3 +240,97 @@ def test_no_worker_outlives_a_killed_tournament(tmp_path, sig):
         os.kill(proc.pid, sig)
         proc.wait(timeout=60)
     assert all(gone(w, wait=20) for w in workers), "a worker outlived its tournament"
+
+
+def _start(tmp_path, boards: int, **popen) -> subprocess.Popen:
+    """A bots-only tournament on two workers in its own process group, SIGINT at its default (as in a terminal)."""
+    cmd = [sys.executable, "-m", "meld8_app.cli", "tournament", "--agents", "greedy,defensive,random",
+           "--boards", str(boards), "--seed", "5", "--workers", "2", "--out", str(tmp_path / "t")]  # fmt: skip
+    err = open(tmp_path / "stderr.txt", "w")  # a file, not a pipe nobody reads while the run goes on
+    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                            preexec_fn=default_sigint)  # fmt: skip
+
+
+def _logged_boards(tmp_path) -> int:
+    log = tmp_path / "t" / "games.jsonl"
+    return max(0, log.read_bytes().count(b"\n") - 1) if log.exists() else 0
+
+
+def _until_playing(proc: subprocess.Popen, tmp_path) -> list[int]:
+    """The workers, once the first board is logged (polled with a deadline)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = _pool_workers(proc.pid)
+        if len(workers) == 2 and _logged_boards(tmp_path) >= 1:
+            return workers
+        time.sleep(0.01)
+    raise AssertionError("the tournament never logged a board on two workers")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_worker_ends_the_tournament_in_one_line_and_its_log_resumes(tmp_path):
+    """A worker killed mid-run (kill -9, or out of memory) used to leave the tournament waiting for its result for
+    ever (red team, session 42); now the tournament ends at once with one line, the other worker goes too, and
+    ``--resume`` completes the log."""
+    proc = _start(tmp_path, 20_000)
+    try:
+        workers = _until_playing(proc, tmp_path)
+        os.kill(workers[0], signal.SIGKILL)
+        rc = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = (tmp_path / "stderr.txt").read_text().strip().splitlines()
+    assert rc == 2 and "a worker process ended without its result" in err[-1] and "--resume" in err[-1], err[-3:]
+    assert "Traceback" not in "\n".join(err)
+    assert all(gone(w, wait=20) for w in workers), "a worker outlived the failed tournament"
+    logged = _logged_boards(tmp_path)
+    assert 1 <= logged < 20_000
+    res = run(TournamentConfig(["greedy", "defensive", "random"], boards=logged + 3, seed=5, out=str(tmp_path / "t"),
+                               resume=True, progress=False, chart=False))  # fmt: skip
+    assert res["games"] == (logged + 3) * 6
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_ends_a_tournament_and_its_workers_at_once_in_one_line(tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group. With two workers it could hang the tournament (a worker
+    stopped mid-write) or print the workers' tracebacks (red team, session 42): now the workers ignore it, and the
+    tournament ends them and says one line."""
+    proc = _start(tmp_path, 20_000)
+    try:
+        workers = _until_playing(proc, tmp_path)
+        os.killpg(proc.pid, signal.SIGINT)
+        rc = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = (tmp_path / "stderr.txt").read_text()
+    assert rc == 130 and err.strip().splitlines()[-1] == "meld8 tournament: interrupted", err[-500:]
+    assert "Traceback" not in err
+    assert all(gone(w, wait=20) for w in workers), "a worker outlived the interrupted tournament"
+
+
+def test_refused_runs_leave_the_folder_as_they_found_it(tmp_path, capsys):
+    """Nothing is written before every check has passed: a new run over a log, or a --resume of another seed's log,
+    is refused before the folder's lock is written (red team, session 42); a lock that cannot be opened is named in
+    one line; a resume with fewer --boards says what it leaves out of the results."""
+    rules = RuleConfig(rounds=2, min_yaku_han=(1, 1), max_replays=1)
+    out = tmp_path / "t"
+    base = dict(agents=["greedy", "defensive", "random"], seed=9, out=str(out), rules=rules, progress=False,
+                chart=False)  # fmt: skip
+    run(TournamentConfig(boards=4, **base))
+    (out / ".lock").unlink()
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(TournamentError, match="exists: add --resume"):
+        run(TournamentConfig(boards=4, **base))
+    with pytest.raises(TournamentError, match="line 1: "):
+        run(TournamentConfig(boards=4, resume=True, **{**base, "seed": 8}))
+    assert sorted(p.name for p in out.iterdir()) == before
+    res = run(TournamentConfig(boards=2, resume=True, **base))
+    assert res["games"] == 2 * 6
+    assert "2 logged boards at or above --boards 2 stay in the log, out of the results" in capsys.readouterr().err
+    (out / ".lock").unlink()
+    (out / ".lock").mkdir()
+    with pytest.raises(TournamentError, match=r"\.lock: cannot open the folder's lock \(Is a directory\)"):
+        run(TournamentConfig(boards=4, resume=True, **base))

@@ -92,6 +92,9 @@ def _variants(log: bytes) -> dict[str, bytes]:
     out["a board logged twice"] = b"\n".join([header, d0, d1, d0, d2]) + b"\n"
     out["two headers"] = b"\n".join([header, header, d0]) + b"\n"
     out["null as the last line"] = b"\n".join([header, d0, d1, b"null"]) + b"\n"  # a whole line: not torn
+    # a write cut short never ends in its newline: a whole line of garbage at the end is foreign, not torn (red team,
+    # session 42: it was dropped as an interrupted write and the run resumed)
+    out["not JSON as the last whole line"] = b"\n".join([header, d0, d1, b"garbage{{"]) + b"\n"
     return out
 
 
@@ -100,7 +103,15 @@ CASES = [f"{name} in the middle" for name in JUNK] + [
     "a board logged twice",
     "two headers",
     "null as the last line",
+    "not JSON as the last whole line",
 ]
+
+
+def test_blank_lines_at_the_end_are_dropped_and_the_run_resumes(finished, tmp_path, capsys):
+    """Blank lines after the last board (an editor's, not a torn write) are dropped with a message saying so."""
+    results, log = finished
+    assert _resume(tmp_path, log + b"\n\n") == results
+    assert "blank lines from line 5 on; dropping them" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -77,7 +77,13 @@ class OutputLock:
 
         # opened without blocking and checked on the open file: a FIFO or device named .lock failed in open()
         # with "File or stream is not seekable", naming no file (red team, session 35: the FIFO eval.jsonl)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        except OSError as exc:  # raw "[Errno 13] Permission denied" / "[Errno 21] Is a directory" (red team, s42)
+            raise self.error(
+                f"{self.path}: cannot open the folder's lock ({exc.strerror}): make it a writable file or choose "
+                "another output folder (--out / out)"
+            ) from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise self.error(f"{self.path} is not a regular file (a FIFO, socket or device): move it out of "

@@ -33,13 +33,22 @@ from training.stats import summarize
 from training.tournament_backends import (
     bounded,
     close_agents,
-    init_pool_worker,
     init_worker,
     play_boards,
+    pool_size,
     ray_results,
+    worker_pool,
 )
 from training.tournament_config import TournamentConfig, TournamentError, board_seed, seatings
-from training.tournament_log import GAME_KEYS, LOG, PER_SEAT, append_entry, board_entry_error, read_log
+from training.tournament_log import (
+    GAME_KEYS,
+    LOG,
+    PER_SEAT,
+    append_entry,
+    board_entry_error,
+    first_line_check,
+    read_log,
+)
 from training.tournament_report import SHAKY_BELOW, format_table, progress, write_chart, write_games_csv
 
 __all__ = ["GAME_KEYS", "LOG", "PER_SEAT", "SHAKY_BELOW", "OutputLock", "TournamentConfig",
@@ -106,7 +115,10 @@ def _check_folder_use(cfg: TournamentConfig, out: Path) -> None:
     if cfg.resume:
         if not log.exists():
             raise TournamentError(f"--resume: {out} holds no {LOG} to continue; drop --resume to start a tournament")
+        first_line_check(log, cfg)  # another tournament's log: refused before the lock is written
         return
+    if log.exists() and log.stat().st_size:  # as _run_locked refuses it under the lock, but before writing the lock
+        raise TournamentError(f"{log} exists: add --resume to continue it, or choose another --out")
     if found := run_folder.run_markers(out):
         raise TournamentError(
             f"--out {out} holds a training run ({', '.join(found[:3])}): choose another folder for the tournament"
@@ -150,6 +162,10 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         done, valid, has_header = read_log(log, cfg)
         with open(log, "r+b") as f:
             f.truncate(valid)
+        beyond = sum(1 for e in done if e["board"] >= cfg.boards)
+        if beyond:  # kept, not counted: a resume with fewer --boards said nothing of them (red team, session 42)
+            print(f"{log}: {beyond} logged boards at or above --boards {cfg.boards} stay in the log, out of the "
+                  "results", file=sys.stderr)  # fmt: skip
     finished = {e["board"] for e in done}
     n_todo = cfg.boards - sum(1 for d in finished if d < cfg.boards)
     if cfg.workers <= 1 and cfg.backend == "local":
@@ -168,10 +184,16 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         # made the rerun ask for --resume: red team, session 37)
         def log_entry(entry: dict) -> None:
             nonlocal has_header
-            if not has_header:
-                append_entry(f, header)
-                has_header = True
-            append_entry(f, entry)
+            try:
+                if not has_header:
+                    append_entry(f, header)
+                    has_header = True
+                append_entry(f, entry)
+            except OSError as exc:  # a full disk or a file size limit said only "[Errno 27] File too large"
+                raise TournamentError(
+                    f"{log}: cannot write ({exc.strerror}); the boards logged before are kept: make room, then "
+                    "rerun with --resume"
+                ) from None
             done.append(entry)
 
         pool = None
@@ -191,23 +213,21 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
                 close_agents()
             results = iter(())
         else:
-            import multiprocessing as mp
-
-            # spawn, not fork: a parent that has loaded a torch policy must not be forked (deadlocks)
-            pool = mp.get_context("spawn").Pool(cfg.workers, initializer=init_pool_worker, initargs=init_args)
+            pool = worker_pool(pool_size(cfg.workers, n_todo, per_task), init_args)
             results = bounded(pool, tasks, 2 * cfg.workers)
+        finished_cleanly = False
         try:
             for entries in results:
                 for e in entries:
                     log_entry(e)
                 bar.update(len(entries))
-            if pool is not None:  # workers that finish leave by themselves: their bots get bye (meld8_env.seat_process)
+            if pool is not None:
                 pool.close()
-                pool.join()
+            finished_cleanly = True
         finally:
             bar.close()
-            if pool is not None:
-                pool.terminate()
+            if pool is not None and not finished_cleanly:  # interrupted, or a worker died: end the others now
+                pool.kill()
     done = sorted((e for e in done if e["board"] < cfg.boards), key=lambda e: e["board"])
     results_doc = summarize(done, cfg.agents, cfg.rules.num_players, cfg.seed)
     (out / "results.json").write_text(json.dumps(results_doc, indent=1))

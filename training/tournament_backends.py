@@ -2,20 +2,22 @@
 
 Every backend runs the same task, :func:`play_boards` over ``(board ids, seeds, seatings)``, with the
 agents loaded once per process by :func:`init_worker`; results come back as board entries of the log
-(``training.tournament_log``). :func:`bounded` keeps at most a few tasks in flight on a pool, and
-:func:`ray_results` hands one task at a time to each idle actor, so memory never grows with the
-number of boards.
+(``training.tournament_log``). :func:`bounded` keeps at most a few tasks in flight on a pool of worker
+processes (``training.worker_pool``), and :func:`ray_results` hands one task at a time to each idle actor, so
+memory never grows with the number of boards.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 
 import numpy as np
 
 from meld8_env.rules import RuleConfig
 from meld8_env.seat_process import BotOptions
 from training.tournament_config import TournamentError
+from training.worker_pool import WorkerDied, WorkerPool
 
 _WORKER: dict = {}
 
@@ -46,6 +48,10 @@ def init_pool_worker(*args) -> None:
 
     # killed, the tournament runs no cleanup: without this a worker played its task of boards on for minutes
     die_with_parent(parent=multiprocessing.parent_process().pid)
+    # a terminal's Ctrl-C reaches the whole process group: the tournament ends its workers itself (WorkerPool.kill;
+    # a pool started off the main thread could not ignore it for them); a worker that took the KeyboardInterrupt
+    # printed its own traceback (red team, session 42)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     init_worker(*args)
     _WORKER["threads"] = 1  # the other workers hold the other cores
     if "torch" in sys.modules:
@@ -81,18 +87,29 @@ def play_boards(task: tuple[list[int], list[int], list[tuple[int, ...]]], on_boa
     return out
 
 
-def bounded(pool, tasks, in_flight: int):
-    """Results of ``play_boards`` over ``tasks`` with at most ``in_flight`` tasks submitted at a time
-    (Pool.imap would read every task up front: memory would grow with the number of boards)."""
-    from collections import deque
+def bounded(pool: WorkerPool, tasks, in_flight: int):
+    """Results of ``play_boards`` over ``tasks`` from the pool's workers, in the order of the tasks, with at most
+    ``in_flight`` handed out at a time (memory does not grow with the number of boards). A worker that dies without
+    its result ends the tournament with a TournamentError; the boards logged so far are kept."""
+    try:
+        yield from pool.results(tasks, in_flight)
+    except WorkerDied as exc:
+        raise TournamentError(
+            f"a worker process ended without its result ({exc}: killed, or out of memory?); the boards logged so far "
+            "are kept: rerun with --resume"
+        ) from None
 
-    pending: deque = deque()
-    for task in tasks:
-        pending.append(pool.apply_async(play_boards, (task,)))
-        if len(pending) >= in_flight:
-            yield pending.popleft().get()
-    while pending:
-        yield pending.popleft().get()
+
+def pool_size(workers: int, boards: int, per_task: int) -> int:
+    """Worker processes for ``boards`` boards in tasks of ``per_task``: ``workers``, but no more than the tasks (at
+    least one): ``--workers 1000`` on two boards started 1000 interpreters (red team, session 42)."""
+    return max(1, min(workers, -(-boards // per_task)))
+
+
+def worker_pool(workers: int, init_args: tuple) -> WorkerPool:
+    """``workers`` processes that each load the agents once (:func:`init_pool_worker`), play :func:`play_boards`
+    tasks and close their agents at the end (their seat-protocol bots get bye)."""
+    return WorkerPool(workers, init_pool_worker, init_args, play_boards, close_agents)
 
 
 def ray_results(tasks, init_args: tuple, workers: int):

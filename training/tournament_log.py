@@ -102,6 +102,28 @@ def _other_run(logged: dict, header: dict) -> str:
     return f"the log belongs to another tournament: {held[:200]} with another {names.get(k, k)} ({value})"
 
 
+def header_check(obj: object, header: dict, where: str) -> None:
+    """Refuse (TournamentError naming ``where``) a first line that is not this tournament's header."""
+    if not isinstance(obj, dict) or obj.get("type") != "header":
+        raise TournamentError(f"{where} is not a tournament header; refusing to resume")
+    if {k: obj.get(k) for k in header} != header:
+        raise TournamentError(f"{where}: {_other_run(obj, header)}; resume with its settings, or another --out")
+
+
+def first_line_check(path: Path, cfg: TournamentConfig) -> None:
+    """The refusal of :func:`read_log` that its first line alone decides (another tournament's header), read without
+    the rest of the log: a run refused so leaves nothing behind, not even its lock (red team, session 42)."""
+    with open(path, "rb") as f:
+        first = f.readline(1 << 20)
+    if not first.endswith(b"\n"):  # a torn or very long first line: read_log decides
+        return
+    try:
+        obj = json.loads(first)
+    except (ValueError, RecursionError):
+        return  # read_log names what is wrong with it
+    header_check(obj, cfg.header(), f"{path}: line 1")
+
+
 def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
     """(logged boards, byte length of the valid part, whether that part holds the header).
 
@@ -125,17 +147,20 @@ def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
             obj = json.loads(line) if not last else _TORN
         except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deeply, an integer too long
             obj = _TORN
-        if obj is _TORN and (last or all(not rest for rest in lines[i + 1 :])):
+        # a write cut short never ends in its newline (append_entry writes the line and its newline at once): only
+        # the text after the last newline is torn; a whole line that is not JSON is foreign (red team, session 42:
+        # appended garbage was dropped as torn), and blank lines at the end are only dropped
+        if obj is _TORN and last:
             print(f"{path}: line {i + 1} is incomplete (interrupted write); dropping it", file=sys.stderr)
+            break
+        if not line.strip() and all(not rest.strip() for rest in lines[i + 1 :]):
+            print(f"{path}: blank lines from line {i + 1} on; dropping them", file=sys.stderr)
             break
         where = f"{path}: line {i + 1}"
         if obj is _TORN:
             raise TournamentError(f"{where} is not JSON; refusing to resume (fix or move the file)")
         if i == 0:
-            if not isinstance(obj, dict) or obj.get("type") != "header":
-                raise TournamentError(f"{where} is not a tournament header; refusing to resume")
-            if {k: obj.get(k) for k in header} != header:
-                raise TournamentError(f"{where}: {_other_run(obj, header)}; resume with its settings, or another --out")
+            header_check(obj, header, where)
             has_header = True
         else:
             err = board_entry_error(obj, cfg, n_seatings)
