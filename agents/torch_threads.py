@@ -7,11 +7,12 @@ rollouts. :func:`one_torch_thread` runs a block on one intra-op thread and gives
 afterwards. Changing the setting costs under a microsecond, and the shipped network's output on a batch is the
 same bit for bit at one or two threads (session 42, on 2,048 stored decisions at batch sizes 1, 64 and 2,048).
 
-Measured (``python bench/search_speed.py --spec search:worlds=96+prior=distilled+keep=prior --states 150 --batch
-64``, two interleaved rounds each on a loaded 2-core machine, session 42): median 14.4 / 13.3 ms a decision and
-25.7 / 22.3 CPU ms with torch's default of two threads, 10.4 / 9.0 ms and 15.1 / 13.3 CPU ms with one. Large
-batches are another matter: a ``distilled`` seat playing 64 games at once is faster on two threads (239 against
-168 games/s, ``bench/seated_speed.py``), so :class:`agents.policy.PolicyAgent` itself keeps torch's default.
+Measured (``python bench/ab.py --baseline <worktree of b9bc0b1> --rounds 3 bench/search_speed.py --spec SPEC
+--states 150 --batch 64``, session 42, ``docs/speed_runs/search_torch_threads_s42.txt``): ``search:worlds=96+prior=
+distilled+keep=prior`` 16.86 -> 12.49 ms median a decision (x0.741) and 29.9 -> 17.5 CPU ms (x0.587);
+``search:prior=distilled+keep=prior`` 13.72 -> 8.25 ms (x0.601); the same decisions and rollouts. Large batches are
+another matter: a ``distilled`` seat playing 64 games at once is faster on two threads (239 against 168 games/s,
+``bench/seated_speed.py``), so :class:`agents.policy.PolicyAgent` itself keeps torch's default.
 """
 
 from __future__ import annotations
