@@ -52,3 +52,31 @@ def test_a_pool_has_no_more_workers_than_tasks():
     assert pool_size(2, boards=300, per_task=37) == 2
     assert pool_size(8, boards=17, per_task=8) == 3
     assert pool_size(4, boards=0, per_task=8) == 1
+
+
+def test_a_worker_that_died_idle_is_told_as_a_death_not_a_closed_pipe():
+    """The first task sent to a worker that had died idle raised BrokenPipeError, which the command line takes for
+    a closed stdout (``meld8 replay | head``): the tournament ended with rc 0, no message and no results (review,
+    session 42)."""
+    pool = WorkerPool(2, pool_setup, (False,), pool_double, pool_done)
+    try:
+        pool.procs[1].kill()
+        pool.procs[1].join()
+        with pytest.raises(WorkerDied, match="killed by signal 9"):
+            list(pool.results([1, 2, 3, 4], in_flight=4))
+    finally:
+        pool.kill()
+
+
+def test_a_ctrl_c_while_the_workers_start_is_not_lost():
+    """A SIGINT while the workers start (here: sent while their start-up arguments are pickled) interrupts the
+    parent right after the start, and the workers started are ended; it used to be ignored there, and the run
+    played on (review, session 42)."""
+    import multiprocessing as mp
+
+    from process_kit import SigintWhenSent
+
+    before = set(mp.active_children())
+    with pytest.raises(KeyboardInterrupt):
+        WorkerPool(2, pool_setup, (SigintWhenSent(),), pool_double, pool_done)
+    assert set(mp.active_children()) == before

@@ -197,26 +197,27 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
             done.append(entry)
 
         pool = None
-        if cfg.backend == "ray":
-            results = ray_results(tasks, init_args, max(cfg.workers, 1))
-        elif cfg.workers <= 1:  # one batch of every game; each board is logged the moment it completes
-            init_worker(*init_args)
-
-            def log_board(entry: dict) -> None:
-                log_entry(entry)
-                bar.update(1)
-
-            try:
-                for task in tasks:
-                    play_boards(task, on_board=log_board)
-            finally:
-                close_agents()
-            results = iter(())
-        else:
-            pool = worker_pool(pool_size(cfg.workers, n_todo, per_task), init_args)
-            results = bounded(pool, tasks, 2 * cfg.workers)
         finished_cleanly = False
-        try:
+        try:  # the bar is closed and the workers ended before the command's one line (a Ctrl-C at the start too)
+            if cfg.backend == "ray":
+                results = ray_results(tasks, init_args, max(cfg.workers, 1))
+            elif cfg.workers <= 1:  # one batch of every game; each board is logged the moment it completes
+                init_worker(*init_args)
+
+                def log_board(entry: dict) -> None:
+                    log_entry(entry)
+                    bar.update(1)
+
+                try:
+                    for task in tasks:
+                        play_boards(task, on_board=log_board)
+                finally:
+                    close_agents()
+                results = iter(())
+            else:
+                # no boards left (a --resume of a finished log): no worker to start
+                pool = worker_pool(pool_size(cfg.workers, n_todo, per_task), init_args) if n_todo else None
+                results = bounded(pool, tasks, 2 * cfg.workers) if pool is not None else iter(())
             for entries in results:
                 for e in entries:
                     log_entry(e)

@@ -10,7 +10,6 @@ memory never grows with the number of boards.
 from __future__ import annotations
 
 import os
-import signal
 
 import numpy as np
 
@@ -48,10 +47,6 @@ def init_pool_worker(*args) -> None:
 
     # killed, the tournament runs no cleanup: without this a worker played its task of boards on for minutes
     die_with_parent(parent=multiprocessing.parent_process().pid)
-    # a terminal's Ctrl-C reaches the whole process group: the tournament ends its workers itself (WorkerPool.kill;
-    # a pool started off the main thread could not ignore it for them); a worker that took the KeyboardInterrupt
-    # printed its own traceback (red team, session 42)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     init_worker(*args)
     _WORKER["threads"] = 1  # the other workers hold the other cores
     if "torch" in sys.modules:

@@ -39,6 +39,10 @@ def _answer(conn: Connection, ok: bool, value: object) -> None:
 
 def _serve(conn: Connection, initializer: Callable, initargs: tuple, target: Callable, finalizer: Callable) -> None:
     """A worker's life: set up, then answer each task until told to stop (None) or the parent's end closes."""
+    # the parent ends its workers itself; a worker that took a terminal's Ctrl-C printed its own traceback. It was
+    # started with SIGINT blocked (see WorkerPool): ignoring it first drops one that came during the start
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     failed: BaseException | None = None
     try:
         initializer(*initargs)
@@ -69,8 +73,10 @@ def _serve(conn: Connection, initializer: Callable, initargs: tuple, target: Cal
 class WorkerPool:
     """``workers`` spawned processes (spawn, not fork: a parent that has loaded a torch policy must not be forked).
 
-    They start with SIGINT ignored: a terminal's Ctrl-C reaches the whole process group, and the parent ends its
-    workers itself (:meth:`kill`); a worker that took the KeyboardInterrupt printed its own traceback."""
+    They ignore SIGINT: a terminal's Ctrl-C reaches the whole process group, and the parent ends its workers itself
+    (:meth:`kill`). The parent starts them with SIGINT blocked, which they inherit across the exec until they ignore
+    it: a Ctrl-C during the start stays pending in the parent and interrupts it right after (it was ignored there
+    and lost, and the run played on: review, session 42)."""
 
     def __init__(
         self, workers: int, initializer: Callable, initargs: tuple, target: Callable, finalizer: Callable
@@ -78,22 +84,23 @@ class WorkerPool:
         ctx = mp.get_context("spawn")
         self.procs: list = []
         self.conns: list[Connection] = []
-        main = threading.current_thread() is threading.main_thread()
-        before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None  # inherited across the exec
+        main = threading.current_thread() is threading.main_thread()  # where Python runs its signal handlers
         try:
-            for _ in range(workers):
-                here, there = ctx.Pipe()
-                proc = ctx.Process(target=_serve, args=(there, initializer, initargs, target, finalizer))
-                proc.start()
-                there.close()  # the worker's end lives in the worker only: its death is an end of file here
-                self.procs.append(proc)
-                self.conns.append(here)
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if main else None
+            try:
+                for _ in range(workers):
+                    here, there = ctx.Pipe()
+                    proc = ctx.Process(target=_serve, args=(there, initializer, initargs, target, finalizer))
+                    proc.start()
+                    there.close()  # the worker's end lives in the worker only: its death is an end of file here
+                    self.procs.append(proc)
+                    self.conns.append(here)
+            finally:
+                if mask is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending Ctrl-C is raised here
         except BaseException:
             self.kill()
             raise
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, before)
 
     def results(self, tasks: Iterable, in_flight: int) -> Iterator:
         """``target(task)`` for each task, in the order of the tasks (see the module's contract)."""
@@ -110,7 +117,10 @@ class WorkerPool:
                     exhausted = True
                     break
                 w = idle.pop()
-                self.conns[w].send(task)
+                try:
+                    self.conns[w].send(task)
+                except OSError as exc:  # it died idle: BrokenPipeError, which the CLI takes for a closed stdout
+                    raise WorkerDied(self._death(w)) from exc
                 busy[w] = sent
                 sent += 1
             while given in done:
