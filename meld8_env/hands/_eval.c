@@ -1461,6 +1461,25 @@ int eval_discard_anchored(u64 hand, u64 meld, u64 unseen, u64 allowed, int *sp, 
  * answer (half of them must exhaust their search to fail): 32.5M -> 26.7M instructions on `python
  * bench/rollout_instructions.py --records 3000 --table 0`'s 2,492 hands; session 42's closed forms first and one
  * search at m - 1 in place of a question per raised discard, 26.7M -> 24.6M. */
+/* The cards of ask that no standard W of hand with overlap above floor leaves out: one search of the hand over the
+ * W of the level, cut where a subtree's W hold every card still in question (dfs_node's lev) */
+static u64 level_holds(u64 hand, u64 meld, u64 unseen, int floor, u64 ask) {
+    dist_t e;
+    dist_init(&e, hand, meld, unseen, floor, 99);
+    e.lev = 1;
+    e.want = ~0ULL;
+    e.need = e.keep = ask;
+    dfs(&e, e.H, meld ? 1 : 2, 1, e.jk_held);
+    return e.need;
+}
+
+/* hand - x's special-form overlap where it reaches m - 1 (closed form; m - 2 when it does not) */
+static int special_after(u64 hand, u64 x, u64 meld, u64 unseen, int m) {
+    dist_t e;
+    dist_init_core(&e, hand & ~x, meld, unseen, m - 2, m);
+    return special_overlap_above(&e, 3, m - 2);
+}
+
 static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, const int *card, int *dist) {
     int size = meld ? 5 : 8, sp;
     dist_t h; /* the hand's own search, its last level run as the search over every best W (search_levels) */
@@ -1484,33 +1503,19 @@ static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, c
          * every discard below anyway), so that the search of the standard W at m looks only for the others: a
          * smaller need cuts more and unwinds sooner (session 42) */
         for (int i = 0; i < n; i++) {
-            dist_t e;
-            dist_init_core(&e, hand & ~(1ULL << card[i]), meld, unseen, m - 2, m);
-            spx[i] = special_overlap_above(&e, 3, m - 2);
+            spx[i] = special_after(hand, 1ULL << card[i], meld, unseen, m);
             if (spx[i] >= m) raise &= ~(1ULL << card[i]);
         }
-    }
-    if (raise && best <= known) {
-        dist_t e;
-        dist_init(&e, hand, meld, unseen, m - 1, 99);
-        e.lev = 1;
-        e.want = ~0ULL;
-        e.need = e.keep = raise;
-        dfs(&e, e.H, meld ? 1 : 2, 1, e.jk_held);
-        raise = e.need;
+        if (raise) raise = level_holds(hand, meld, unseen, m - 1, raise);
     }
     u64 ask = 0; /* the discards whose question at d + 1 only a standard W can answer */
     for (int i = 0; i < n; i++) {
-        u64 x = 1ULL << card[i], after = hand & ~x;
+        u64 x = 1ULL << card[i];
         if (!(raise & x)) {
             dist[i] = d;
             continue;
         }
-        if (spx[i] == -99 && !meld && sp >= m - 1) {
-            dist_t e;
-            dist_init_core(&e, after, meld, unseen, m - 2, m);
-            spx[i] = special_overlap_above(&e, 3, m - 2);
-        }
+        if (spx[i] == -99 && !meld && sp >= m - 1) spx[i] = special_after(hand, x, meld, unseen, m);
         if (spx[i] >= m) dist[i] = d;
         else if (spx[i] == m - 1) dist[i] = d + 1;
         else ask |= x;
@@ -1519,16 +1524,7 @@ static void discard_levels(u64 hand, u64 meld, u64 unseen, u64 allowed, int n, c
     /* the standard W at m - 1: one search of the hand over the W of that level that leave out a card of ask (a W
      * of hand that avoids x is one of hand - x, x being seen once discarded: av holds unseen cards only), cut as
      * the level search above, instead of one question of hand - x per discard (session 42) */
-    u64 open = ask;
-    if (m >= 2) {
-        dist_t e;
-        dist_init(&e, hand, meld, unseen, m - 2, 99);
-        e.lev = 1;
-        e.want = ~0ULL;
-        e.need = e.keep = ask;
-        dfs(&e, e.H, meld ? 1 : 2, 1, e.jk_held);
-        open = e.need;
-    }
+    u64 open = m >= 2 ? level_holds(hand, meld, unseen, m - 2, ask) : ask;
     for (int i = 0; i < n; i++) {
         u64 x = 1ULL << card[i];
         if (!(ask & x)) continue;
