@@ -590,7 +590,7 @@ class SearchAgent(Agent):
     def _search(self, rows: list[int], cands: list[list[int]], infosets: list, records, default: list[int]) -> list:
         K = int(self.opts["worlds"])
         M = max(K, int(self.opts["screen"]))  # worlds sampled; the first K are the rollout worlds
-        S = max(1, min(int(self.opts["stages"]), K))
+        S = int(self.opts["stages"])  # 1..worlds (check_options)
         chunks = stage_chunks(K, S, str(self.opts["split"]))
         prep = [
             self._prepare(infosets[i], None if records is None else records[i], self._rng(infosets[i]), M) for i in rows
