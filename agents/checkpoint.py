@@ -227,18 +227,23 @@ def check_metadata(meta: object, where: str, fmt: str) -> dict[str, Any]:
     return meta
 
 
-def check_weights_fit(meta: dict[str, Any], shapes: dict[str, tuple[int, ...]], where: str) -> None:
+def check_weights_fit(
+    meta: dict[str, Any], shapes: dict[str, tuple[int, ...]], where: str, stored: int | None = None
+) -> None:
     """Before anything is built: every hidden layer that ``meta`` names is a layer of the stored weights
     (a 2-D weight with that many output units), so metadata cannot make the loader build a network its
-    weights do not describe (and allocate what it claims). ``shapes``: stored tensor name -> shape."""
+    weights do not describe (and allocate what it claims). ``shapes``: stored tensor name -> shape; ``stored``:
+    the values really stored, each storage once (``agents.networks.stored_values``; None: the shapes' count)."""
     rows = {s[0] for s in shapes.values() if len(s) == 2}
     arch = meta["net_arch"]
     need = sum(a * b for a, b in zip(arch, arch[1:], strict=False))  # hidden-to-hidden weights, in any network
     have = sum(math.prod(s) for s in shapes.values())
+    if stored is not None:  # one stored tensor under many names must not stand for many layers
+        have = min(have, stored)
     if need > have:  # red team, session 32: one (4096, 1) tensor let net_arch [4096] * 3 build 2 x 16.8M weights
         raise CheckpointError(
-            f"{where}: its metadata names hidden layers {arch[:8]}, which take at least {need:,} weights; the stored "
-            f"tensors hold {have:,}: metadata and weights do not belong together"
+            f"{where}: its metadata names hidden layers {short_repr(arch)}, which take at least {need:,} weights; "
+            f"the stored tensors hold {have:,}: metadata and weights do not belong together"
         )
     missing = [h for h in arch if h not in rows]
     if missing:

@@ -245,6 +245,30 @@ def build_policy(meta: dict[str, Any], rules: RuleConfig):
     return cls(obs_space, spaces.Discrete(NUM_ACTIONS), lambda _: 0.0, **kwargs)
 
 
+def stored_values(state: dict, where: str) -> int:
+    """The values ``state``'s tensors really store (each storage once: a shared trunk names its layers twice),
+    after checking that every dense tensor stores all of its values: as many places on its storage as values (no
+    stride 0 or overlap that makes few stored values many), all of them inside the storage's bytes.
+    Red team, session 43: 2.3 KB of tensors of shape (16384, 16384) expanded from one stored float passed the shape
+    checks, and building the network they named (and reading them) took gigabytes before anything refused it."""
+    import torch
+
+    stored: dict[int, int] = {}
+    for k, v in state.items():
+        if v.layout != torch.strided:  # refused by load_policy's next check, in its words
+            continue
+        store = v.untyped_storage()
+        # the values the tensor reaches on its storage (a slice reaches fewer than its span, never more)
+        reach = 1 + sum((n - 1) * abs(st) for n, st in zip(v.shape, v.stride(), strict=True)) if v.numel() else 0
+        if v.numel() > reach or (v.storage_offset() + reach) * v.element_size() > store.nbytes():
+            raise CheckpointError(
+                f"{where}: tensor {k[:80]!r} of policy.pth claims shape {tuple(v.shape)} but stores fewer values: "
+                "a checkpoint holds every weight it names"
+            )
+        stored[store.data_ptr()] = store.nbytes() // max(v.element_size(), 1)
+    return sum(stored.values())
+
+
 def load_policy(path: str | Path, rules: RuleConfig):
     """(policy, metadata) of a Meld8 checkpoint without unpickling anything; the metadata is checked
     against the stored tensors' shapes before any network is built."""
@@ -255,6 +279,7 @@ def load_policy(path: str | Path, rules: RuleConfig):
     state = load_tensors(path, "policy.pth")
     if not isinstance(state, dict) or not all(isinstance(k, str) and torch.is_tensor(v) for k, v in state.items()):
         raise CheckpointError(f"{path}: policy.pth is not a table of named tensors")
+    values = stored_values(state, str(path))
     for k, v in state.items():  # red team, session 32: NaN weights failed at the first move, bool weights played
         if v.layout != torch.strided or not v.is_floating_point() or not bool(torch.isfinite(v).all()):
             raise CheckpointError(
@@ -262,7 +287,7 @@ def load_policy(path: str | Path, rules: RuleConfig):
             )
     if meta.get("critic") == "oracle":  # trained with an oracle critic: it plays without it
         state = actor_state(state)
-    check_weights_fit(meta, {k: tuple(v.shape) for k, v in state.items()}, str(path))
+    check_weights_fit(meta, {k: tuple(v.shape) for k, v in state.items()}, str(path), values)
     policy = build_policy(meta, rules)
     try:
         policy.load_state_dict(state)

@@ -108,12 +108,24 @@ def _first_2d(state):
     return next(k for k, v in state.items() if v.ndim == 2)
 
 
+_SHARED = torch.zeros(4096, 1)  # 4,096 stored values, whatever the names pointing at them
+
 HOSTILE_WEIGHTS = {  # red team, session 32: each of these loaded (or failed deep inside torch)
     "NaN": (lambda st: st[_first_2d(st)].fill_(float("nan")), "not dense finite floats"),
     "bool": (lambda st: st.__setitem__(_first_2d(st), st[_first_2d(st)] > 0), "not dense finite floats"),
     "sparse": (lambda st: st.__setitem__(_first_2d(st), st[_first_2d(st)].to_sparse()), "not dense finite floats"),
     "an int key": (lambda st: st.__setitem__(7, torch.zeros(2)), "not a table of named tensors"),
     "one small tensor for huge layers": (lambda st: (st.clear(), st.__setitem__("x", torch.zeros(4096, 1))), None),
+    # red team, session 43: one stored float expanded to a layer's shape passed the shape checks (a 2.3 KB file
+    # named 64 layers of 16384 x 16384), and one stored tensor named 64 times stood for 64 layers' weights
+    "a layer expanded from one value": (
+        lambda st: st.__setitem__(_first_2d(st), torch.zeros(1).expand(st[_first_2d(st)].shape)),
+        "claims shape .* but stores fewer values",
+    ),
+    "one stored tensor under many names for huge layers": (
+        lambda st: (st.clear(), st.update({f"w{i}": _SHARED for i in range(64)})),
+        None,
+    ),
 }
 
 
