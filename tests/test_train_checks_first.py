@@ -258,3 +258,25 @@ def test_meaningless_options_are_one_line_errors(tiny_config, tmp_path, capsys, 
     assert TrainConfig.load(None, ["target_kl=null"]).target_kl is None
     assert TrainConfig.load(None, ["target_kl=0.02", "clip_range=0.1", "vf_warmup=0"]).target_kl == 0.02
     check_ppo_options(TrainConfig.load(None, ["clip_range=1"]))  # the widest meaningful clip is taken
+
+
+@pytest.mark.parametrize(
+    "option, says",
+    [  # red team, session 43: both were taken, and ran out of memory hours in, after the run folder was written
+        ("bc_decisions=100000000", "'bc_decisions' must be at most 2,000,000 (each is held in memory"),
+        ("eval_boards=1000000000000", "'eval_boards' must be at most 10,000 (each evaluation plays"),
+    ],
+)
+def test_options_held_in_memory_are_bounded_before_the_run_folder(tmp_path, capsys, option, says):
+    from meld8_env.config_io import load_yaml_text
+    from training.train_ppo import TrainConfig, train
+
+    out = tmp_path / "cli"
+    assert main(["train", "ppo_vs_bots", "--set", f"out={out}", "--set", option]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1 and not out.exists(), err
+    key, value = option.split("=")
+    cfg = TrainConfig(**{**TINY, "critic": "plain", "out": str(tmp_path / "run"), key: load_yaml_text(value)})
+    with pytest.raises(ValueError, match=f"'{key}' must be at most"):
+        train(cfg)
+    assert not (tmp_path / "run").exists()

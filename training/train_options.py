@@ -154,6 +154,7 @@ def check_rates(cfg: Any) -> None:
 
 
 MAX_TRAIN_SEED = 2**32 - 1
+MAX_EVAL_BOARDS = 10_000  # x the seatings, one batch: about 75 MB of engine records at 3 players
 """The largest training seed: the backends seed numpy's global generator with it (SB3's ``set_random_seed``,
 RLlib's ``debugging(seed=...)``), which takes 32 bits."""
 
@@ -181,6 +182,9 @@ def check_common(cfg: Any) -> None:
         v = getattr(cfg, name)
         if not is_int(v) or v < 1:
             raise ValueError(f"train option {name!r} must be an integer >= 1, got {v!r}")
+    if cfg.eval_boards > MAX_EVAL_BOARDS:  # red team, session 43: 10**12 failed at the first evaluation, hours in
+        raise ValueError(f"train option 'eval_boards' must be at most {MAX_EVAL_BOARDS:,} (each evaluation plays "
+                         f"every seating of every board at once), got {cfg.eval_boards:,}")  # fmt: skip
     check_out(cfg)
     train_rules(cfg)
 

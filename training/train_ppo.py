@@ -63,6 +63,7 @@ __all__ = ["TrainConfig", "TrainingInterrupted", "check_rates", "evaluate", "plo
 
 
 MAX_ENVS = 65_536  # games in one engine batch, as `meld8 simulate --batch`
+MAX_BC_DECISIONS = 2_000_000  # about 2.2 GB of observations, masks and actions; ppo_vs_bots.yaml uses 1,000,000
 MAX_ROLLOUT = 2**20  # 64x the default rollout: a float32 observation per step is ~4 GiB at this size
 
 
@@ -219,6 +220,9 @@ def check_ppo_options(cfg: TrainConfig) -> None:
         v = getattr(cfg, name)
         if not is_int(v) or v < 0:
             raise ValueError(f"train option {name!r} must be an integer >= 0, got {v!r}")
+    if cfg.bc_decisions > MAX_BC_DECISIONS:  # red team, session 43: held in memory, a typo ran out of it hours in
+        raise ValueError(f"train option 'bc_decisions' must be at most {MAX_BC_DECISIONS:,} (each is held in memory, "
+                         f"about 1.1 KB), got {cfg.bc_decisions:,}")  # fmt: skip
 
 
 def train(cfg: TrainConfig) -> Path:
@@ -228,6 +232,7 @@ def train(cfg: TrainConfig) -> Path:
 
     rules = train_rules(cfg)
     # again here: a TrainConfig built in code has not been through load()
+    check_common(cfg)
     check_ppo_options(cfg)
     check_seats(cfg, rules)
     check_out(cfg)
