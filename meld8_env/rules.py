@@ -197,6 +197,10 @@ class RuleConfig:
         return self.min_yaku_han[index - 1]
 
 
+MAX_ROUNDS = 16
+"""The most rounds a game may have: the engine's records hold each round's settings (min_yaku_han) in 16 slots."""
+
+
 def _fail(key: str, value: Any, allowed: str) -> None:
     raise RuleConfigError(f"bad value for rule option {key!r}: {short_repr(value)} (allowed: {allowed})")
 
@@ -204,8 +208,8 @@ def _fail(key: str, value: Any, allowed: str) -> None:
 def _validate(c: RuleConfig) -> None:
     if not is_int(c.num_players) or c.num_players not in (2, 3):  # 3.0 == 3, but the engine needs an int
         _fail("num_players", c.num_players, "2 or 3")
-    if not is_int(c.rounds) or c.rounds < 1:
-        _fail("rounds", c.rounds, "an integer >= 1")
+    if not is_int(c.rounds) or not 1 <= c.rounds <= MAX_ROUNDS:  # the engine's records hold 16 rounds' settings
+        _fail("rounds", c.rounds, f"an integer 1..{MAX_ROUNDS}")
     for key in ("starting_score", "points_per_han", "yakuman_value", "chombo_payment"):
         v = getattr(c, key)
         if not is_int(v) or v < 0:

@@ -75,7 +75,7 @@ def test_numpy_integers_are_integers_and_stored_as_int():
     json.dumps(r.to_dict())
     assert RuleConfig().replace(starting_dealer=np.int8(1)).starting_dealer == 1
     for bad in (np.float64(6), np.bool_(True)):
-        with pytest.raises(RuleConfigError, match="'rounds'.*allowed: an integer >= 1"):
+        with pytest.raises(RuleConfigError, match="'rounds'.*allowed: an integer 1..16"):
             RuleConfig(rounds=bad)
 
 
@@ -172,3 +172,20 @@ def test_an_option_a_rule_file_gets_wrong_is_named_with_the_file(tmp_path, text,
         RuleConfig.from_yaml(f)
     msg = str(err.value)
     assert msg.startswith(f"{f}: ") and re.search(says, msg) and "\n" not in msg, msg
+
+
+def test_more_rounds_than_the_engine_holds_are_refused_where_the_rules_load(tmp_path):
+    """Red team, session 43: rounds 17..~50,000 loaded, then every command failed in the engine's words ("the fast
+    engine supports at most 16 rounds"), naming neither the file nor the option, after a tournament had made its
+    lock and log files."""
+    from meld8_app.cli import main
+
+    assert RuleConfig(rounds=16, min_yaku_han=[1] * 16).rounds == 16
+    with pytest.raises(RuleConfigError, match=r"bad value for rule option 'rounds': 17 \(allowed: an integer 1..16\)"):
+        RuleConfig(rounds=17, min_yaku_han=[1] * 17)
+    path = tmp_path / "long.yaml"
+    path.write_text("rounds: 20\nmin_yaku_han: [" + ", ".join(["1"] * 20) + "]\n")
+    out = tmp_path / "out"
+    assert main(["tournament", "--agents", "greedy,greedy,random", "--boards", "1", "--rules", str(path),
+                 "--out", str(out)]) == 2  # fmt: skip
+    assert not out.exists()

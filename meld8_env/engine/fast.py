@@ -49,7 +49,7 @@ from meld8_env.codes import Phase, check_native_constants
 from meld8_env.engine import _fast
 from meld8_env.engine.seeding import MASK64, check_game_index, check_seed_array
 from meld8_env.engine.view import GameView, view_of
-from meld8_env.rules import RuleConfig, score_bound
+from meld8_env.rules import MAX_ROUNDS, RuleConfig, score_bound
 from meld8_env.scoring import score_params
 
 check_native_constants(_fast.constants())
@@ -66,7 +66,6 @@ STATE_DTYPE = np.dtype(
 if STATE_DTYPE.itemsize != _itemsize:  # pragma: no cover - a build/layout mismatch
     raise ImportError("meld8 fast engine: numpy state dtype does not match the C struct")
 
-MAX_ROUNDS = 16
 WAIT_MODES = ("off", "lazy", "eager", "tenpai")
 WAIT_TABLE_WORDS = _fast.wait_mode()[1] // 8
 """uint64 words of one game's wait table (C ``wait_table_t``: waits, hand, meld per seat slot)."""
