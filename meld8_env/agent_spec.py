@@ -74,6 +74,12 @@ def load_agent(
     name, colon, options = spec.partition(":")
     if colon and name in BUILTIN:  # 'greedy:x=1' was "cannot import module 'greedy'"
         raise AgentLoadError(f"agent {short_repr(spec)}: {name} takes no options; give {name}")
+    # 'distilled:x' too (red team, session 43); ppo:PATH loads a file
+    if colon and name in SHIPPED_MODELS and name != "ppo":
+        raise AgentLoadError(
+            f"agent {short_repr(spec)}: {name} is a shipped checkpoint and takes no options; give {name}, or "
+            "ppo:PATH.zip for another checkpoint"
+        )
     if colon and not options and name in OPTION_AGENTS:  # 'search:' was ranked apart from 'search'
         raise AgentLoadError(f"agent {short_repr(spec)}: nothing after ':': give {name} or {name}:key=value")
     if name in OPTION_AGENTS:

@@ -96,6 +96,7 @@ def test_a_resume_typo_starts_nothing(capsys, tmp_path):
         ("search:worlds=1+", "an empty option (a stray ',' or '+')"),
         ("search:worlds=1000000000", "give an integer of at most 9 digits"),
         ("greedy:x=1", "agent 'greedy:x=1': greedy takes no options; give greedy"),
+        ("distilled:x", "agent 'distilled:x': distilled is a shipped checkpoint and takes no options; give distilled"),
     ],
 )
 def test_agent_specs_with_empty_or_impossible_options_are_refused(capsys, tmp_path, spec, says):
