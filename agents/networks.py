@@ -265,7 +265,7 @@ def stored_values(state: dict, where: str) -> int:
                 f"{where}: tensor {k[:80]!r} of policy.pth claims shape {tuple(v.shape)} but stores fewer values: "
                 "a checkpoint holds every weight it names"
             )
-        stored[store.data_ptr()] = store.nbytes() // max(v.element_size(), 1)
+        stored[store.data_ptr()] = store.nbytes() // v.element_size()
     return sum(stored.values())
 
 

@@ -36,9 +36,10 @@ def scan(spec: str, n: int, seed: int) -> np.ndarray:
     """Per state: (network's top probability, network's move, search's move, rollouts)."""
     rules = RuleConfig()
     agent = load_agent(spec, rules, seed=5)
-    net = getattr(agent, "_net", None)
-    if net is None:
+    prior = str(getattr(agent, "opts", {}).get("prior", "greedy"))
+    if prior == "greedy":
         raise SystemExit(f"--spec {spec}: give a search with a network prior (prior=distilled, ppo or ppo:PATH.zip)")
+    net = load_agent(prior, rules, seed=5)  # the network the search ranks its candidates by, loaded as an agent
     recs = states(rules, n, seed)
     rows = []
     for i in range(len(recs)):

@@ -154,9 +154,9 @@ def check_rates(cfg: Any) -> None:
 
 
 MAX_TRAIN_SEED = 2**32 - 1
-MAX_EVAL_BOARDS = 10_000  # x the seatings, one batch: about 75 MB of engine records at 3 players
 """The largest training seed: the backends seed numpy's global generator with it (SB3's ``set_random_seed``,
 RLlib's ``debugging(seed=...)``), which takes 32 bits."""
+MAX_EVAL_BOARDS = 10_000  # x the seatings, one batch: about 75 MB of engine records at 3 players
 
 
 def check_common(cfg: Any) -> None:

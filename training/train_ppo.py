@@ -50,7 +50,6 @@ from training.train_options import (
     MAX_HIDDEN,
     check_common,
     check_eval_opponents,
-    check_out,
     check_rates,
     check_seats,
     load_checked_agent,
@@ -232,10 +231,9 @@ def train(cfg: TrainConfig) -> Path:
 
     rules = train_rules(cfg)
     # again here: a TrainConfig built in code has not been through load()
-    check_common(cfg)
+    check_common(cfg)  # the out folder's checks too
     check_ppo_options(cfg)
     check_seats(cfg, rules)
-    check_out(cfg)
     opponents = [load_checked_agent("opponents", n, rules, load_agent, i + 1, keep=True)
                  for i, n in enumerate(cfg.opponents)]  # fmt: skip
     # every agent the options name, so a misspelt or cheating one fails now, not an hour in; the ones this run leaves
