@@ -83,6 +83,16 @@ class PolicyAgent(Agent):
             dist = self.policy.get_distribution(obs_t, action_masks=masks)
         return dist.distribution.probs.cpu().numpy().reshape(len(masks), -1)
 
+    def decide(self, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(B,) actions and (B, 64) probabilities from one forward pass: ``probabilities``' numbers and the most
+        probable legal action of each row, the action a deterministic ``act_batch`` plays (SB3's masked
+        categorical's mode is the first argmax of these same probabilities). A search that both ranks
+        candidates by the network and keeps its move pays for one pass, not two."""
+        if not self.deterministic:
+            raise ValueError("decide() gives the most probable action: load the policy with deterministic=True")
+        probs = self.probabilities(obs, masks)
+        return probs.argmax(axis=1).astype(np.int64), probs
+
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs, masks = np.asarray(obs), np.asarray(masks)
         if self.features:

@@ -425,18 +425,19 @@ class SearchAgent(Agent):
             return self._defensive.act_batch(obs, masks)
         if infosets is None:
             infosets = [sb.infoset_of(records[i], int(records[i]["acting"]), self.rules) for i in range(n)]
-        out, cands = self._candidates(obs, masks, infosets)
+        out, cands, net_act = self._candidates(obs, masks, infosets)
         todo = [i for i in range(n) if out[i] < 0]
         self.last_values = [{} for _ in range(n)]
         self.last_risks = [{} for _ in range(n)]
         if todo:
             if self.opts["keep"] == "prior":  # expert iteration: the network's move, changed only when clearly worse
-                bot = self._net
-            elif self._me_net is not None:  # the continuation's own choice, as with the bots
-                bot = self._me_net
+                default = net_act[todo]  # _candidates' forward pass
             else:
-                bot = self._defensive if self.opts["me"] == "defensive" else self._greedy  # oracle: its honest part
-            default = bot.act_batch(obs[todo], masks[todo])
+                if self._me_net is not None:  # the continuation's own choice, as with the bots
+                    bot = self._me_net
+                else:
+                    bot = self._defensive if self.opts["me"] == "defensive" else self._greedy  # oracle: honest part
+                default = bot.act_batch(obs[todo], masks[todo])
             for i, a in zip(todo, default.tolist(), strict=True):  # the continuation bot's choice is a candidate
                 if a not in cands[i]:
                     cands[i].append(a)
@@ -463,8 +464,10 @@ class SearchAgent(Agent):
     def _late(self, info_round: np.ndarray) -> np.ndarray:
         return info_round >= self.rules.rounds - int(self.opts["win_rounds"])
 
-    def _candidates(self, obs: np.ndarray, masks: np.ndarray, infosets: list) -> tuple[np.ndarray, list]:
-        """Decided actions (-1: to search) and each decision's candidate list in prior order."""
+    def _candidates(self, obs: np.ndarray, masks: np.ndarray, infosets: list) -> tuple[np.ndarray, list, np.ndarray]:
+        """Decided actions (-1: to search), each decision's candidate list in prior order, and the prior network's
+        own move in each decision left to search (-1 elsewhere, and everywhere without a network prior): one
+        forward pass gives both its ranking and its move."""
         n = len(masks)
         d = decode(obs, self.rules)
         rnd = obs[:, _round_slice(self.rules)].argmax(axis=1)
@@ -481,6 +484,11 @@ class SearchAgent(Agent):
             elif claim[i]:
                 cands[i] = np.flatnonzero(masks[i]).tolist()
         disc = np.flatnonzero((out < 0) & ~claim)
+        net_act, net_probs = np.full(n, -1, np.int64), np.zeros((n, masks.shape[1]), np.float32)
+        # the rows the network ranks (discards) or, keeping its move, every row left to search
+        ask = np.flatnonzero(out < 0) if self.opts["keep"] == "prior" else disc
+        if self._net is not None and ask.size:
+            net_act[ask], net_probs[ask] = self._net.decide(obs[ask], masks[ask])
         if disc.size:
             rows, cards, dist, accept, _ = discard_table(
                 d["hand"][disc], d["melds"][disc, 0], d["unseen"][disc], discard_masks(masks[disc]), all_acceptance=True
@@ -493,7 +501,7 @@ class SearchAgent(Agent):
             if self.opts["safe"] == "model":  # the safest by the wait model's deal-in risk (agents.wary)
                 total = deal_in_risk_rows([infosets[i] for i in disc.tolist()], rows, cards)
             if self._net is not None:  # the network's probabilities first, greedy's order breaking ties
-                probs = self._net.probabilities(obs[disc], masks[disc])[rows, cards]
+                probs = net_probs[disc][rows, cards]
                 rank = np.empty(len(order), np.int64)
                 rank[order] = np.arange(len(order))
                 order = np.lexsort((rank, -probs, rows))
@@ -507,7 +515,7 @@ class SearchAgent(Agent):
                 if masks[i, TSUMO]:
                     lst.insert(0, TSUMO)
                 cands[i] = lst  # one discard is still searched against the bot's choice if that is another
-        return out, cands
+        return out, cands, net_act
 
     # -- worlds and rollouts ---------------------------------------------------------------------------
     def _rng(self, info, stream: int = 0) -> np.random.Generator:

@@ -895,6 +895,30 @@ def test_keep_prior_keeps_the_networks_choice_unless_the_rollouts_clearly_disagr
             load_agent(f"search:{bad}", RULES)
 
 
+def test_one_forward_pass_gives_the_networks_ranking_and_its_move():
+    """``PolicyAgent.decide`` (what a search with a network ``prior`` asks once per decision, for the ranking and,
+    with ``keep=prior``, the move): its actions are ``act_batch``'s and its probabilities ``probabilities``'s on
+    states of every phase (draw, discard after a call, claim), the probabilities a distribution over the legal
+    actions. A sampling policy has no one move to give: refused in one line."""
+    from agents.policy import PolicyAgent
+    from meld8_env.engine.records import observe_records
+
+    recs = bot_states(3, 76, every=2)[:60]
+    obs, masks = observe_records(RULES, recs)
+    masks = masks.astype(bool)
+    net = load_agent("distilled", RULES)
+    acts, probs = net.decide(obs, masks)
+    assert acts.dtype == np.int64 and probs.shape == masks.shape
+    assert acts.tolist() == net.act_batch(obs, masks).tolist()
+    assert np.array_equal(probs, net.probabilities(obs, masks))
+    assert masks[np.arange(len(acts)), acts].all() and not probs[~masks].any()
+    assert np.allclose(probs.sum(axis=1), 1, atol=1e-5)
+    assert masks[:, PASS].any() and (masks.sum(axis=1) > 1).all()  # claims among them, and every state a choice
+    sampling = PolicyAgent(shipped_model("distilled"), RULES, deterministic=False)
+    with pytest.raises(ValueError, match="deterministic=True"):
+        sampling.decide(obs, masks)
+
+
 def test_the_searchs_networks_run_on_one_torch_thread_and_the_callers_setting_comes_back():
     """The search asks its networks (``prior``, ``keep=prior``, ``me``) about a few rows at a time between rollouts
     that keep every core busy: they run on one torch thread (``agents.torch_threads``), torch's setting is the
