@@ -8,6 +8,7 @@ check raises ValueError in one line: the option, the value, and ``what`` it shou
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -25,6 +26,16 @@ def output_path(value: str | Path, flag: str, what: str, kind: str = "folder") -
     if kind not in ("folder", "file"):
         raise ValueError(f"kind must be 'folder' or 'file', got {kind!r}")
     path = Path(nonempty_path(value, flag, what))
+    try:
+        _check_output(path, value, flag, what, kind)
+    except OSError as exc:  # a name too long for the system was a bare "[Errno 36]" from stat (red team, session 44)
+        raise ValueError(f"{flag} names {value}, which this system cannot use as a path ({exc.strerror or exc}): "
+                         f"give {what}") from None  # fmt: skip
+    return path
+
+
+def _check_output(path: Path, value: str | Path, flag: str, what: str, kind: str) -> None:
+    """:func:`output_path`'s checks (an OSError from the system's stat is the caller's to word)."""
     if kind == "folder" and path.exists() and not path.is_dir():
         raise ValueError(f"{flag} names {value}, which exists and is not a folder: give {what}")
     if kind == "file" and path.is_dir():
@@ -38,4 +49,29 @@ def output_path(value: str | Path, flag: str, what: str, kind: str = "folder") -
             if not os.access(parent, os.W_OK | os.X_OK):  # a bare "[Errno 13]" at mkdir (red team, session 37)
                 raise ValueError(f"{flag} names {value}, but {parent} is not writable: give {what} you can write to")
             break
+
+
+def creatable_folder(path: str | Path, flag: str, what: str) -> Path:
+    """``path`` (an :func:`output_path` folder), checked to be one this process can create: the folders it lacks are
+    made and removed again at once, so nothing is left behind. ``out=/proc/x`` passed every check on the way and then
+    failed at ``mkdir`` as a bare "[Errno 2] No such file or directory" naming no option (red team, session 44): the
+    reason only the system knows is ValueError in one line now, naming ``flag``, the folder and the system's words."""
+    path = Path(path)
+    made: list[Path] = []
+    try:
+        missing = []
+        for folder in (path, *path.parents):
+            if folder.exists() or folder.is_symlink():
+                break
+            missing.append(folder)
+        for folder in reversed(missing):
+            folder.mkdir()
+            made.append(folder)
+    except OSError as exc:
+        raise ValueError(f"{flag} names {path}, but the folder cannot be created ({exc.strerror or exc}): give {what} "
+                         "you can write to") from None  # fmt: skip
+    finally:
+        for folder in reversed(made):  # empty: this call made them a moment ago
+            with contextlib.suppress(OSError):
+                folder.rmdir()
     return path

@@ -280,3 +280,33 @@ def test_options_held_in_memory_are_bounded_before_the_run_folder(tmp_path, caps
     with pytest.raises(ValueError, match=f"'{key}' must be at most"):
         train(cfg)
     assert not (tmp_path / "run").exists()
+
+
+def test_an_out_folder_the_system_cannot_create_is_one_line_naming_it(tiny_config, tmp_path, capsys):
+    """Red team, session 44: out=/proc/x passed every check and failed at the run folder's mkdir as a bare "[Errno 2]
+    No such file or directory: '/proc/x'", naming no option; a name too long for the system failed as a bare
+    "[Errno 36]". Both are one line naming the option, the folder and the system's reason, before anything is
+    written; a folder that can be created is tried and nothing of it is left."""
+    from meld8_env.paths import creatable_folder
+    from training.train_ppo import TrainConfig, train
+
+    long = tmp_path / ("x" * 300) / "run"
+    assert main(["train", str(tiny_config), "--set", f"out={long}"]) == 2
+    err = capsys.readouterr().err
+    assert f"train option 'out' names {long}, which this system cannot use as a path (File name too long)" in err
+    assert err.count("\n") == 1 and "Errno" not in err, err
+    what = "a folder for the run (checkpoints, logs, config.yaml)"
+    if Path("/proc/self").is_dir():  # Linux: a folder no one can make (as root too: mkdir says ENOENT, not EACCES)
+        with pytest.raises(ValueError, match=r"^train option 'out' names /proc/meld8-x/run, but the folder cannot be "
+                           r"created \((No such file or directory|Permission denied)\): give a folder for the run "
+                           r"\(checkpoints, logs, config.yaml\) you can write to$"):  # fmt: skip
+            creatable_folder("/proc/meld8-x/run", "train option 'out'", what)
+        assert main(["train", str(tiny_config), "--set", "out=/proc/meld8-x/run"]) == 2
+        err = capsys.readouterr().err
+        assert "train option 'out' names /proc/meld8-x/run, but" in err and err.count("\n") == 1
+        assert "Errno" not in err, err
+        with pytest.raises(ValueError, match="train option 'out' names /proc/meld8-x/run, but"):
+            train(TrainConfig(**{**TINY, "out": "/proc/meld8-x/run"}))  # a config built in code: train() checks it
+    assert creatable_folder(tmp_path / "a" / "b", "train option 'out'", what) == tmp_path / "a" / "b"
+    assert creatable_folder(tmp_path, "train option 'out'", what) == tmp_path  # there already: kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # the folders tried were removed

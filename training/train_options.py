@@ -238,10 +238,12 @@ def load_checked_agent(option: str, spec: str, rules: Any, load_agent, seed: int
 
 def check_out(cfg: Any) -> None:
     """``out`` names a folder (made later, may exist): ``out=/dev/null`` failed at mkdir with "[Errno 17] File
-    exists: '/dev/null'", naming no option (red team, session 35)."""
-    from meld8_env.paths import output_path
+    exists: '/dev/null'", naming no option (red team, session 35); one the system will not create (``out=/proc/x``)
+    failed there with the bare errno (red team, session 44), and is tried now (made and removed: nothing is left)."""
+    from meld8_env.paths import creatable_folder, output_path
 
-    output_path(cfg.out, "train option 'out'", "a folder for the run (checkpoints, logs, config.yaml)")
+    what = "a folder for the run (checkpoints, logs, config.yaml)"
+    creatable_folder(output_path(cfg.out, "train option 'out'", what), "train option 'out'", what)
 
 
 def check_seats(cfg: Any, rules: Any) -> None:
