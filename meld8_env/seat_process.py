@@ -57,6 +57,7 @@ import contextlib
 import dataclasses
 import errno
 import hashlib
+import json
 import multiprocessing.util
 import os
 import re
@@ -358,6 +359,27 @@ class _Conn:
             self.killed.set()
 
 
+def _unended(buf: bytes) -> str:
+    """What a bot wrote after its last newline, for the message of a start that saw no line: "" when nothing. Lines
+    end with a newline (docs/protocol.md, Framing), and a hello without one was waited for until the start timed out
+    and said only "no hello within 20 s" (red team, session 44): it is still no line, and the message now says what
+    came, escaped and cut short."""
+    if not buf:
+        return ""
+    shown = printable(repr(buf[:60].decode("utf-8", "backslashreplace")))
+    more = f" (the first 60 of {len(buf):,} bytes)" if len(buf) > 60 else ""
+    fix = "end the hello with \\n and flush (docs/protocol.md, Framing)"
+    return f"; it wrote {shown}{more} without the newline that ends every line: {fix}"
+
+
+def _json_value(value: object) -> str:
+    """A value from a bot's line, named by its JSON type and shown as JSON, escaped and cut short, for a fault line:
+    ``the string "0"``, ``the boolean true``, ``the number 1.0``."""
+    kind = {bool: "boolean", str: "string", float: "number", list: "array", dict: "object"}.get(type(value), "value")
+    shown = json.dumps(value, ensure_ascii=True)
+    return f"the {kind} {printable(shown if len(shown) <= 40 else shown[:37] + '...')}"
+
+
 Place = int | tuple[int, int]
 """Which process plays a stream: its seat number, or (seat number, copy of the deal) past a deal's first copy."""
 
@@ -491,9 +513,12 @@ class ExternalAgent:
         conn.out = [hello(server=f"meld8 {__version__}", rules_hash=self.rules.rules_hash)]
         try:
             if not conn.pump(time.monotonic() + self.options.startup_timeout, lambda: bool(conn.lines)):
-                raise BotStartError(f"no hello within {self.options.startup_timeout:g} s")
+                raise BotStartError(f"no hello within {self.options.startup_timeout:g} s{_unended(conn.buf)}")
             self.peer = decode_hello(conn.lines.pop(0))
-        except (BotStartError, ProtocolError, _Died) as exc:
+        except _Died as exc:  # a hello without its newline, then exit: said as such, not as a bare "closed its stdout"
+            conn.kill()
+            raise BotStartError(f"{self.shown_name}: {exc}{_unended(conn.buf)} (its stderr: {self.log_path})") from None
+        except (BotStartError, ProtocolError) as exc:
             conn.kill()
             raise BotStartError(f"{self.shown_name}: {printable(str(exc))} (its stderr: {self.log_path})") from None
         return conn
@@ -713,9 +738,14 @@ class ExternalAgent:
             return False
         st = self._streams[key]
         if seq is not None:
-            if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= st.seq:
-                self._fault(key, "garbage", f"answered with seq {printable(repr(seq))[:40]}, which meld8 never sent"
-                            f" (the request's is {st.seq})", text)  # fmt: skip
+            wrong = None
+            if isinstance(seq, bool) or not isinstance(seq, int):  # "0" was "seq '0', which meld8 never sent (the
+                # request's is 0)", and true passed isinstance(int) as 1 until refused (red team, session 44)
+                wrong = f"seq must be an integer (the request's seq, {st.seq}), got {_json_value(seq)}"
+            elif not 0 <= seq <= st.seq:
+                wrong = f"answered with seq {seq}, which meld8 never sent (the request's is {st.seq})"
+            if wrong is not None:
+                self._fault(key, "garbage", wrong, text)
                 if game in need:  # settled: the fallback plays it now, not after a timeout (and a second fault)
                     need.pop(game)
                     return True

@@ -300,6 +300,21 @@ def test_an_answer_with_a_seq_never_sent_is_a_fault_of_that_game():
     assert len(agent._streams[5].faults) == 4
 
 
+@pytest.mark.parametrize("mode, shown", [("str_seq", 'the string "0"'), ("bool_seq", "the boolean true")])
+def test_a_seq_that_is_no_integer_is_refused_as_such(tmp_path, mode, shown):
+    """Red team, session 44: "seq": "0" was "answered with seq '0', which meld8 never sent (the request's is 0)", and
+    true (an int in Python) was "seq True": the fault now says seq must be an integer and what came, as JSON."""
+    bot = _bot(mode, n=1, tmp_path=tmp_path)  # its first request (seq 0 of its one game) is answered so
+    try:
+        recs = _play(bot, [0, 1, 2], games=1, batch=1)
+    finally:
+        bot.close()
+    faults = [f for r in recs for f in r.faults]
+    assert [f["kind"] for f in faults] == ["garbage"], faults
+    assert faults[0]["detail"] == f"seq must be an integer (the request's seq, 0), got {shown}", faults[0]
+    assert "never sent" not in bot.log_path.read_text()
+
+
 def test_a_flood_of_late_answers_is_not_logged_line_by_line(tmp_path):
     import collections
 

@@ -442,3 +442,18 @@ def test_no_bot_process_sees_one_deal_twice(tmp_path):
     per_process = [f.read_text().splitlines() for f in out.glob("*.deals")]
     assert sum(len(d) for d in per_process) == 18  # every game's first hand, once
     assert all(len(d) == len(set(d)) for d in per_process), per_process  # no process was dealt one hand twice
+
+
+def test_a_hello_without_its_newline_is_refused_saying_what_came(tmp_path):
+    """Red team, session 44: a bot that wrote its hello without the newline and waited got "no hello within 20 s",
+    and one that then exited "closed its stdout": lines end with a newline (docs/protocol.md, Framing), so it is still
+    refused, with what came (escaped) and what to do."""
+    came = r"""'{"type": "hello", "protocol": 1, "name": "\x1b[2Jx"}'"""
+    fix = "without the newline that ends every line: end the hello with \\n and flush (docs/protocol.md, Framing)"
+    opts = BotOptions(startup_timeout=1.0, log_dir=str(tmp_path))
+    for wait, first in ((60, "no hello within 1 s"), (0, "closed its stdout")):
+        with pytest.raises(AgentLoadError) as err:
+            load_agent(f"cmd:{FAULTY} hello_nonewline {wait}", bots=opts)
+        said = str(err.value)
+        assert f"hello_nonewline {wait}: {first}; it wrote {came} {fix} (its stderr: " in said, said
+        assert "\x1b" not in said and "\n" not in said

@@ -5,8 +5,9 @@ Usage: python faulty_bot.py MODE [N] [--pidfile PATH]
 It plays like examples/bots/python_bot.py until its N-th request (default 5), then, by MODE:
 crash (exits 3), hang (sleeps forever), garbage (prints a line that is not JSON), illegal (answers an
 illegal action id), unknown_game (answers a game id it was never given), slow (sleeps 1.5 s once,
-then plays on), badname (answers an action name that does not exist), silent_crash_at_start (exits before
-its hello), oldproto (says hello with protocol 0), reverse (never faults: answers each batch of
+then plays on), badname (answers an action name that does not exist), str_seq / bool_seq (answers with the seq as a
+string / as true), silent_crash_at_start (exits before its hello), hello_nonewline (writes its hello without the
+newline, then waits), oldproto (says hello with protocol 0), reverse (never faults: answers each batch of
 requests in reverse order, to show answers may come in any order), ok (never faults).
 
 Hostile lines (issue 22 §2), written instead of the N-th answer: deep (JSON nested 2,000 deep),
@@ -63,6 +64,11 @@ def main():
         helper = subprocess.Popen(["sleep", "600"], start_new_session=mode == "setsid_helper")
         note("--pidfile", str(helper.pid))
     sys.stdin.buffer.readline()
+    if mode == "hello_nonewline":
+        sys.stdout.buffer.write(b'{"type": "hello", "protocol": 1, "name": "\x1b[2Jx"}')  # a raw ESC: shown escaped
+        sys.stdout.flush()
+        time.sleep(n)  # then exits: 0, at once
+        return
     print(json.dumps({"type": "hello", "protocol": 0 if mode == "oldproto" else 1}), flush=True)
     bot, asked, rest = python_bot.Bot(), 0, b""
     last = None  # the previous answer line (dupslow, chatty)
@@ -133,6 +139,10 @@ def main():
                     answer["game"] = 10**9
                 if mode == "float_game":  # the right game, as a float
                     answer["game"] = float(answer["game"])
+                if mode == "str_seq":  # the right seq, as a string
+                    answer["seq"] = str(answer["seq"])
+                if mode == "bool_seq":  # true: an int in Python, not in JSON
+                    answer["seq"] = True
                 if mode == "slow":
                     time.sleep(1.5)
             last = json.dumps(answer)
