@@ -126,6 +126,49 @@ def names_checkpoint_file(spec: str) -> bool:
     return spec.startswith("ppo:") or spec.endswith(".zip")
 
 
+def split_agents(text: str, flag: str = "--agents", instead: str = "") -> list[str]:
+    """The specs of a comma-separated agent list (``greedy,ppo:a.zip,defensive``): each part stripped, empty parts
+    dropped. ``,`` separates the agents, so a checkpoint path (``ppo:PATH``, ``PATH.zip``, ``rllib:FOLDER``) that holds
+    one was cut in two and reported as a wrong number of agents, or as a missing file (red team, session 44): a part
+    whose path names nothing, where it and the parts after it joined by ``,`` name a file or folder, is refused in
+    one AgentLoadError line that names ``flag``, the path and, in ``instead``, another way to give it (a list that
+    parses today parses unchanged)."""
+    parts = text.split(",")
+    for i, part in enumerate(parts):
+        if _names_a_path(part.strip()):
+            continue  # it names something as it stands (or it is no path): read as before
+        for j in range(i + 1, len(parts)):
+            joined = ",".join(parts[i : j + 1]).strip()
+            if _names_a_path(joined, must_exist=True):
+                cut = " and ".join(short_repr(p.strip(), 200) for p in parts[i : j + 1])
+                raise AgentLoadError(
+                    f"{flag}: {short_repr(joined, 300)} is one agent whose path contains ',', but ',' separates the "
+                    f"agents of a list (it was cut into {cut}): a path in an agent list cannot contain ',', and "
+                    f"quoting does not help; rename or move the file{instead}"
+                )
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _names_a_path(spec: str, must_exist: bool = False) -> bool:
+    """Whether ``spec`` is no checkpoint path at all (unless ``must_exist``), or a ``ppo:PATH`` / ``PATH.zip`` /
+    ``rllib:FOLDER`` whose path exists (a ``ppo:`` path may leave out ``.zip``, as the loader does); a known agent
+    name and a ``cmd:`` bot are never paths."""
+    if spec.startswith(PREFIX) or spec in BUILTIN or spec in SHIPPED_MODELS or spec.partition(":")[0] in OPTION_AGENTS:
+        return not must_exist
+    if spec.startswith("rllib:"):
+        path = spec.removeprefix("rllib:")
+    elif spec.startswith("ppo:"):
+        path = spec.removeprefix("ppo:")
+    elif must_exist and not spec.endswith(".zip"):
+        return False
+    else:
+        path = spec
+    try:
+        return bool(path) and (Path(path).exists() or (not spec.startswith("rllib:") and Path(path + ".zip").is_file()))
+    except (OSError, ValueError):  # a name too long for the system, a NUL: nothing there
+        return False
+
+
 def resolve(target: str, spec: str | None = None) -> Any:
     """The object a ``module:Name`` string names, imported now; AgentLoadError when it does not exist."""
     module, _, attr = target.partition(":")

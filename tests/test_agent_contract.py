@@ -198,3 +198,32 @@ def test_stream_agents_are_never_handed_the_game_seed():
     vec.reset()
     with pytest.raises(ValueError, match="must not hold the seed"):
         Table(vec).seat([0], [[bot] * vec.P], [{"seed": 3}])
+
+
+def test_a_path_with_a_comma_in_an_agent_list_is_refused_as_such(tmp_path, monkeypatch):
+    """Red team, session 44: 'ppo:/x/a,b.zip,defensive,greedy' was cut at the path's comma and refused as four agents
+    (or, in a list of the right length, as the missing file 'a'): the refusal names the path and the comma."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a,b.zip").write_bytes(b"PK")  # only its name matters: the list is refused before anything loads
+    (tmp_path / "run,1").mkdir()
+    for text, path, cut in [
+        (f"ppo:{tmp_path}/a,b.zip,defensive,greedy", f"ppo:{tmp_path}/a,b.zip", f"'ppo:{tmp_path}/a' and 'b.zip'"),
+        (f"ppo:{tmp_path}/a,b,greedy", f"ppo:{tmp_path}/a,b", f"'ppo:{tmp_path}/a' and 'b'"),  # .zip left out
+        ("greedy, a,b.zip", "a,b.zip", "'a' and 'b.zip'"),  # a bare PATH.zip, relative, after a stripped space
+        ("rllib:run,1,greedy", "rllib:run,1", "'rllib:run' and '1'"),
+    ]:
+        with pytest.raises(AgentLoadError) as err:
+            agent_spec.split_agents(text, "--agents", ", or list the agents in --config")
+        said = str(err.value)
+        assert said == (f"--agents: {path!r} is one agent whose path contains ',', but ',' separates the agents of a "
+                        f"list (it was cut into {cut}): a path in an agent list cannot contain ',', and quoting does "
+                        "not help; rename or move the file, or list the agents in --config"), said  # fmt: skip
+    # lists that parse today parse unchanged: names, stripped parts, empty parts dropped, a missing file left to the
+    # loader, a cmd: bot, and a path that names a file as it stands (even where a longer one would too)
+    (tmp_path / "a.zip").write_bytes(b"PK")
+    (tmp_path / "a.zip,b.zip").write_bytes(b"PK")
+    assert agent_spec.split_agents(" greedy , ppo:missing.zip,,defensive ") == ["greedy", "ppo:missing.zip",
+                                                                                 "defensive"]  # fmt: skip
+    assert agent_spec.split_agents("a.zip,b.zip,greedy") == ["a.zip", "b.zip", "greedy"]
+    assert agent_spec.split_agents("cmd:python3 bot.py,greedy") == ["cmd:python3 bot.py", "greedy"]
+    assert agent_spec.split_agents("search:worlds=8+cands=2,wary:lam=5") == ["search:worlds=8+cands=2", "wary:lam=5"]

@@ -104,6 +104,25 @@ def test_agent_specs_with_empty_or_impossible_options_are_refused(capsys, tmp_pa
     assert says in err
 
 
+def test_a_checkpoint_path_with_a_comma_is_named_not_counted_as_two_agents(capsys, tmp_path):
+    """Red team, session 44: the tournament said "give one agent per seat: 3 agents, got 4" and play "checkpoint not
+    found: .../a"; a YAML list in --config takes such a path (nothing splits it)."""
+    (tmp_path / "a,b.zip").write_bytes(b"PK")
+    path = f"ppo:{tmp_path}/a,b.zip"
+    err = err_of(capsys, ["tournament", "--agents", f"{path},defensive,greedy", "--boards", "1", "--out",
+                          str(tmp_path / "o")])  # fmt: skip
+    assert f"--agents: {path!r} is one agent whose path contains ','" in err
+    assert "a path in an agent list cannot contain ',', and quoting does not help; rename or move the file, or list " \
+           "the agents in --config (agents: [...], a YAML list, takes any path)" in err  # fmt: skip
+    cfg = tmp_path / "t.yaml"
+    cfg.write_text(f"agents: '{path},defensive,greedy'\nout: {tmp_path / 'o'}\n")
+    err = err_of(capsys, ["tournament", "--config", str(cfg)])
+    assert f"'agents' in {cfg}: {path!r} is one agent whose path contains ','" in err
+    err = err_of(capsys, ["play", "--agents", path, "--replays", str(tmp_path / "r"), "--no-browser"])
+    assert f"--agents: {path!r} is one agent whose path contains ','" in err and "rename or move the file" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a,b.zip", "t.yaml"]  # nothing written
+
+
 BOOM = """
 class Boom:
     name = "boom"
@@ -176,7 +195,7 @@ def test_review_refuses_server_options_it_would_ignore(capsys, tmp_path):
     capsys.readouterr()
     log = str(out / "games.jsonl")
     for mode in ("--json", "--text"):
-        for extra in (["--port", "99999"], ["--host", "not a host"]):
+        for extra in (["--port", "99999"], ["--host", "not a host"], ["--limit-concurrency", "8"]):
             err = err_of(capsys, ["review", log, "--game", "0", "--seat", "0", mode, *extra])
             assert f"{extra[0]} sets the browser page, which {mode} replaces" in err
     assert main(["review", log, "--game", "0", "--seat", "0", "--json"]) == 0

@@ -135,13 +135,29 @@ def test_the_token_cookie_is_found_among_many_others():
     assert _cookie(f"a=1; {name}=t", name) == "t" and _cookie("a", "a") == "" and _cookie(slow, name) == ""
 
 
-def test_the_printed_link_carries_a_fresh_token(monkeypatch, capsys):
+def _ran(server, _) -> None:
+    """uvicorn.Server.run's stand-in: no socket is opened, and the server counts as started (serve exits 3 when a
+    server never started, as uvicorn.run does)."""
+    server.started = True
+
+
+@pytest.fixture
+def quiet_uvicorn_config(monkeypatch):
+    """uvicorn.Config built in this process, without its logging setup: that runs logging.config.dictConfig, which
+    closes every logging handler of the process, pytest's capture among them (the next test's teardown then failed
+    with "I/O operation on closed file"). What serve hands the Config is unchanged."""
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda self: None)
+
+
+def test_the_printed_link_carries_a_fresh_token(monkeypatch, capsys, quiet_uvicorn_config):
     import uvicorn
 
     from meld8_app.web import app as web
 
     made = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: made.append(app))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: _ran(self, made.append(self.config.app)))
     for _ in range(2):
         web.serve(lambda **guard: create_app("view", replay={"frames": []}, **guard), "127.0.0.1", 8123, False)
     links = [x.split("at ")[1].split()[0] for x in capsys.readouterr().out.splitlines()]
@@ -151,6 +167,98 @@ def test_the_printed_link_carries_a_fresh_token(monkeypatch, capsys):
     assert client.get("/api/replay?token=" + links[0].split("=")[1]).status_code == 200
     fresh = TestClient(made[0], base_url="http://127.0.0.1:8123")  # no cookie from the first launch's link
     assert fresh.get("/api/replay?token=" + links[1].split("=")[1]).status_code == 403
+
+
+def test_the_server_caps_its_connections_and_refuses_a_bad_cap(monkeypatch, capsys, quiet_uvicorn_config):
+    """Red team, session 44: uvicorn ran with no connection cap, so a flood of connections could exhaust the process.
+    serve hands uvicorn's Config limit_concurrency (64 unless told; the web commands' --limit-concurrency); a cap that
+    is no positive integer is refused in one line before the link is printed."""
+    import uvicorn
+
+    from meld8_app.web import app as web
+
+    view = lambda **guard: create_app("view", replay={"frames": []}, **guard)  # noqa: E731
+    assert web.LIMIT_CONCURRENCY == 64
+    assert web.server_config(view(), "127.0.0.1", 8123).limit_concurrency == 64
+    assert web.server_config(view(), "127.0.0.1", 8123, limit_concurrency=5).limit_concurrency == 5
+    configs = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: _ran(self, configs.append(self.config)))
+    web.serve(view, "127.0.0.1", 8123, False)
+    web.serve(view, "127.0.0.1", 8123, False, limit_concurrency=7)
+    assert [c.limit_concurrency for c in configs] == [64, 7] and all(c.port == 8123 for c in configs)
+    capsys.readouterr()
+    for bad in (0, -1, True, 1.5, "8", None, 65_536):
+        with pytest.raises(ValueError) as err:
+            web.serve(view, "127.0.0.1", 8123, False, limit_concurrency=bad)
+        assert str(err.value) == ("limit_concurrency must be an integer 1..65,535 (the connections the server holds "
+                                  f"at once; default 64), got {bad!r}")  # fmt: skip
+        with pytest.raises(ValueError, match="^limit_concurrency must be an integer 1..65,535"):
+            web.server_config(view(), "127.0.0.1", 8123, limit_concurrency=bad)
+    assert len(configs) == 2 and capsys.readouterr().out == ""  # refused before the link was printed
+    from meld8_app.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a.choices, dict))
+    for name in ("play", "view", "review"):  # the option's help states serve's default
+        option = next(a for a in sub.choices[name]._actions if a.dest == "limit_concurrency")
+        assert f"(default {web.LIMIT_CONCURRENCY}:" in option.help and option.default is None
+
+
+def test_a_request_past_the_cap_is_answered_503(tmp_path):
+    """The cap at work in a real server (meld8 view --limit-concurrency 2): with a kept-alive connection open, the
+    next connection's request is the second and is answered 503; once that connection is closed, requests are
+    served again."""
+    import http.client
+    import os
+    import signal
+    import socket
+    import subprocess
+
+    from meld8_app.cli import main
+
+    assert main(["tournament", "--agents", "random,random,greedy", "--boards", "1", "--out", str(tmp_path)]) == 0
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "meld8_app", "view", str(tmp_path / "games.jsonl"), "--game", "0", "--port",
+           str(port), "--no-browser", "--limit-concurrency", "2"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+    def get(conn: http.client.HTTPConnection) -> int:
+        conn.request("GET", f"/api/config?token={token}", headers={"Host": f"127.0.0.1:{port}"})
+        r = conn.getresponse()
+        r.read()
+        return r.status
+
+    try:
+        line = proc.stdout.readline()  # the address, printed just before uvicorn starts to listen
+        assert "token=" in line, line + proc.stderr.read()
+        token = line.split("token=")[1].split()[0]
+        end = time.monotonic() + 30
+        while True:  # until the port answers (the server's own signal that it listens), not a fixed sleep
+            try:
+                held = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                assert get(held) == 200  # answered, and kept alive: the server holds this connection
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < end and proc.poll() is None, "the server did not start"
+                time.sleep(0.05)
+        second = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        assert get(second) == 503
+        second.close()
+        held.close()
+        end = time.monotonic() + 30
+        while True:  # served again once the server has seen both connections close (its signal: a 200)
+            third = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            status = get(third)
+            third.close()
+            if status == 200:
+                break
+            assert status == 503 and time.monotonic() < end, status
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err, err
 
 
 # -- the live game ----------------------------------------------------------------------------------
@@ -280,6 +388,21 @@ def test_a_move_of_another_game_or_with_a_key_it_may_not_hold_is_refused():
         assert said == "a new game holds only the keys new_game; not 'action'", said
         assert "\n" not in said and len(_refused(ws, st, {"action": legal, "x" * 3000: 1})) <= 200  # one line
         ws.send_json({"action": legal, "seq": seq, "game_id": gid})  # this game's move plays
+        assert ws.receive_json()["state"]["seq"] == seq + 1
+
+
+def test_a_null_seq_or_game_id_is_refused_not_taken_as_absent():
+    """Red team, session 44: "game_id": null or "seq": null played the move as if the key were absent, skipping the
+    check it names. null is refused naming the key; a move that leaves them out still plays (scripts may)."""
+    client = _client(_app())
+    with client.websocket_connect("ws://127.0.0.1:8008/ws/play") as ws:
+        st = ws.receive_json()["state"]
+        legal, seq, gid = st["request"]["actions"][0]["id"], st["seq"], st["game_id"]
+        for key in ("seq", "game_id"):
+            said = _refused(ws, st, {"action": legal, "seq": seq, "game_id": gid, key: None})
+            assert said == f"{key} must be the state's {key}, got null: give the state's {key}, or leave {key} out " \
+                           "of the move", said  # fmt: skip
+        ws.send_json({"action": legal})
         assert ws.receive_json()["state"]["seq"] == seq + 1
 
 

@@ -33,12 +33,19 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8008, help="port (default 8008)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser; print the address")
+    p.add_argument("--limit-concurrency", type=int, default=None,
+                   help="connections the server holds at once; a request past them is answered 503 (default 64: "
+                   "room for many tabs; meld8_app.web.app.LIMIT_CONCURRENCY)")  # fmt: skip
 
 
 def check_server(args: argparse.Namespace) -> None:
-    """--host and --port, checked before anything is served (a bad one is one line, exit 2)."""
+    """--host, --port and --limit-concurrency, checked before anything is served (a bad one is one line, exit 2)."""
     import ipaddress
 
+    from meld8_app.web.app import check_limit_concurrency  # the web extra: every caller has required it
+
+    if args.limit_concurrency is not None:
+        check_limit_concurrency(args.limit_concurrency, "--limit-concurrency")
     if isinstance(args.port, bool) or not 1 <= args.port <= 65535:
         raise ValueError(f"--port must be 1..65535, got {args.port}")
     if args.host != "localhost":
@@ -49,6 +56,11 @@ def check_server(args: argparse.Namespace) -> None:
                 f"--host must be an IP address or localhost (default 127.0.0.1), got {args.host!r}"
             ) from None
     check_port_free(args.host, args.port)
+
+
+def server_limits(args: argparse.Namespace) -> dict:
+    """``serve``'s keyword for --limit-concurrency when it was given (else serve's default holds)."""
+    return {} if args.limit_concurrency is None else {"limit_concurrency": args.limit_concurrency}
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -98,6 +110,8 @@ def require_web() -> None:
 def run(args: argparse.Namespace) -> int:
     import random
 
+    from meld8_env.agent_spec import split_agents
+
     require_web()
     # "" would be the current folder, and an existing file failed at mkdir as a bare "[Errno 17] File exists"
     replays = output_path(args.replays, "--replays", "a folder for the finished games' replays (default replays/)")
@@ -106,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seat < rules.num_players:
         raise ValueError(f"--seat must be 0..{rules.num_players - 1}, got {args.seat}")
     spec = args.agents if args.agents is not None else default_agent(None, "greedy") + ",defensive"
-    agents = [a.strip() for a in spec.split(",") if a.strip()]
+    agents = split_agents(spec, "--agents")  # a path holding ',' is refused as such (red team, session 44)
     first = check_seed(args.seed, "seed") if args.seed is not None else random.SystemRandom().randrange(2**31)
     from meld8_app.web.app import create_app, serve
     from meld8_app.web.session import LiveGame
@@ -132,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     def new_game() -> LiveGame:
         return LiveGame(agents, args.seat, rules, next(games), replays)
 
-    serve(lambda **guard: create_app("play", new_game=new_game, **guard), args.host, args.port, not args.no_browser)
+    serve(lambda **guard: create_app("play", new_game=new_game, **guard), args.host, args.port, not args.no_browser,
+          **server_limits(args))  # fmt: skip
     return 0
 
 

@@ -6,7 +6,7 @@ import argparse
 
 from meld8_app.cli import typed_options
 from meld8_app.cli.common import GAME_FILE, game_file
-from meld8_app.cli.play import add_server_options, check_server, require_web
+from meld8_app.cli.play import add_server_options, check_server, require_web, server_limits
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         require_web()
         check_server(args)
     else:  # --port 99999 was accepted and ignored with --json (red team, session 37)
-        server = typed_options(args, "port", "host")
+        server = typed_options(args, "port", "host", "limit_concurrency")
         if server:
             raise ValueError(f"{server[0]} sets the browser page, which --{'json' if args.json else 'text'} replaces")
     doc, data = viewer_data(args.file, args.game)
@@ -68,5 +68,5 @@ def run(args: argparse.Namespace) -> int:
     from meld8_app.web.app import create_app, serve
 
     app = lambda **guard: create_app("review", replay=data, review=rev, **guard)  # noqa: E731
-    serve(app, args.host, args.port, not args.no_browser)
+    serve(app, args.host, args.port, not args.no_browser, **server_limits(args))
     return 0

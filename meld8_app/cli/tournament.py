@@ -92,7 +92,7 @@ def _default_seed(agents: list[str], settings: dict, resume: bool) -> tuple[int,
 
 
 def run(args: argparse.Namespace) -> int:
-    from meld8_env.agent_spec import names_checkpoint_file
+    from meld8_env.agent_spec import names_checkpoint_file, split_agents
     from meld8_env.seat_process import BotOptions
     from training.tournament import TournamentConfig, format_table, run
 
@@ -119,8 +119,10 @@ def run(args: argparse.Namespace) -> int:
     if "agents" not in settings:
         raise ValueError("name the agents: --agents greedy,defensive,random (or 'agents:' in --config)")
     agents = settings["agents"]
-    if isinstance(agents, str):
-        agents = [a.strip() for a in agents.split(",") if a.strip()]
+    if isinstance(agents, str):  # a path holding ',' was cut in two, and the count was blamed (red team, session 44)
+        where = "--agents" if args.agents is not None else f"'agents' in {args.config}"
+        agents = split_agents(agents, where, ", or list the agents in --config (agents: [...], a YAML list, takes "
+                              "any path)")  # fmt: skip
     if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents):
         raise ValueError(
             f"agents must be a list of agent names (or one comma-separated string), got {short_repr(agents)}"

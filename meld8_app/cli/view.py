@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from meld8_app.cli.common import GAME_FILE, game_file
-from meld8_app.cli.play import add_server_options, check_server, require_web
+from meld8_app.cli.play import add_server_options, check_server, require_web, server_limits
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,5 +35,6 @@ def run(args: argparse.Namespace) -> int:
     _, data = viewer_data(args.file, args.game)
     from meld8_app.web.app import create_app, serve
 
-    serve(lambda **guard: create_app("view", replay=data, **guard), args.host, args.port, not args.no_browser)
+    serve(lambda **guard: create_app("view", replay=data, **guard), args.host, args.port, not args.no_browser,
+          **server_limits(args))  # fmt: skip
     return 0

@@ -58,11 +58,24 @@ MAX_MESSAGE = 4096
 """Longest websocket message (bytes) the page may send; its messages are ~40 bytes."""
 HELP = 'send {"action": ID, "seq": N, "game_id": G} or {"new_game": true}'
 MOVE_KEYS = ("action", "seq", "game_id")
-"""The keys a move may hold (``seq`` and ``game_id`` are optional for scripts; the page sends both)."""
+"""The keys a move may hold (``seq`` and ``game_id`` are optional for scripts, left out, not null; the page sends
+both)."""
 MAX_BACKLOG = 32
 """Messages a page may leave unread (its states are ~10 KB): past it the page is dropped from the table's broadcast
 and its socket closed, so a tab or client that stops reading never holds up the others (red team, session 34: one
 socket that never read froze every tab after about 450 moves, the broadcast waiting on its full buffer)."""
+
+
+LIMIT_CONCURRENCY = 64
+"""Connections the server holds at once (uvicorn's ``limit_concurrency``; ``meld8 play / view / review
+--limit-concurrency``): a request that arrives while this many connections are open, its own counted (or this many
+requests are running), is answered 503 at once instead of being served, so a flood of connections from a local process
+does not pile up work in the server (red team, session 44: there was no cap). uvicorn applies the cap per HTTP request:
+a connection is still accepted (and holds a file descriptor until it closes), and a websocket handshake is not refused
+by it (each needs the launch token), but an open websocket counts. A page holds a few (the browser's keep-alive
+connections and its websocket): 64 leaves room for many tabs."""
+MAX_LIMIT_CONCURRENCY = 65_535
+"""The largest cap :func:`check_limit_concurrency` takes (more would be no cap: a process has fewer descriptors)."""
 
 
 SHUTDOWN_GRACE = 3.0
@@ -357,6 +370,11 @@ def create_app(
                         else:  # a move: _check_keys admitted nothing else
                             if not await start():
                                 continue
+                            for key in ("seq", "game_id"):  # null was taken as absent, skipping the check it
+                                # asks for (red team, session 44); a move may leave them out
+                                if key in msg and msg[key] is None:
+                                    raise PlayError(f"{key} must be the state's {key}, got null: give the state's "
+                                                    f"{key}, or leave {key} out of the move")  # fmt: skip
                             seq = msg.get("seq")
                             if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
                                 raise PlayError(f"seq must be the state's integer seq, got {seq!r}"[:200])
@@ -399,18 +417,40 @@ def create_app(
     return app
 
 
+def check_limit_concurrency(value: Any, name: str = "limit_concurrency") -> int:
+    """``value`` as a connection cap (:data:`LIMIT_CONCURRENCY`): an integer 1..:data:`MAX_LIMIT_CONCURRENCY`, else
+    ValueError in one line naming ``name`` (0 or a negative cap would refuse every request; None would be no cap)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT_CONCURRENCY:
+        raise ValueError(f"{name} must be an integer 1..{MAX_LIMIT_CONCURRENCY:,} (the connections the server holds at "
+                         f"once; default {LIMIT_CONCURRENCY}), got {value!r}"[:300])  # fmt: skip
+    return value
+
+
+def server_config(app: ASGIApp, host: str, port: int, limit_concurrency: int = LIMIT_CONCURRENCY) -> Any:
+    """The ``uvicorn.Config`` :func:`serve` runs ``app`` with: at most ``limit_concurrency`` connections
+    (:data:`LIMIT_CONCURRENCY`, checked here), 1 MiB websocket messages, :data:`SHUTDOWN_GRACE` at Ctrl-C."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", ws_max_size=1 << 20,
+                          timeout_graceful_shutdown=SHUTDOWN_GRACE,
+                          limit_concurrency=check_limit_concurrency(limit_concurrency))  # fmt: skip
+
+
 def serve(app_for: Callable[..., Starlette], host: str = "127.0.0.1", port: int = 8008,
-          open_browser: bool = True) -> None:  # fmt: skip
+          open_browser: bool = True, limit_concurrency: int = LIMIT_CONCURRENCY) -> None:  # fmt: skip
     """Run the app ``app_for(token=, hosts=, port=)`` makes with uvicorn until Ctrl-C: a fresh launch
     token, the loopback names and ``host``; print the link (it carries the token) and open it in the
-    default browser unless told not to."""
+    default browser unless told not to. At most ``limit_concurrency`` connections at once (:data:`LIMIT_CONCURRENCY`;
+    a bad value is refused before anything is printed or opened)."""
     import threading
     import webbrowser
 
     import uvicorn
 
+    check_limit_concurrency(limit_concurrency)
     token = secrets.token_urlsafe(18)
     app = app_for(token=token, hosts=(*LOOPBACK, host), port=port)
+    config = server_config(app, host, port, limit_concurrency)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/?token={token}"
     print(f"meld8: the table is at {url} (Ctrl-C stops the server)", flush=True)
@@ -418,8 +458,13 @@ def serve(app_for: Callable[..., Starlette], host: str = "127.0.0.1", port: int 
         threading.Timer(1.0, webbrowser.open, (url,)).start()
     logging.getLogger("uvicorn.error").addFilter(_said_at_shutdown)
     logging.getLogger("uvicorn.error").addFilter(_no_traceback_for_a_refused_request)
-    uvicorn.run(app, host=host, port=port, log_level="warning", ws_max_size=1 << 20,
-                timeout_graceful_shutdown=SHUTDOWN_GRACE)  # fmt: skip
+    server = uvicorn.Server(config)
+    try:  # what uvicorn.run does with its Config: Ctrl-C ends the server, and a server that never started exits 3
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    if not server.started:  # uvicorn said why (e.g. the port was taken after check_port_free looked)
+        sys.exit(3)
 
 
 def _said_at_shutdown(record: logging.LogRecord) -> bool:
