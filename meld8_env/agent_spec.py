@@ -126,25 +126,36 @@ def names_checkpoint_file(spec: str) -> bool:
     return spec.startswith("ppo:") or spec.endswith(".zip")
 
 
+MAX_PATH_PARTS = 16
+"""The most comma-separated parts :func:`split_agents` joins when it looks for a path that holds ','."""
+
+
 def split_agents(text: str, flag: str = "--agents", instead: str = "") -> list[str]:
     """The specs of a comma-separated agent list (``greedy,ppo:a.zip,defensive``): each part stripped, empty parts
     dropped. ``,`` separates the agents, so a checkpoint path (``ppo:PATH``, ``PATH.zip``, ``rllib:FOLDER``) that holds
-    one was cut in two and reported as a wrong number of agents, or as a missing file (red team, session 44): a part
-    whose path names nothing, where it and the parts after it joined by ``,`` name a file or folder, is refused in
-    one AgentLoadError line that names ``flag``, the path and, in ``instead``, another way to give it (a list that
-    parses today parses unchanged)."""
+    one was cut in two and reported as a wrong number of agents, or as a missing file (red team, session 44): a
+    ``ppo:`` / ``rllib:`` part whose path names nothing, or a part that names nothing where a later one ends in
+    ``.zip``, and that joined with up to :data:`MAX_PATH_PARTS` - 1 parts after it by ``,`` names a file or folder, is
+    refused in one AgentLoadError line that names ``flag``, the path and, in ``instead``, another way to give it (a
+    list that parses today parses unchanged; the search is linear in the list's length, review session 44: joining
+    every later part was cubic, seconds for a thousand parts)."""
     parts = text.split(",")
+    zips = [i for i, p in enumerate(parts) if p.strip().endswith(".zip")]
     for i, part in enumerate(parts):
-        if _names_a_path(part.strip()):
+        head = part.strip()
+        if not head.startswith(("ppo:", "rllib:")) and not any(i < z < i + MAX_PATH_PARTS for z in zips):
+            continue  # no path can start here
+        if _names_a_path(head):
             continue  # it names something as it stands (or it is no path): read as before
-        for j in range(i + 1, len(parts)):
-            joined = ",".join(parts[i : j + 1]).strip()
-            if _names_a_path(joined, must_exist=True):
-                cut = " and ".join(short_repr(p.strip(), 200) for p in parts[i : j + 1])
+        joined = head
+        for j in range(i + 1, min(len(parts), i + MAX_PATH_PARTS)):
+            joined += "," + parts[j]
+            if _names_a_path(joined.strip(), must_exist=True):
                 raise AgentLoadError(
-                    f"{flag}: {short_repr(joined, 300)} is one agent whose path contains ',', but ',' separates the "
-                    f"agents of a list (it was cut into {cut}): a path in an agent list cannot contain ',', and "
-                    f"quoting does not help; rename or move the file{instead}"
+                    f"{flag}: {short_repr(joined.strip(), 300)} is one agent whose path contains ',', but ',' "
+                    f"separates the agents of a list (it was cut into {j - i + 1} agents, the first "
+                    f"{short_repr(head, 80)}): a path in an agent list cannot contain ',', and quoting does not help; "
+                    f"rename or move the file{instead}"
                 )
     return [p.strip() for p in parts if p.strip()]
 
@@ -153,7 +164,9 @@ def _names_a_path(spec: str, must_exist: bool = False) -> bool:
     """Whether ``spec`` is no checkpoint path at all (unless ``must_exist``), or a ``ppo:PATH`` / ``PATH.zip`` /
     ``rllib:FOLDER`` whose path exists (a ``ppo:`` path may leave out ``.zip``, as the loader does); a known agent
     name and a ``cmd:`` bot are never paths."""
-    if spec.startswith(PREFIX) or spec in BUILTIN or spec in SHIPPED_MODELS or spec.partition(":")[0] in OPTION_AGENTS:
+    named = spec.startswith(PREFIX) or spec in BUILTIN or spec in SHIPPED_MODELS
+    named = named or spec.partition(":")[0] in OPTION_AGENTS
+    if named or (":" in spec and not spec.startswith(("ppo:", "rllib:"))):  # a name, or module:Class: never a path
         return not must_exist
     if spec.startswith("rllib:"):
         path = spec.removeprefix("rllib:")

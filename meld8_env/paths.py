@@ -53,25 +53,46 @@ def _check_output(path: Path, value: str | Path, flag: str, what: str, kind: str
 
 def creatable_folder(path: str | Path, flag: str, what: str) -> Path:
     """``path`` (an :func:`output_path` folder), checked to be one this process can create: the folders it lacks are
-    made and removed again at once, so nothing is left behind. ``out=/proc/x`` passed every check on the way and then
-    failed at ``mkdir`` as a bare "[Errno 2] No such file or directory" naming no option (red team, session 44): the
-    reason only the system knows is ValueError in one line now, naming ``flag``, the folder and the system's words."""
+    made and removed again at once (only those this call made), so nothing is left behind. ``out=/proc/x`` passed
+    every check on the way and then failed at ``mkdir`` as a bare "[Errno 2] No such file or directory" naming no
+    option (red team, session 44): the reason only the system knows is ValueError in one line now, naming ``flag``,
+    the folder and the system's words. As ``mkdir(parents=True, exist_ok=True)`` (what the run does later), a folder
+    that exists by the time it is made is fine (``new/../run``, or a sweep's runs checking a shared new parent at
+    once), and a parent another process removed under it is made again (review, session 44). A symbolic link to
+    nothing on the way (``out=dangling``) is refused naming it: mkdir's bare "[Errno 17] File exists" said neither."""
     path = Path(path)
+    for folder in (path, *path.parents):
+        if folder.is_symlink() and not folder.exists():
+            raise ValueError(f"{flag} names {path}, but {folder} is a symbolic link to nothing (or a loop): give "
+                             f"{what} you can write to")  # fmt: skip
+        if folder.exists():
+            break
     made: list[Path] = []
     try:
-        missing = []
-        for folder in (path, *path.parents):
-            if folder.exists() or folder.is_symlink():
+        for attempt in range(3):  # a shared new parent can be removed by another check between our mkdirs
+            try:
+                missing = []
+                for folder in (path, *path.parents):
+                    if folder.exists() or folder.is_symlink():
+                        break
+                    missing.append(folder)
+                for folder in reversed(missing):
+                    try:
+                        folder.mkdir()
+                    except FileExistsError:
+                        if not folder.is_dir():
+                            raise
+                        continue  # made by another process, or "new/.." (mkdir's exist_ok): not ours to remove
+                    made.append(folder)
                 break
-            missing.append(folder)
-        for folder in reversed(missing):
-            folder.mkdir()
-            made.append(folder)
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
     except OSError as exc:
         raise ValueError(f"{flag} names {path}, but the folder cannot be created ({exc.strerror or exc}): give {what} "
                          "you can write to") from None  # fmt: skip
     finally:
-        for folder in reversed(made):  # empty: this call made them a moment ago
+        for folder in reversed(made):  # empty: this call made them a moment ago (unless another run now uses one)
             with contextlib.suppress(OSError):
                 folder.rmdir()
     return path

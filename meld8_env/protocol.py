@@ -407,14 +407,26 @@ def decode_hello(line: bytes | str) -> dict:
     return obj
 
 
+class _JsonNull:
+    """An answer's ``"seq": null``: told apart from a line without ``seq`` (None), which is allowed."""
+
+    def __repr__(self) -> str:
+        return "null"
+
+
+JSON_NULL = _JsonNull()
+
+
 def decode_answer(line: bytes | str) -> tuple[object, object, object]:
     """(game, action, seq) of an answer line ``{"game": G, "action": A, "seq": N}``, raw (``seq`` is
-    optional: None when absent); ProtocolError if the line is out of bounds (:func:`check_line`) or
-    not a JSON object with ``game`` and ``action``."""
+    optional: None when absent, :data:`JSON_NULL` when null, which is no integer: a bot's ``"seq": null`` was taken
+    for no seq, skipping the check it names, red team session 44); ProtocolError if the line is out of bounds
+    (:func:`check_line`) or not a JSON object with ``game`` and ``action``."""
     obj = loads_bounded(line)
     if not isinstance(obj, dict) or "game" not in obj or "action" not in obj:
         raise ProtocolError("garbage", 'not an answer (expected {"game": <id>, "action": <id or name>, "seq": <n>})')
-    return obj["game"], obj["action"], obj.get("seq")
+    seq = obj.get("seq")
+    return obj["game"], obj["action"], JSON_NULL if seq is None and "seq" in obj else seq
 
 
 __all__ = [
@@ -423,6 +435,7 @@ __all__ = [
     "MAX_DIGITS",
     "MAX_LINE",
     "PROTOCOL_VERSION",
+    "JSON_NULL",
     "EventDeriver",
     "GameStreams",
     "ProtocolError",

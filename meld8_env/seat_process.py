@@ -80,6 +80,7 @@ from meld8_env.actions import illegal_action_message
 from meld8_env.agent import BUILTIN, reseed_in_place
 from meld8_env.parent_death import die_with_parent
 from meld8_env.protocol import (
+    JSON_NULL,
     MAX_LINE,
     ProtocolError,
     decode_answer,
@@ -366,7 +367,9 @@ def _unended(buf: bytes) -> str:
     came, escaped and cut short."""
     if not buf:
         return ""
-    shown = printable(repr(buf[:60].decode("utf-8", "backslashreplace")))
+    # bytes that are no UTF-8 show as U+FFFD: backslashreplace then repr doubled their backslashes, so that they read
+    # like a bot that wrote a backslash (review, session 44)
+    shown = printable(repr(buf[:60].decode("utf-8", "replace")))
     more = f" (the first 60 of {len(buf):,} bytes)" if len(buf) > 60 else ""
     fix = "end the hello with \\n and flush (docs/protocol.md, Framing)"
     return f"; it wrote {shown}{more} without the newline that ends every line: {fix}"
@@ -375,6 +378,8 @@ def _unended(buf: bytes) -> str:
 def _json_value(value: object) -> str:
     """A value from a bot's line, named by its JSON type and shown as JSON, escaped and cut short, for a fault line:
     ``the string "0"``, ``the boolean true``, ``the number 1.0``."""
+    if value is JSON_NULL:
+        return "null"
     kind = {bool: "boolean", str: "string", float: "number", list: "array", dict: "object"}.get(type(value), "value")
     shown = json.dumps(value, ensure_ascii=True)
     return f"the {kind} {printable(shown if len(shown) <= 40 else shown[:37] + '...')}"

@@ -207,17 +207,18 @@ def test_a_path_with_a_comma_in_an_agent_list_is_refused_as_such(tmp_path, monke
     (tmp_path / "a,b.zip").write_bytes(b"PK")  # only its name matters: the list is refused before anything loads
     (tmp_path / "run,1").mkdir()
     for text, path, cut in [
-        (f"ppo:{tmp_path}/a,b.zip,defensive,greedy", f"ppo:{tmp_path}/a,b.zip", f"'ppo:{tmp_path}/a' and 'b.zip'"),
-        (f"ppo:{tmp_path}/a,b,greedy", f"ppo:{tmp_path}/a,b", f"'ppo:{tmp_path}/a' and 'b'"),  # .zip left out
-        ("greedy, a,b.zip", "a,b.zip", "'a' and 'b.zip'"),  # a bare PATH.zip, relative, after a stripped space
-        ("rllib:run,1,greedy", "rllib:run,1", "'rllib:run' and '1'"),
+        (f"ppo:{tmp_path}/a,b.zip,defensive,greedy", f"ppo:{tmp_path}/a,b.zip", f"ppo:{tmp_path}/a"),
+        (f"ppo:{tmp_path}/a,b,greedy", f"ppo:{tmp_path}/a,b", f"ppo:{tmp_path}/a"),  # .zip left out
+        ("greedy, a,b.zip", "a,b.zip", "a"),  # a bare PATH.zip, relative, after a stripped space
+        ("rllib:run,1,greedy", "rllib:run,1", "rllib:run"),
     ]:
         with pytest.raises(AgentLoadError) as err:
             agent_spec.split_agents(text, "--agents", ", or list the agents in --config")
         said = str(err.value)
         assert said == (f"--agents: {path!r} is one agent whose path contains ',', but ',' separates the agents of a "
-                        f"list (it was cut into {cut}): a path in an agent list cannot contain ',', and quoting does "
-                        "not help; rename or move the file, or list the agents in --config"), said  # fmt: skip
+                        f"list (it was cut into 2 agents, the first {cut!r}): a path in an agent list cannot contain "
+                        "',', and quoting does not help; rename or move the file, or list the agents in --config"
+                        ), said  # fmt: skip
     # lists that parse today parse unchanged: names, stripped parts, empty parts dropped, a missing file left to the
     # loader, a cmd: bot, and a path that names a file as it stands (even where a longer one would too)
     (tmp_path / "a.zip").write_bytes(b"PK")
@@ -227,3 +228,21 @@ def test_a_path_with_a_comma_in_an_agent_list_is_refused_as_such(tmp_path, monke
     assert agent_spec.split_agents("a.zip,b.zip,greedy") == ["a.zip", "b.zip", "greedy"]
     assert agent_spec.split_agents("cmd:python3 bot.py,greedy") == ["cmd:python3 bot.py", "greedy"]
     assert agent_spec.split_agents("search:worlds=8+cands=2,wary:lam=5") == ["search:worlds=8+cands=2", "wary:lam=5"]
+    # module:Class specs are names, never paths, even where a file of the joined name exists (review, session 44)
+    (tmp_path / "pkg.mod:Bot,b.zip").write_bytes(b"PK")
+    assert agent_spec.split_agents("pkg.mod:Bot,b.zip,greedy") == ["pkg.mod:Bot", "b.zip", "greedy"]
+    # linear in the list's length (joining every later part was cubic: 16 s for 2,000 parts): at most MAX_PATH_PARTS
+    # path checks a part, counted; and the refusal is short whatever the path (one line of bounded length)
+    checks = []
+    real = agent_spec._names_a_path
+    monkeypatch.setattr(agent_spec, "_names_a_path", lambda *a, **k: checks.append(a) or real(*a, **k))
+    assert len(agent_spec.split_agents(",".join(["ppo:x"] * 4000))) == 4000
+    assert 4000 <= len(checks) <= 4000 * agent_spec.MAX_PATH_PARTS
+    assert max(len(a[0]) for a in checks) < 6 * agent_spec.MAX_PATH_PARTS  # joins of a few parts, not of the list
+    checks.clear()
+    assert agent_spec.split_agents(",".join(["greedy"] * 4000)) == ["greedy"] * 4000 and not checks  # no path here
+    deep = tmp_path / ("c," * 12 + "b.zip")
+    deep.write_bytes(b"PK")
+    with pytest.raises(AgentLoadError, match=r"cut into 13 agents, the first 'ppo:.*/c'\): a path") as err:
+        agent_spec.split_agents(f"ppo:{deep},greedy")
+    assert len(str(err.value)) < 700 and "\n" not in str(err.value)

@@ -21,7 +21,15 @@ import pytest
 from process_kit import gone
 
 from agents.registry import load_agent
-from meld8_env.protocol import MAX_DEPTH, MAX_DIGITS, MAX_LINE, ProtocolError, decode_answer, decode_hello
+from meld8_env.protocol import (
+    JSON_NULL,
+    MAX_DEPTH,
+    MAX_DIGITS,
+    MAX_LINE,
+    ProtocolError,
+    decode_answer,
+    decode_hello,
+)
 from meld8_env.rules import RuleConfig
 from meld8_env.seat_process import BotOptions, BotStartError, ExternalAgent, default_log_dir, printable, slug
 from training.arena import play
@@ -125,6 +133,8 @@ def test_a_hello_speaks_exactly_the_integer_protocol_version(version):
 
 def test_bounds_keep_what_a_bot_may_really_say():
     assert decode_answer(b'{"game": 12, "action": "discard 7h", "seq": 3}') == (12, "discard 7h", 3)
+    assert decode_answer(b'{"game": 1, "action": 2}')[2] is None  # seq left out: allowed
+    assert decode_answer(b'{"game": 1, "action": 2, "seq": null}')[2] is JSON_NULL  # null: no integer, refused
     assert decode_answer('{"game": 1, "action": 63, "note": "[{\\"deep\\": [[[[[[[[[[]]]]]]]]]]}"}')[:2] == (1, 63)
     assert decode_answer(b'{"game": 1, "action": 9, "x": "' + b"9" * 100 + b'"}')[1] == 9  # digits in a string
 
@@ -300,10 +310,13 @@ def test_an_answer_with_a_seq_never_sent_is_a_fault_of_that_game():
     assert len(agent._streams[5].faults) == 4
 
 
-@pytest.mark.parametrize("mode, shown", [("str_seq", 'the string "0"'), ("bool_seq", "the boolean true")])
+@pytest.mark.parametrize(
+    "mode, shown", [("str_seq", 'the string "0"'), ("bool_seq", "the boolean true"), ("null_seq", "null")]
+)
 def test_a_seq_that_is_no_integer_is_refused_as_such(tmp_path, mode, shown):
     """Red team, session 44: "seq": "0" was "answered with seq '0', which meld8 never sent (the request's is 0)", and
-    true (an int in Python) was "seq True": the fault now says seq must be an integer and what came, as JSON."""
+    true (an int in Python) was "seq True", and null was taken for no seq (review, session 44): the fault now says seq
+    must be an integer and what came, as JSON."""
     bot = _bot(mode, n=1, tmp_path=tmp_path)  # its first request (seq 0 of its one game) is answered so
     try:
         recs = _play(bot, [0, 1, 2], games=1, batch=1)

@@ -71,12 +71,12 @@ BAD = {
     ("play", "--replays"): ["/proc/meld8-not-writable"],
     ("play", "--host"): ["256.1.1.1", "example.com", ""],
     ("play", "--port"): INTS + ["0", "65536"],
-    ("play", "--limit-concurrency"): INTS + ["0", "65536"],
+    ("play", "--limit-concurrency"): INTS + ["0", "7", "65536"],
     ("view", "file"): ["/nonexistent.json", "{DIR}/bad.yaml", "{DIR}/replay_null_seed.json"],
     ("view", "--game"): INTS,
     ("view", "--host"): ["256.1.1.1"],
     ("view", "--port"): INTS + ["0"],
-    ("view", "--limit-concurrency"): INTS + ["0", "65536"],
+    ("view", "--limit-concurrency"): INTS + ["0", "7", "65536"],
     ("review", "file"): ["/nonexistent.json", "{DIR}/bad.yaml"],
     ("review", "--seat"): INTS + ["3"],
     ("review", "--game"): INTS,
@@ -84,7 +84,7 @@ BAD = {
     ("review", "--threshold"): ["abc", "-0.5", "2", "nan"],
     ("review", "--host"): ["256.1.1.1"],
     ("review", "--port"): INTS + ["0"],
-    ("review", "--limit-concurrency"): INTS + ["0", "65536"],
+    ("review", "--limit-concurrency"): INTS + ["0", "7", "65536"],
 }  # fmt: skip
 
 

@@ -448,7 +448,7 @@ def test_a_hello_without_its_newline_is_refused_saying_what_came(tmp_path):
     """Red team, session 44: a bot that wrote its hello without the newline and waited got "no hello within 20 s",
     and one that then exited "closed its stdout": lines end with a newline (docs/protocol.md, Framing), so it is still
     refused, with what came (escaped) and what to do."""
-    came = r"""'{"type": "hello", "protocol": 1, "name": "\x1b[2Jx"}'"""
+    came = r"""'{"type": "hello", "protocol": 1, "name": "\x1b[2Jx�"}'"""  # the byte 0xff: no "\\xff"
     fix = "without the newline that ends every line: end the hello with \\n and flush (docs/protocol.md, Framing)"
     opts = BotOptions(startup_timeout=1.0, log_dir=str(tmp_path))
     for wait, first in ((60, "no hello within 1 s"), (0, "closed its stdout")):

@@ -310,3 +310,14 @@ def test_an_out_folder_the_system_cannot_create_is_one_line_naming_it(tiny_confi
     assert creatable_folder(tmp_path / "a" / "b", "train option 'out'", what) == tmp_path / "a" / "b"
     assert creatable_folder(tmp_path, "train option 'out'", what) == tmp_path  # there already: kept
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # the folders tried were removed
+    # as mkdir(parents=True, exist_ok=True), which the run uses: "new/../run" is fine (mkdir "new/.." says EEXIST) and
+    # nothing is left (review, session 44: it was refused as "(File exists)")
+    assert creatable_folder(tmp_path / "new" / ".." / "run", "train option 'out'", what)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # a symbolic link to nothing on the way is named (mkdir said a bare "[Errno 17] File exists")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    for out in (tmp_path / "dangling", tmp_path / "dangling" / "run"):
+        with pytest.raises(ValueError, match=f"^train option 'out' names {out}, but {tmp_path / 'dangling'} is a "
+                           "symbolic link to nothing \\(or a loop\\): give a folder"):  # fmt: skip
+            creatable_folder(out, "train option 'out'", what)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dangling"]

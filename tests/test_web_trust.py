@@ -180,19 +180,20 @@ def test_the_server_caps_its_connections_and_refuses_a_bad_cap(monkeypatch, caps
     view = lambda **guard: create_app("view", replay={"frames": []}, **guard)  # noqa: E731
     assert web.LIMIT_CONCURRENCY == 64
     assert web.server_config(view(), "127.0.0.1", 8123).limit_concurrency == 64
-    assert web.server_config(view(), "127.0.0.1", 8123, limit_concurrency=5).limit_concurrency == 5
+    assert web.server_config(view(), "127.0.0.1", 8123, limit_concurrency=8).limit_concurrency == 8
     configs = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: _ran(self, configs.append(self.config)))
     web.serve(view, "127.0.0.1", 8123, False)
-    web.serve(view, "127.0.0.1", 8123, False, limit_concurrency=7)
-    assert [c.limit_concurrency for c in configs] == [64, 7] and all(c.port == 8123 for c in configs)
+    web.serve(view, "127.0.0.1", 8123, False, limit_concurrency=9)
+    assert [c.limit_concurrency for c in configs] == [64, 9] and all(c.port == 8123 for c in configs)
     capsys.readouterr()
-    for bad in (0, -1, True, 1.5, "8", None, 65_536):
+    for bad in (0, -1, 1, 7, True, 1.5, "8", None, 65_536):  # 1: every request its own 503 (review, session 44)
         with pytest.raises(ValueError) as err:
             web.serve(view, "127.0.0.1", 8123, False, limit_concurrency=bad)
-        assert str(err.value) == ("limit_concurrency must be an integer 1..65,535 (the connections the server holds "
-                                  f"at once; default 64), got {bad!r}")  # fmt: skip
-        with pytest.raises(ValueError, match="^limit_concurrency must be an integer 1..65,535"):
+        assert str(err.value) == ("limit_concurrency must be an integer 8..65,535 (open connections, a request's "
+                                  "own counted, past which a request is answered 503; default 64), "
+                                  f"got {bad!r}")  # fmt: skip
+        with pytest.raises(ValueError, match="^limit_concurrency must be an integer 8..65,535"):
             web.server_config(view(), "127.0.0.1", 8123, limit_concurrency=bad)
     assert len(configs) == 2 and capsys.readouterr().out == ""  # refused before the link was printed
     from meld8_app.cli import build_parser
@@ -200,13 +201,13 @@ def test_the_server_caps_its_connections_and_refuses_a_bad_cap(monkeypatch, caps
     sub = next(a for a in build_parser()._actions if isinstance(a.choices, dict))
     for name in ("play", "view", "review"):  # the option's help states serve's default
         option = next(a for a in sub.choices[name]._actions if a.dest == "limit_concurrency")
-        assert f"(default {web.LIMIT_CONCURRENCY}:" in option.help and option.default is None
+        assert f"; default {web.LIMIT_CONCURRENCY}:" in option.help and option.default is None
 
 
 def test_a_request_past_the_cap_is_answered_503(tmp_path):
-    """The cap at work in a real server (meld8 view --limit-concurrency 2): with a kept-alive connection open, the
-    next connection's request is the second and is answered 503; once that connection is closed, requests are
-    served again."""
+    """The cap at work in a real server (meld8 view --limit-concurrency 8, the smallest): with seven kept-alive
+    connections open, the next connection's request is the eighth and is answered 503; once those are closed,
+    requests are served again."""
     import http.client
     import os
     import signal
@@ -220,7 +221,7 @@ def test_a_request_past_the_cap_is_answered_503(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "meld8_app", "view", str(tmp_path / "games.jsonl"), "--game", "0", "--port",
-           str(port), "--no-browser", "--limit-concurrency", "2"]  # fmt: skip
+           str(port), "--no-browser", "--limit-concurrency", "8"]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
 
     def get(conn: http.client.HTTPConnection) -> int:
@@ -242,10 +243,14 @@ def test_a_request_past_the_cap_is_answered_503(tmp_path):
             except ConnectionRefusedError:
                 assert time.monotonic() < end and proc.poll() is None, "the server did not start"
                 time.sleep(0.05)
+        others = [http.client.HTTPConnection("127.0.0.1", port, timeout=10) for _ in range(6)]
+        assert [get(c) for c in others] == [200] * 6  # the 2nd..7th connections, each held open
         second = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         assert get(second) == 503
         second.close()
         held.close()
+        for c in others:
+            c.close()
         end = time.monotonic() + 30
         while True:  # served again once the server has seen both connections close (its signal: a 200)
             third = http.client.HTTPConnection("127.0.0.1", port, timeout=10)

@@ -34,8 +34,8 @@ def add_server_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8008, help="port (default 8008)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser; print the address")
     p.add_argument("--limit-concurrency", type=int, default=None,
-                   help="connections the server holds at once; a request past them is answered 503 (default 64: "
-                   "room for many tabs; meld8_app.web.app.LIMIT_CONCURRENCY)")  # fmt: skip
+                   help="open connections, a request's own counted, past which a request is answered 503 (8..65535; "
+                   "default 64: room for many tabs; meld8_app.web.app.LIMIT_CONCURRENCY)")  # fmt: skip
 
 
 def check_server(args: argparse.Namespace) -> None:

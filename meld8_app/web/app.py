@@ -74,6 +74,9 @@ does not pile up work in the server (red team, session 44: there was no cap). uv
 a connection is still accepted (and holds a file descriptor until it closes), and a websocket handshake is not refused
 by it (each needs the launch token), but an open websocket counts. A page holds a few (the browser's keep-alive
 connections and its websocket): 64 leaves room for many tabs."""
+MIN_LIMIT_CONCURRENCY = 8
+"""The smallest cap :func:`check_limit_concurrency` takes: a request's own connection counts, so a cap of 1 answered
+every request 503 (review, session 44), and one page holds its websocket and up to six HTTP connections."""
 MAX_LIMIT_CONCURRENCY = 65_535
 """The largest cap :func:`check_limit_concurrency` takes (more would be no cap: a process has fewer descriptors)."""
 
@@ -418,11 +421,14 @@ def create_app(
 
 
 def check_limit_concurrency(value: Any, name: str = "limit_concurrency") -> int:
-    """``value`` as a connection cap (:data:`LIMIT_CONCURRENCY`): an integer 1..:data:`MAX_LIMIT_CONCURRENCY`, else
+    """``value`` as a connection cap (:data:`LIMIT_CONCURRENCY`): an integer :data:`MIN_LIMIT_CONCURRENCY`..
+    :data:`MAX_LIMIT_CONCURRENCY`, else
     ValueError in one line naming ``name`` (0 or a negative cap would refuse every request; None would be no cap)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT_CONCURRENCY:
-        raise ValueError(f"{name} must be an integer 1..{MAX_LIMIT_CONCURRENCY:,} (the connections the server holds at "
-                         f"once; default {LIMIT_CONCURRENCY}), got {value!r}"[:300])  # fmt: skip
+    bad = isinstance(value, bool) or not isinstance(value, int)
+    if bad or not MIN_LIMIT_CONCURRENCY <= value <= MAX_LIMIT_CONCURRENCY:
+        raise ValueError(f"{name} must be an integer {MIN_LIMIT_CONCURRENCY}..{MAX_LIMIT_CONCURRENCY:,} (open "
+                         "connections, a request's own counted, past which a request is answered 503; default "
+                         f"{LIMIT_CONCURRENCY}), got {value!r}"[:300])  # fmt: skip
     return value
 
 

@@ -5,10 +5,10 @@ Usage: python faulty_bot.py MODE [N] [--pidfile PATH]
 It plays like examples/bots/python_bot.py until its N-th request (default 5), then, by MODE:
 crash (exits 3), hang (sleeps forever), garbage (prints a line that is not JSON), illegal (answers an
 illegal action id), unknown_game (answers a game id it was never given), slow (sleeps 1.5 s once,
-then plays on), badname (answers an action name that does not exist), str_seq / bool_seq (answers with the seq as a
-string / as true), silent_crash_at_start (exits before its hello), hello_nonewline (writes its hello without the
-newline, then waits), oldproto (says hello with protocol 0), reverse (never faults: answers each batch of
-requests in reverse order, to show answers may come in any order), ok (never faults).
+then plays on), badname (answers an action name that does not exist), str_seq / bool_seq / null_seq (answers
+with the seq as a string / as true / as null), silent_crash_at_start (exits before its hello), hello_nonewline
+(writes its hello without the newline, then waits), oldproto (says hello with protocol 0), reverse (never
+faults: answers each batch of requests in reverse order, to show answers may come in any order), ok (never faults).
 
 Hostile lines (issue 22 §2), written instead of the N-th answer: deep (JSON nested 2,000 deep),
 digits (an integer of 5,000 digits), long (a 100 kB line), nonewline (1 MB without a newline, then
@@ -65,7 +65,8 @@ def main():
         note("--pidfile", str(helper.pid))
     sys.stdin.buffer.readline()
     if mode == "hello_nonewline":
-        sys.stdout.buffer.write(b'{"type": "hello", "protocol": 1, "name": "\x1b[2Jx"}')  # a raw ESC: shown escaped
+        # a raw ESC (shown escaped) and a byte that is no UTF-8 (shown as U+FFFD, not as a written backslash)
+        sys.stdout.buffer.write(b'{"type": "hello", "protocol": 1, "name": "\x1b[2Jx\xff"}')
         sys.stdout.flush()
         time.sleep(n)  # then exits: 0, at once
         return
@@ -143,6 +144,8 @@ def main():
                     answer["seq"] = str(answer["seq"])
                 if mode == "bool_seq":  # true: an int in Python, not in JSON
                     answer["seq"] = True
+                if mode == "null_seq":  # null: no integer, and no absent seq either
+                    answer["seq"] = None
                 if mode == "slow":
                     time.sleep(1.5)
             last = json.dumps(answer)
