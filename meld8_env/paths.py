@@ -58,7 +58,9 @@ def creatable_folder(path: str | Path, flag: str, what: str) -> Path:
     option (red team, session 44): the reason only the system knows is ValueError in one line now, naming ``flag``,
     the folder and the system's words. As ``mkdir(parents=True, exist_ok=True)`` (what the run does later), a folder
     that exists by the time it is made is fine (``new/../run``, or a sweep's runs checking a shared new parent at
-    once), and a parent another process removed under it is made again (review, session 44). A symbolic link to
+    once), and a parent another process removed under it is made again (review, session 44); where such checks race,
+    a new parent they share can stay, empty (it holds another check's folder when this one tries to remove it), which
+    the runs make a moment later anyway. A symbolic link to
     nothing on the way (``out=dangling``) is refused naming it: mkdir's bare "[Errno 17] File exists" said neither."""
     path = Path(path)
     for folder in (path, *path.parents):
