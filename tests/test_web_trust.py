@@ -204,13 +204,10 @@ def test_the_server_caps_its_connections_and_refuses_a_bad_cap(monkeypatch, caps
         assert f"; default {web.LIMIT_CONCURRENCY}:" in option.help and option.default is None
 
 
-def test_a_request_past_the_cap_is_answered_503(tmp_path):
-    """The cap at work in a real server (meld8 view --limit-concurrency 8, the smallest): with seven kept-alive
-    connections open, the next connection's request is the eighth and is answered 503; once those are closed,
-    requests are served again."""
-    import http.client
+def _start_view(tmp_path: Path, *more: str):
+    """``meld8 view`` of a one-board tournament's first game (played into ``tmp_path``) on a free port, no browser,
+    with the options ``more``: (process, port). The caller reads the link (:func:`_token`) and ends the process."""
     import os
-    import signal
     import socket
     import subprocess
 
@@ -221,8 +218,25 @@ def test_a_request_past_the_cap_is_answered_503(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "meld8_app", "view", str(tmp_path / "games.jsonl"), "--game", "0", "--port",
-           str(port), "--no-browser", "--limit-concurrency", "8"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+           str(port), "--no-browser", *more]  # fmt: skip
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy()), port
+
+
+def _token(proc) -> str:
+    """The launch token of the link a web command prints just before uvicorn starts to listen."""
+    line = proc.stdout.readline()
+    assert "token=" in line, line + proc.stderr.read()
+    return line.split("token=")[1].split()[0]
+
+
+def test_a_request_past_the_cap_is_answered_503(tmp_path):
+    """The cap at work in a real server (meld8 view --limit-concurrency 8, the smallest): with seven kept-alive
+    connections open, the next connection's request is the eighth and is answered 503; once those are closed,
+    requests are served again."""
+    import http.client
+    import signal
+
+    proc, port = _start_view(tmp_path, "--limit-concurrency", "8")
 
     def get(conn: http.client.HTTPConnection) -> int:
         conn.request("GET", f"/api/config?token={token}", headers={"Host": f"127.0.0.1:{port}"})
@@ -231,9 +245,7 @@ def test_a_request_past_the_cap_is_answered_503(tmp_path):
         return r.status
 
     try:
-        line = proc.stdout.readline()  # the address, printed just before uvicorn starts to listen
-        assert "token=" in line, line + proc.stderr.read()
-        token = line.split("token=")[1].split()[0]
+        token = _token(proc)
         end = time.monotonic() + 30
         while True:  # until the port answers (the server's own signal that it listens), not a fixed sleep
             try:
@@ -508,24 +520,12 @@ def test_without_a_seed_each_games_seed_is_drawn_afresh():
 def test_a_request_h11_refuses_logs_one_line_not_a_traceback(tmp_path):
     """A bad chunked body on a GET: uvicorn answers 400 and said so in one line, then logged a 50-line traceback of
     h11's LocalProtocolError when the app's own answer met the closed connection (red team, session 38)."""
-    import os
     import signal
     import socket
-    import subprocess
 
-    from meld8_app.cli import main
-
-    assert main(["tournament", "--agents", "random,random,greedy", "--boards", "1", "--out", str(tmp_path)]) == 0
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "meld8_app", "view", str(tmp_path / "games.jsonl"), "--game", "0", "--port",
-           str(port), "--no-browser"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    proc, port = _start_view(tmp_path)
     try:
-        line = proc.stdout.readline()  # the address, printed just before uvicorn starts to listen
-        assert "token=" in line, line + proc.stderr.read()
-        token = line.split("token=")[1].split()[0]
+        token = _token(proc)
         end = time.monotonic() + 30
         while True:  # until the port answers (the server's own signal that it listens), not a fixed sleep
             try:
