@@ -453,10 +453,9 @@ def serve(app_for: Callable[..., Starlette], host: str = "127.0.0.1", port: int 
 
     import uvicorn
 
-    check_limit_concurrency(limit_concurrency)
     token = secrets.token_urlsafe(18)
     app = app_for(token=token, hosts=(*LOOPBACK, host), port=port)
-    config = server_config(app, host, port, limit_concurrency)
+    config = server_config(app, host, port, limit_concurrency)  # checks the cap, before anything is printed
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/?token={token}"
     print(f"meld8: the table is at {url} (Ctrl-C stops the server)", flush=True)
