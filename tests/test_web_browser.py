@@ -9,6 +9,7 @@ instead of skipping."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -127,7 +128,7 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
     try:
         page.goto(server.url)
         page.wait_for_selector("body[data-seq]")
-        decisions = results_shown = dora_held = dora_won = 0
+        decisions = results_shown = dora_held = dora_won = since_told = 0
         shown_hands: list[int] = []
         shot_table = shot_result = reloaded = False
         while _body(page, "view") != "game-end":
@@ -162,6 +163,12 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
                 page.screenshot(path=str(IMG / "table.png"))
                 shot_table = True
             dora_held += _dora_named_and_marked(page)
+            # the header names what a win needs this round (R30); the newest discard is marked; the centre says
+            # what happened since your last move, your own discard first
+            assert re.search(r"· min [12] han$", page.inner_text("#info-hand")), page.inner_text("#info-hand")
+            assert len(page.query_selector_all("#table .card.latest")) <= 1
+            since = page.query_selector("#since")  # not in a claim: the claimed card is the centre then
+            since_told += decisions > 0 and since is not None and since.inner_text().startswith("you discard ")
             _move(page)
             decisions += 1
             if not reloaded and decisions >= 5 and _body(page, "view") == "table":
@@ -170,7 +177,7 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
                 page.wait_for_selector(f"body[data-seq='{seq}']")
                 reloaded = True
             assert decisions < 400
-        assert decisions > 10 and reloaded and shot_table and shot_result
+        assert decisions > 10 and reloaded and shot_table and shot_result and since_told > 0
         assert dora_held > 0, "the game's decisions include some with the dora in your hand, marked"
         assert dora_won > 0, "some winning hand of the game holds the dora, marked in its result"
         total = int(_body(page, "results"))
@@ -178,6 +185,9 @@ def test_play_a_whole_game_by_clicking_through_every_result(page, tmp_path):
         assert len(page.query_selector_all("#history li")) == total
         rows = page.query_selector_all("#gameend tr")
         assert len(rows) == 4  # header + three seats with placements
+        last = page.evaluate("document.querySelector('#history li:last-child').textContent")
+        if "Tsumo" in last or "Ron" in last:  # the table under the game-over panel shows the last hand's ending
+            assert page.query_selector(".seat.winner .card.wincard")
         mine = [r.inner_text().split("\t")[0] for r in rows[1:] if r.inner_text().split("\t")[1] == "you"]
         assert page.inner_text("#gameend-box h2").endswith(
             f"you finished {mine[0]}{['st', 'nd', 'rd'][int(mine[0]) - 1]}"
@@ -755,6 +765,45 @@ def test_review_page(page, tmp_path):
         assert review_box["x"] + review_box["width"] <= 1280  # the review fits a 1280 px window
         page.evaluate("document.querySelector('aside').scrollTop = 0")  # the decision at the top of the panel
         page.screenshot(path=str(IMG / "review.png"))
+    finally:
+        server.stop()
+
+
+def test_review_with_the_search_shows_its_values_and_marks_its_choice(page, tmp_path):
+    """A search reference gives values, not probabilities (review.py): the column says so, every row has its signed
+    value, and the search's own choice is marked even where the margin rule kept it below the top value."""
+    from meld8_app.cli.view import viewer_data
+    from meld8_app.web.app import create_app
+    from meld8_app.web.review import review
+    from meld8_env.rules import RuleConfig
+
+    doc, data = viewer_data(str(_tournament_log(tmp_path)), 0)
+    rev = review(RuleConfig.from_dict(doc["rules"]), doc["seed"], doc["actions"], seat=2, agent="search")
+    server = Server(create_app("review", replay=data, review=rev))
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#agreement")
+        valued = [d for d in rev["decisions"] if any(o.get("value") is not None for o in d["options"])]
+        below = [d for d in valued if d["options"][0]["id"] != d["reference"]["id"]]
+        for d in valued[:2] + below[:1]:
+            page.keyboard.press("Home")
+            for _ in range(len(rev["decisions"])):  # "next decision" walks the seat's decisions from the start
+                if f"action {d['index']}:" in page.inner_text("#decision"):
+                    break
+                page.click("#next-decision")
+            head = page.inner_text("#decision table.options tr >> nth=0")
+            assert "search value" in head and "probability" not in head
+            rows = page.query_selector_all("#decision table.options tr")[1:]
+            assert len(rows) == min(len(d["options"]), 8)
+            for row, o in zip(rows, d["options"], strict=False):
+                want = ("−" if o["value"] < 0 else "+") + f"{abs(o['value']):.2f}"
+                assert row.inner_text().split("\t")[-1].strip() == want
+            marked = page.query_selector_all("#decision tr.ref")
+            assert len(marked) == 1 and "← search" in marked[0].inner_text()
+            assert d["reference"]["label"] in marked[0].inner_text()
+            note = page.query_selector("#decision p.note")
+            assert (note is not None) == (d in below)
+        assert below, "some decision's choice sits below the top value (the margin rule), so the note was shown"
     finally:
         server.stop()
 

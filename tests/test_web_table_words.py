@@ -197,3 +197,95 @@ def test_play_against_every_kind_of_agent(spec):
     assert st["names"] == [spec, spec, "you"] or st["names"] == [f"{spec} (seat 0)", f"{spec} (seat 1)", "you"]
     assert st["game_end"] is not None and st["results"]
     assert np.sum(st["game_end"]["final_scores"]) == rules.starting_score * rules.num_players
+
+
+# -- what the table tells a newcomer: the round's minimum, a win form without Tsumo, a beaten call, the newest discard
+def _caller(request: dict) -> int:
+    """A human who wins when offered, else calls whatever it may (the first call offered), else discards the highest
+    card id: a policy whose calls other seats' claims can beat (R21)."""
+    ids = [a["id"] for a in request["actions"]]
+    for want in (TSUMO, RON):
+        if want in ids:
+            return want
+    calls = [i for i in ids if PON_BASE <= i < PASS]
+    return calls[0] if calls else max(i for i in ids if i < TSUMO)
+
+
+def test_the_table_says_why_a_complete_hand_offers_no_tsumo():
+    """Every draw whose eight cards form a win (R26) but get no Tsumo carries the reason (no standard yaku, R29, or
+    too few of their han for the round, R30), no other request does, and the state names the round's minimum."""
+    from meld8_env.hands import is_win_form
+
+    rules = RuleConfig()
+    said = {"no standard yaku (R29": 0, "fewer than the 2 han": 0}
+    for seed in range(16):  # seeds 4 and 13 hold one of each (found by playing seeds 0-299 this way)
+        g = LiveGame(["greedy", "defensive"], seat=0, rules=rules, seed=seed)
+        try:
+            while not g.over:
+                st = g.state()
+                req, why = st["request"], st["request"].get("no_tsumo")
+                assert st["min_han"] == rules.min_han(st["round"])
+                ids = [a["id"] for a in req["actions"]]
+                drawn = st["drawn"].get("0")
+                complete = (
+                    req["phase"] == "draw"
+                    and TSUMO not in ids
+                    and drawn is not None
+                    and is_win_form(st["hands"]["0"] + [drawn], st["melds"][0] or None)
+                )
+                assert complete == (why is not None), (seed, st["hands"], drawn, why)
+                for key in said:
+                    said[key] += why is not None and key in why
+                g.play(_caller(req), st["seq"])
+        finally:
+            g.close()
+    assert all(said.values()), said
+
+
+def test_a_call_beaten_by_a_ron_is_said():
+    """SHORT rules, seed 36, greedy opponents and a human who calls whenever it may: its Chii loses to seat 1's Ron on
+    the same card (Ron beats Pon beats Chii, R21), and the log says so before the hand's result."""
+    g = LiveGame(["greedy", "greedy"], seat=0, rules=SHORT, seed=36)
+    try:
+        while not g.over:
+            st = g.state()
+            g.play(_caller(st["request"]), st["seq"])
+        st = g.state()
+    finally:
+        g.close()
+    log = st["log"]
+    k = next(i for i, x in enumerate(log) if "not made" in x)
+    assert log[k] == "your Chii was not made: greedy (seat 1)'s Ron comes first (R21)"
+    assert log[k + 1].startswith("greedy (seat 1) wins by Ron on ")
+
+
+def test_the_newest_discard_is_marked_and_kept_in_each_result():
+    """``latest`` names the table's newest discard after every discard event, is cleared by a new deal, and each
+    result's table keeps it as the hand ended."""
+    import random
+
+    from meld8_app.web.tableview import SeatView
+    from meld8_env.protocol import GameStreams
+
+    rng = random.Random(5)
+    g = GameStreams(SHORT, seed=5)
+    while (p := g.pending()) is not None:
+        g.step(rng.choice([a["id"] for a in p[1]["actions"]]))
+    v = SeatView(0)
+    discards = ends = 0
+    for ev in g.streams[0]:
+        before = v.state["latest"]
+        v.apply(ev)
+        latest = v.state["latest"]
+        if ev["type"] == "discard":
+            discards += 1
+            assert latest == [ev["seat"], len(v.state["discards"][ev["seat"]]) - 1]
+            assert v.state["discards"][latest[0]][latest[1]]["card"] == ev["card"]
+        elif ev["type"] == "hand_start":
+            assert latest is None
+        elif ev["type"] in ("win", "exhausted", "chombo"):
+            ends += 1
+            assert v.state["results"][-1]["table"]["latest"] == before == latest
+        else:
+            assert latest == before
+    assert discards > 10 and ends == len(v.state["results"]) > 0

@@ -64,6 +64,7 @@ class HumanSeat:
     def act_streams(self, keys: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if self.answer is None:  # pragma: no cover - LiveGame only steps the human's turn with an answer
             raise RuntimeError("the human seat was asked without an answer")
+        self.view.answered(self.answer)  # the stream never shows a seat its own answer: a beaten call is said (R21)
         out, self.answer = np.array([self.answer], np.int64), None
         return out
 

@@ -7,12 +7,16 @@ the full-information state of a replay ("show all hands"). State fields:
 ``players``, ``seat`` (whose view, None when merged), ``names`` (seat -> name; "you" for the human),
 ``scores``, ``round``, ``rounds`` (the game's number of rounds, R7; None before the game starts), ``chiicha``
 (the first dealer) and ``placement_tie`` (the rule option; both say how equal scores were placed, R40), ``hand``,
-``replay``, ``dealer``, ``wall_left``, ``dora_indicator`` and ``dora`` (the card it makes dora, R35), ``hands``
+``replay``, ``min_han`` (the standard-yaku han a win needs this round, R30; None before the first deal), ``dealer``,
+``wall_left``, ``dora_indicator`` and ``dora`` (the card it makes dora, R35), ``hands``
 (seat -> sorted cards, the known ones; the drawn card is apart in ``drawn``), ``hand_sizes`` (seat ->
 number of concealed cards, drawn card included: public, so opponents' backs can be drawn),
-``discards`` (per seat: ``{"card", "called", "dora"}``), ``melds`` (per seat: cards), ``request`` (the
-pending request of this seat, or None; each action carries ``label``, e.g. "Pon A♥ with A♠ A♦"),
-``last`` (what just happened, in words with card glyphs: "you draw", "greedy discards 7♠"), ``log``
+``discards`` (per seat: ``{"card", "called", "dora"}``), ``latest`` (``[seat, index]`` of the hand's newest discard in
+``discards``, or None), ``melds`` (per seat: cards), ``request`` (the pending request of this seat, or None; each
+action carries ``label``, e.g. "Pon A♥ with A♠ A♦"; a draw whose eight cards form a win without Tsumo being offered
+carries ``no_tsumo``, the reason in words: the yaku the round needs, R29-R30),
+``last`` (what just happened, in words with card glyphs: "you draw", "greedy discards 7♠"; a call the seat answered
+that another seat's claim beat is said too, R21), ``log``
 (the last :data:`LOG_LINES` of those), ``said`` (how many lines were said in all), ``results`` (one per
 finished hand, see below), ``game_end``
 (``final_scores``, ``placements``, ``raw_scores`` and ``placement_points``, their difference, R40; or
@@ -32,12 +36,26 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from meld8_env.actions import CHII_BASE, PASS, PON_BASE, TSUMO
 from meld8_env.cards import card_str, parse_card, parse_cards
 from meld8_env.display import action_words, bonus_name, card_glyph, yaku_name
-from meld8_env.scoring import dora_of
+from meld8_env.hands import is_win_form
+from meld8_env.rules import RuleConfig
+from meld8_env.scoring import dora_of, score_hand
 
 LOG_LINES = 40
-_TABLE_KEYS = ("discards", "melds", "hands", "drawn", "hand_sizes", "dora_indicator", "dora", "wall_left", "dealer")
+_TABLE_KEYS = (
+    "discards",
+    "latest",
+    "melds",
+    "hands",
+    "drawn",
+    "hand_sizes",
+    "dora_indicator",
+    "dora",
+    "wall_left",
+    "dealer",
+)
 
 
 def _sorted(cards: list[str]) -> list[str]:
@@ -60,11 +78,15 @@ class SeatView:
         self.state: dict[str, Any] = {
             "players": players, "seat": seat, "names": named,
             "scores": [], "round": 0, "rounds": None, "hand": 0, "replay": 0, "dealer": None, "wall_left": None,
-            "chiicha": None, "placement_tie": None,
+            "chiicha": None, "placement_tie": None, "min_han": None,
             "dora_indicator": None, "dora": None, "hands": {}, "drawn": {}, "hand_sizes": [0] * players,
-            "discards": [[] for _ in range(players)], "melds": [[] for _ in range(players)], "request": None,
+            "discards": [[] for _ in range(players)], "latest": None, "melds": [[] for _ in range(players)],
+            "request": None,
             "last": "", "log": [], "said": 0, "results": [], "game_end": None,
         }  # fmt: skip
+        self._rules: RuleConfig | None = None  # the game's (its game_start event)
+        self._min_yaku_han: list[int] = []  # per round (R30)
+        self._called: str | None = None  # the call this seat answered to the claim now open ("Pon"), until resolved
 
     @property
     def names(self) -> list[str]:
@@ -77,6 +99,20 @@ class SeatView:
     def apply(self, ev: dict) -> None:
         """Fold one event into the state."""
         getattr(self, "_" + ev["type"], self._ignore)(ev)
+
+    def answered(self, action: int) -> None:
+        """This seat's answer to its open request (the event stream never shows it): a call is remembered, so that
+        a claim that beats it (R21) can be said when it happens."""
+        req = self.state["request"]
+        self._called = None
+        if req is not None and req.get("phase") == "claim" and PON_BASE <= action < PASS:
+            self._called = "Pon" if action < CHII_BASE else "Chii"
+
+    def _beaten(self, winner: int, how: str) -> None:
+        """Say that this seat's call was not made because ``winner``'s ``how`` comes first (R21)."""
+        if self._called is not None and winner != self.seat:
+            self._say(f"your {self._called} was not made: {self._whose(winner)} {how} comes first (R21)")
+        self._called = None
 
     def view(self) -> dict[str, Any]:
         """A copy of the state (safe to keep as a frame)."""
@@ -122,6 +158,8 @@ class SeatView:
         s.update(players=P, seat=ev["seat"] if self.seat is not None else None, scores=list(ev["scores"]))
         s["rounds"] = ev["rules"]["rounds"]
         s["placement_tie"] = ev["rules"]["placement_tie"]
+        self._rules = RuleConfig.from_dict(ev["rules"])
+        self._min_yaku_han = list(self._rules.min_yaku_han)
         if len(s["names"]) != P:
             s["names"] = [f"seat {k}" for k in range(P)]
         s["discards"] = [[] for _ in range(P)]
@@ -137,8 +175,12 @@ class SeatView:
         if s["chiicha"] is None:  # the game's first dealer: equal final scores are placed from this seat on (R40)
             s["chiicha"] = ev["dealer"]
         s["discards"] = [[] for _ in range(P)]
+        s["latest"] = None
         s["melds"] = [[] for _ in range(P)]
         s["hands"], s["drawn"] = {}, {}
+        self._called = None
+        r = int(ev["round"])
+        s["min_han"] = self._min_yaku_han[r - 1] if 1 <= r <= len(self._min_yaku_han) else None
         mine = _cards(ev["cards"])
         s["hand_sizes"] = [len(mine)] * P  # every seat is dealt the same number of cards (R10)
         if self.seat is not None:
@@ -170,6 +212,7 @@ class SeatView:
             s["hands"][seat] = _sorted(hand)
         s["hand_sizes"][ev["seat"]] -= 1
         s["discards"][ev["seat"]].append({"card": card, "called": False, "dora": ev["dora_indicator"]})
+        s["latest"] = [ev["seat"], len(s["discards"][ev["seat"]]) - 1]
         if ev["dora_indicator"]:
             s["dora_indicator"] = card
             s["dora"] = card_str(dora_of(parse_card(card)))  # the page names and marks it (R35)
@@ -179,6 +222,7 @@ class SeatView:
 
     def _call(self, ev: dict) -> None:
         s = self.state
+        self._beaten(ev["seat"], ev["kind"].capitalize())  # a Pon beats a Chii (R21)
         pile = s["discards"][ev["from"]]
         if pile and pile[-1]["card"] == ev["called"]:
             pile[-1]["called"] = True
@@ -200,13 +244,48 @@ class SeatView:
         req = {k: v for k, v in ev.items() if k not in ("type", "game", "actions")}
         claim = ev.get("claim_card")
         req["actions"] = [{**a, "label": action_words(int(a["id"]), claim)} for a in ev["actions"]]
+        if why := self._no_tsumo(req):
+            req["no_tsumo"] = why
         self.state["request"] = req
+
+    def _no_tsumo(self, req: dict) -> str | None:
+        """Why a draw whose eight cards form a win (R26) offers no Tsumo, in words: no standard yaku (R29) or too few
+        of their han for the round (R30); None where Tsumo is offered, or the cards form no win, or the scorer
+        names another reason. The scorer is asked without the situation's yaku (first draw): where one of those
+        would make the win, the engine offers Tsumo and nothing is said."""
+        s = self.state
+        mine = str(self.seat)
+        if self.seat is None or self._rules is None or req.get("phase") != "draw":
+            return None
+        drawn = s["drawn"].get(mine)
+        if drawn is None or any(int(a["id"]) == TSUMO for a in req["actions"]):
+            return None
+        cards, meld = s["hands"].get(mine, []) + [drawn], s["melds"][self.seat] or None
+        try:
+            if not is_win_form(cards, meld):
+                return None
+            res = score_hand(
+                cards, drawn, meld=meld, tsumo=True, round=s["round"], dealer=s["dealer"] == self.seat,
+                dora_indicator=s["dora_indicator"], last_card=s["wall_left"] == 0, rules=self._rules,
+            )  # fmt: skip
+        except ValueError:  # CardError included: a state the scorer cannot place says nothing rather than a guess
+            return None
+        if res.win or res.reason not in ("no_yaku", "below_minimum"):
+            return None
+        if res.reason == "no_yaku":
+            return "your cards form a win, but no Tsumo: they hold no standard yaku (R29; dora and bonuses don't count)"
+        return (
+            f"your cards form a win, but no Tsumo: their standard yaku reach fewer than the {s['min_han']} han "
+            "this round needs (R30; dora and bonuses don't count)"
+        )
 
     def _snapshot(self) -> dict[str, Any]:
         return copy.deepcopy({k: self.state[k] for k in _TABLE_KEYS})
 
     def _win(self, ev: dict) -> None:
         s = self.state
+        if ev["discarder"] >= 0:
+            self._beaten(ev["winner"], "Ron")
         s["request"] = None
         win = {k: ev[k] for k in ("winner", "discarder", "cards", "meld", "win_card", "groups", "joker_as", "yaku",
                                   "bonuses", "han", "points")}  # fmt: skip

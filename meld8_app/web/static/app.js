@@ -66,7 +66,9 @@ function cardNode(card, opts = {}) {
 // -- the header (fixed slots: it never changes height or jumps) ---------------------------------
 function renderInfo(s, names) {
   const of = s.rounds ? ` of ${s.rounds}` : "";
-  $("info-hand").textContent = s.hand ? `Round ${s.round}${of} · hand ${s.hand}${s.replay ? ` (replay ${s.replay})` : ""}` : "";
+  const need = s.min_han ? ` · min ${s.min_han} han` : ""; // what a win needs this round (R30)
+  $("info-hand").textContent = s.hand ? `Round ${s.round}${of} · hand ${s.hand}${s.replay ? ` (replay ${s.replay})` : ""}${need}` : "";
+  $("info-hand").title = s.min_han ? `a win this round needs at least ${s.min_han} han of standard yaku (R30)` : "";
   $("info-dealer").textContent = s.dealer !== null && s.dealer !== undefined ? `dealer: ${names[s.dealer]}` : "";
   $("info-wall").textContent = s.wall_left !== null && s.wall_left !== undefined ? `wall: ${s.wall_left}` : "";
   $("dora-card").replaceChildren(cardNode(s.dora_indicator ?? "empty"));
@@ -117,6 +119,7 @@ function renderTable(s, opts) {
       if (d.called) { extra.push("called"); title += ": called (it went to a meld)"; }
       if (d.dora) { extra.push("dora"); title += ": the dora indicator"; }
       if (d.won) { extra.push("wincard"); title += ": the winning card"; }
+      if (t.latest && t.latest[0] === seat && t.latest[1] === i && !d.won) { extra.push("latest"); title += ": the newest discard"; }
       if (seat === claimFrom && i === pile.length - 1 && !d.called) { extra.push("claim"); title += ": can be claimed now"; }
       pond.append(cardNode(d.card, { extra, title }));
     });
@@ -234,7 +237,10 @@ function resultView(res, s, names, opts = {}) {
       groups.append(grp);
     }
     box.append(groups);
-    if (w.joker_as) box.append(el("p", { text: `The Joker stands for ${glyph(w.joker_as)}.` }));
+    if (w.joker_as) {
+      box.append(el("p", { text: `The Joker stands for ${glyph(w.joker_as)} (R27: never a card the winner holds; `
+        + "a card seen elsewhere does not matter)." }));
+    }
     const yaku = el("table", { id: "yaku" }, el("caption", { text: "Yaku and bonuses" }),
       el("tr", {}, el("th", { class: "l", text: "yaku" }), el("th", { text: "han" })));
     for (const [name, han] of w.yaku_names) yaku.append(el("tr", {}, el("td", { class: "l", text: name }), el("td", { text: String(han) })));
@@ -358,6 +364,15 @@ function saveSeen(state, n) {
   try { localStorage.setItem("meld8-seen", JSON.stringify({ n, fp: fingerprint(state, n) })); } catch { /* off */ }
 }
 
+// What the others did since your last move, in the log's words (their draws left out: they say nothing), oldest
+// first; before any move of yours on this page, the last line alone.
+function since(state, movedAt) {
+  const n = movedAt === null ? 1 : Math.min(state.said - movedAt, state.log.length);
+  const lines = state.log.slice(state.log.length - Math.max(n, 1));
+  const told = lines.filter((x, i) => i === lines.length - 1 || !/^(?!you ).* draws$/.test(x));
+  return told.slice(-5).join(" · ");
+}
+
 const RESTARTED = "the table was restarted: this page's link is no longer valid. Open the new link meld8 printed.";
 
 function startPlay() {
@@ -365,6 +380,7 @@ function startPlay() {
   let socket = null;
   let seen = null; // results shown (acknowledged) so far
   let picked = null; // a past result reopened from the history
+  let movedAt = null; // the log's ``said`` when you last moved: the centre says what the others did since
   const send = (msg) => {
     if (document.body.dataset.connection === "refused") return showError(RESTARTED); // no reconnecting: keep saying so
     if (socket.readyState !== WebSocket.OPEN) return showError("not connected: nothing was sent (the page reconnects on its own)");
@@ -373,6 +389,7 @@ function startPlay() {
   const act = (id) => {
     if (id === undefined || !state || !state.request || pending() !== null) return;
     showError(null);
+    movedAt = state.said;
     send({ action: id, seq: state.seq, game_id: state.game_id }); // the server refuses a move of another game
   };
   const pending = () => (picked !== null ? picked : state && seen < state.results.length ? seen : null);
@@ -430,6 +447,7 @@ function startPlay() {
     const me = state.seat;
     const shown = pending();
     const result = shown !== null ? state.results[shown] : null;
+    let ending = null;
     document.body.dataset.seq = String(state.seq); // tests and scripts wait on these
     document.body.dataset.results = String(state.results.length);
     document.body.dataset.seen = String(seen);
@@ -444,6 +462,7 @@ function startPlay() {
       center.push(resultView(result, state, names, { last, onContinue: dismiss, continueText: text }));
     } else if (state.game_end) {
       const extra = [el("button", { class: "continue", id: "new-game-center", text: "New game (n)", onclick: newGame })];
+      ending = state.results.at(-1) ?? null; // the table stays as the last hand ended: its winner's cards shown
       if (state.replay_file) extra.push(el("p", { class: "saved", text: `saved: ${state.replay_file}` }),
         el("p", { class: "saved", text: `watch it: meld8 view ${state.replay_file}` }),
         el("p", { class: "saved", text: `review your decisions: meld8 review ${state.replay_file} --seat ${state.seat}` }));
@@ -453,10 +472,10 @@ function startPlay() {
       center.push(el("div", { class: "claim-box" }, el("span", { text: `${names[r.discarder]} discards` }),
         cardNode(r.claim_card, { big: true, extra: ["claim"] }), el("span", { text: "— call it or pass?" })));
     } else if (state.wall_left !== null) {
-      center.push(el("div", { class: "center-last", text: state.last }),
+      center.push(el("div", { class: "center-last", id: "since", text: since(state, movedAt) }),
         el("div", { class: "center-line", text: `${state.wall_left} cards left in the wall` }));
     }
-    renderTable(state, { names, me, showAll: false, onDiscard: act, result, center });
+    renderTable(state, { names, me, showAll: false, onDiscard: act, result: result ?? ending, center });
     fitCenter();
     $("last").textContent = result ? resultLine(result, names) : state.last;
     // while a hand's result waits to be seen, the log stops at that hand's end (the next deal is already in it)
@@ -475,6 +494,7 @@ function startPlay() {
         req.phase === "call_discard" ? "Discard after your call (click a card)" :
         req.actions.some((a) => a.id === 52) ? "Your turn: declare Tsumo or click a card to discard" : "Your turn: click a card to discard";
       controls.append(el("p", { id: "prompt", text: prompt }));
+      if (req.no_tsumo) controls.append(el("p", { class: "note", id: "no-tsumo", text: req.no_tsumo }));
       for (const a of req.actions) {
         if (a.id < 52) continue;
         const win = a.id === 52 || a.id === 53;
@@ -661,13 +681,31 @@ function renderDecision(d, agent, names, seat) {
   if (!d) return box.append(el("p", { text: `step to a decision of ${names[seat]} ("next decision" or a flagged one below)` }));
   const said = (a) => a.label ?? a.name;
   box.append(el("p", { class: d.flagged ? "flag" : "", text: `Decision at action ${d.index}: played ${said(d.played)}; ${agent} would ${said(d.reference)}` }));
-  const t = el("table", { class: "options" }, el("tr", {}, el("th", { class: "l", text: "action" }), el("th", { text: `${agent} probability` })));
+  // a network reference gives each option's probability, a search its mean rollout value (review.py): the column
+  // says which, and the reference's own choice is marked (a search keeps its first choice unless another is
+  // clearly better on the same worlds, so its choice need not be the top value)
+  const valued = d.options.some((o) => o.value !== undefined && o.value !== null);
+  const head = valued
+    ? el("th", { text: `${agent} value`, title: "mean value over the search's rollouts, higher is better (by default minus the expected final placement)" })
+    : el("th", { text: `${agent} probability` });
+  const t = el("table", { class: "options" }, el("tr", {}, el("th", { class: "l", text: "action" }), head));
+  const sign = (v) => (v < 0 ? "−" : "+") + Math.abs(v).toFixed(2);
   for (const o of d.options.slice(0, 8)) {
-    const p = o.p === null ? "" : `${(100 * o.p).toFixed(0)}%`;
-    const bar = el("span", { class: "bar", style: `width:${o.p === null ? 0 : Math.round(50 * o.p)}px` });
-    t.append(el("tr", {}, el("td", { class: "l", text: said(o) + (o.id === d.played.id ? " (played)" : "") }), el("td", {}, bar, " ", p)));
+    const mine = o.id === d.reference.id;
+    const name = said(o) + (o.id === d.played.id ? " (played)" : "") + (mine ? ` ← ${agent}` : "");
+    let cell;
+    if (valued) cell = el("td", { text: o.value === undefined || o.value === null ? "" : sign(o.value) });
+    else {
+      const bar = el("span", { class: "bar", style: `width:${o.p === null ? 0 : Math.round(50 * o.p)}px` });
+      cell = el("td", {}, bar, " ", o.p === null ? "" : `${(100 * o.p).toFixed(0)}%`);
+    }
+    t.append(el("tr", { class: mine ? "ref" : "" }, el("td", { class: "l", text: name }), cell));
   }
   box.append(el("div", { class: "scroll-x" }, t)); // a wide table scrolls in its own box (the page never does)
+  if (valued && d.options.length && d.options[0].id !== d.reference.id) {
+    box.append(el("p", { class: "note", text: `${agent} keeps its first choice unless another is clearly better on the same sampled `
+      + "worlds (the margin rule), so its move need not be the top value." }));
+  }
   if (d.discards.length) {
     const opponents = d.discards[0].danger.map((_, j) => names[(seat + 1 + j) % names.length]);
     const la = el("table", { class: "lookahead", id: "lookahead" }, el("caption", { text: "After each discard (see below for the terms)" }),
