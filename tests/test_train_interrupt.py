@@ -185,6 +185,9 @@ def test_ctrl_c_at_any_moment_stops_at_a_safe_point_with_one_whole_checkpoint(tm
     assert read_metadata(ckpts[0])["num_timesteps"] == steps
     cloning = MOMENTS.index(moment) < MOMENTS.index("saving the evaluation copy")
     assert (steps == 0) if cloning else (steps <= 128 + CLONING["n_envs"]), (moment, steps)  # never carried on
+    # cut short inside the cloning, the resume clones again from the start: the line says so
+    unfinished = MOMENTS.index(moment) < MOMENTS.index("between cloning and PPO")
+    assert line.endswith("(behaviour cloning starts over: it was stopped unfinished)") == unfinished, (moment, line)
 
 
 def test_a_second_ctrl_c_stops_at_once_without_a_new_checkpoint(tmp_path, monkeypatch):

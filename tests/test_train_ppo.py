@@ -19,11 +19,27 @@ def test_smoke_run_writes_checkpoints_and_evaluations(tmp_path):
     assert not list(tmp_path.glob("_eval*")), "the evaluation's scratch checkpoint was left behind"
 
 
-def test_resume_continues_from_the_newest_checkpoint(tmp_path):
+def test_resume_continues_from_the_newest_checkpoint(tmp_path, capsys):
+    """A resume that changes options says which, and keeps the run's first config.yaml (a resume without the first
+    session's --set options took the file's values unannounced and rewrote the record of them)."""
+    import yaml
+
     train(TrainConfig(out=str(tmp_path), **TINY))
+    first = (tmp_path / "config.yaml").read_text()
+    capsys.readouterr()
     train(TrainConfig(out=str(tmp_path), resume=True, **{**TINY, "total_timesteps": 512}))
     steps = sorted(int(p.stem.split("_")[1]) for p in tmp_path.glob("ckpt_*.zip"))
     assert steps[-1] >= 384
+    before = yaml.safe_load(first)["total_timesteps"]
+    assert (
+        f"resume: options differ from the run's config.yaml: total_timesteps {before} -> 512" in capsys.readouterr().err
+    )
+    assert (tmp_path / "config.prev.yaml").read_text() == first
+    assert yaml.safe_load((tmp_path / "config.yaml").read_text())["total_timesteps"] == 512
+    train(
+        TrainConfig(out=str(tmp_path), resume=True, **{**TINY, "total_timesteps": 640})
+    )  # and again: the last is kept
+    assert "total_timesteps 512 -> 640" in capsys.readouterr().err
 
 
 def test_a_resume_refuses_unreadable_logs_before_rewriting_the_config(tmp_path):
@@ -182,14 +198,19 @@ def test_behaviour_cloning_learns_the_teachers_choices():
     assert before < 0.3 and after > 0.6, (before, after)
 
 
-def test_value_warmup_keeps_the_policy_frozen(tmp_path):
-    """During vf_warmup only the value side learns: policy-side weights stay as they were."""
+def test_value_warmup_keeps_the_policy_frozen(tmp_path, capsys):
+    """During vf_warmup only the value side learns: policy-side weights stay as they were; a warmup that covers the
+    whole run is said at its start (a user's short run of the shipped config never trained its policy)."""
     from sb3_contrib import MaskablePPO
 
     from training.train_ppo import policy_side_parameters
 
     cfg = {**TINY, "network": "separate", "vf_warmup": 10**9, "checkpoint_every": 64, "total_timesteps": 384}
     train(TrainConfig(out=str(tmp_path), **cfg))
+    assert (
+        "note: vf_warmup (1,000,000,000) reaches total_timesteps (384): the policy stays frozen"
+        in capsys.readouterr().err
+    )
     first, last = (MaskablePPO.load(tmp_path / f"ckpt_{t}.zip").policy for t in (128, 384))
     same = [np.array_equal(a.detach().numpy(), b.detach().numpy())
             for a, b in zip(policy_side_parameters(first), policy_side_parameters(last), strict=True)]  # fmt: skip

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from meld8_app.web.review import review
+from meld8_app.web.review import format_review, review
 from meld8_app.web.session import LiveGame, PlayError, replay_frames
 from meld8_app.web.tableview import SeatView, merge
 from meld8_env.cards import parse_cards
@@ -178,6 +178,11 @@ def test_review_by_an_information_set_agent_that_keeps_no_values():
     doc = review(rules, 3, g.actions, seat=0, agent="wary")
     assert doc["summary"]["decisions"] > 10 and 0.5 < doc["summary"]["agreement"] < 1.0
     assert all(o["p"] is None and "value" not in o for d in doc["decisions"] for o in d["options"])
+    # the text names its choice and ranks nothing: three legal moves in id order read as its top choices
+    flagged = format_review(doc).splitlines()[1:]
+    assert flagged and all(line.endswith(d["reference"]["name"]) for line, d in
+                           zip(flagged, [d for d in doc["decisions"] if d["flagged"]], strict=True))  # fmt: skip
+    assert not any("[" in line for line in flagged)
 
 
 def test_review_gives_policy_probabilities():

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from meld8_env.config_io import is_int
+from meld8_env.config_io import is_int, short_repr
 from meld8_env.safe_text import one_line
 
 BACKENDS = ("sb3", "rllib")
@@ -163,12 +163,23 @@ class RunFolder:
             )
 
     def start(self, config: dict[str, Any]) -> None:
-        """Write ``run.json`` and ``config.yaml`` (call after every check passed)."""
+        """Write ``run.json`` and ``config.yaml`` (call after every check passed). A resume whose options differ from
+        the run's ``config.yaml`` says which, and keeps that file as ``config.prev.yaml`` (a resume without the first
+        session's ``--set`` options took the config file's values unannounced, and rewrote the record of them)."""
         import yaml
 
         self.path.mkdir(parents=True, exist_ok=True)
+        old = self.path / "config.yaml"
+        before = _readable_config(old)
+        changed = [k for k in config if k in before and before[k] != config[k]] if before else []
+        if changed:
+            shown = ", ".join(f"{k} {short_repr(before[k], 30)} -> {short_repr(config[k], 30)}" for k in changed[:6])
+            more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
+            say(f"resume: options differ from the run's config.yaml: {shown}{more} (the run goes on with the new "
+                f"values; the old file is kept as config.prev.yaml)")  # fmt: skip
+            write_atomic(self.path / "config.prev.yaml", old.read_text())
         write_atomic(self.path / RUN_FILE, json.dumps({"backend": self.backend}) + "\n")
-        write_atomic(self.path / "config.yaml", yaml.safe_dump(config, sort_keys=False))
+        write_atomic(old, yaml.safe_dump(config, sort_keys=False))
 
     def append(self, name: str, row: dict[str, Any]) -> None:
         """One JSON line appended to ``name`` (``eval.jsonl``, ``metrics.jsonl``, ...), flushed."""
@@ -304,13 +315,8 @@ def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path |
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from meld8_env.config_io import read_yaml_mapping
-
     path = Path(out)
-    try:  # the strict reader: an alias bomb or deep nesting in a hand-edited config.yaml must not hang the redraw
-        cfg = read_yaml_mapping(path / "config.yaml", "run config") if (path / "config.yaml").is_file() else {}
-    except ValueError:
-        cfg = {}
+    cfg = _readable_config(path / "config.yaml")
     names = cfg.get("eval_opponents")
     ok = isinstance(names, list) and names and all(isinstance(n, str) for n in names)
     bots = " + ".join(names if ok else ["evaluation bots"])
@@ -328,6 +334,17 @@ def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path |
     fig.savefig(target, dpi=100)
     plt.close(fig)
     return target
+
+
+def _readable_config(path: Path) -> dict[str, Any]:
+    """A run's ``config.yaml`` as a mapping, or {} where there is none or it cannot be read: the strict reader, so an
+    alias bomb or deep nesting in a hand-edited file cannot hang what only describes the run."""
+    from meld8_env.config_io import read_yaml_mapping
+
+    try:
+        return read_yaml_mapping(path, "run config") if path.is_file() else {}
+    except ValueError:
+        return {}
 
 
 def say(text: str) -> None:

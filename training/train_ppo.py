@@ -243,6 +243,11 @@ def train(cfg: TrainConfig) -> Path:
     load_checked_agent("bc_teacher", cfg.bc_teacher, rules, load_agent)
     check_eval_opponents(cfg, rules, load_agent)
     init = init_checkpoint(cfg, rules) if cfg.init_from is not None else None
+    if 0 < cfg.total_timesteps <= cfg.vf_warmup:  # allowed (a critic fitted alone), but a short run surprised a user
+        say(
+            f"note: vf_warmup ({cfg.vf_warmup:,}) reaches total_timesteps ({cfg.total_timesteps:,}): the policy "
+            "stays frozen for the whole run and only the value network learns"
+        )
     folder = RunFolder(cfg.out, "sb3")
     resume_from = _check_folder(cfg, rules, folder)  # before the folder exists: a refusal leaves nothing
     folder.path.mkdir(parents=True, exist_ok=True)
@@ -561,7 +566,9 @@ def _train(
         try:
             _clone(cfg, model, rules, out, stop)
         except StopRequested:
-            raise _interrupted(save, out, model) from None
+            raise _interrupted(
+                save, out, model, " (behaviour cloning starts over: it was stopped unfinished)"
+            ) from None
 
     evaluated = folder.rows("eval.jsonl")
 
@@ -664,12 +671,13 @@ def _train(
     return final
 
 
-def _interrupted(save, out: Path, model) -> TrainingInterrupted:
-    """The checkpoint of a run stopped by Ctrl-C (at a safe point), and the line that says so."""
+def _interrupted(save, out: Path, model, then: str = "") -> TrainingInterrupted:
+    """The checkpoint of a run stopped by Ctrl-C (at a safe point), and the line that says so (``then``: what the
+    resume will do first)."""
     path = out / f"ckpt_{model.num_timesteps}.zip"
     save(path)
     return TrainingInterrupted(
-        f"stopped at {model.num_timesteps} learner steps; saved {path}; continue with --set resume=true"
+        f"stopped at {model.num_timesteps} learner steps; saved {path}; continue with --set resume=true{then}"
     )
 
 

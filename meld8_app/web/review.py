@@ -148,11 +148,12 @@ def format_review(doc: dict[str, Any]) -> str:
     for d in doc["decisions"]:
         if not d["flagged"]:
             continue
+        # the reference's top three, by probability (a network) or value (a search); a bot ranks nothing, and its
+        # options are the legal moves in id order: listing three of them read as its top choices
+        ranked = [o for o in d["options"] if o["p"] is not None or o.get("value") is not None]
         top = ", ".join(
-            f"{o['name']} {o['p']:.0%}" if o["p"] is not None
-            else f"{o['name']} {o['value']:+.2f}" if "value" in o else o["name"]
-            for o in d["options"][:3]
-        )  # fmt: skip
+            f"{o['name']} {o['p']:.0%}" if o["p"] is not None else f"{o['name']} {o['value']:+.2f}" for o in ranked[:3]
+        )
         lines.append(f"  action {d['index']} (hand {d['hand']}, {d['phase']}): played {d['played']['name']}, "
-                     f"{doc['agent']} would {d['reference']['name']} [{top}]")  # fmt: skip
+                     f"{doc['agent']} would {d['reference']['name']}" + (f" [{top}]" if top else ""))  # fmt: skip
     return "\n".join(lines)
