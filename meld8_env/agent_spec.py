@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,21 @@ def split_agents(text: str, flag: str = "--agents", instead: str = "") -> list[s
                     f"{short_repr(head, 80)}): a path in an agent list cannot contain ',', and quoting does not help; "
                     f"rename or move the file{instead}"
                 )
-    return [p.strip() for p in parts if p.strip()]
+    out = [p.strip() for p in parts if p.strip()]
+    for before, part in zip(out, out[1:], strict=False):
+        # "search:worlds=8,cands=2" in a list: the second option was read as an agent named "cands=2" and reported as
+        # a wrong number of agents (a user, session 45)
+        if OPTION_PART.match(part) and ":" in before and "=" in before and not _names_a_path(part):
+            raise AgentLoadError(
+                f"{flag}: {short_repr(part, 40)} looks like an option of the agent before it "
+                f"({short_repr(before, 60)}), but ',' separates the agents of a list: join an agent's options with '+' "
+                f"({short_repr(before + '+' + part, 100)})"
+            )
+    return out
+
+
+OPTION_PART = re.compile(r"[A-Za-z_]\w*=[^/\\:]*\Z")
+"""A part of an agent list that reads as ``key=value``: an option cut off the agent before it, not an agent."""
 
 
 def _names_a_path(spec: str, must_exist: bool = False) -> bool:

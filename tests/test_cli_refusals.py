@@ -123,6 +123,20 @@ def test_a_checkpoint_path_with_a_comma_is_named_not_counted_as_two_agents(capsy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a,b.zip", "t.yaml"]  # nothing written
 
 
+def test_a_search_option_after_a_comma_in_an_agent_list_is_named_with_the_plus_form(capsys, tmp_path):
+    """A user wrote the spec as the agent docs show it (search:worlds=8,cands=2) inside --agents: "give one agent per
+    seat: 3 agents, got 4" did not say that ',' had cut the spec, nor what to write instead."""
+    err = err_of(capsys, ["tournament", "--agents", "search:worlds=8,cands=2,greedy,random", "--boards", "1",
+                          "--out", str(tmp_path / "o")])  # fmt: skip
+    assert "--agents: 'cands=2' looks like an option of the agent before it ('search:worlds=8')" in err
+    assert "join an agent's options with '+' ('search:worlds=8+cands=2')" in err
+    assert not (tmp_path / "o").exists()
+    from meld8_env.agent_spec import split_agents
+
+    assert split_agents("search:worlds=8+cands=2,greedy,wary:lam=10") == ["search:worlds=8+cands=2", "greedy",
+                                                                          "wary:lam=10"]  # fmt: skip
+
+
 BOOM = """
 class Boom:
     name = "boom"
@@ -199,3 +213,16 @@ def test_review_refuses_server_options_it_would_ignore(capsys, tmp_path):
             err = err_of(capsys, ["review", log, "--game", "0", "--seat", "0", mode, *extra])
             assert f"{extra[0]} sets the browser page, which {mode} replaces" in err
     assert main(["review", log, "--game", "0", "--seat", "0", "--json"]) == 0
+
+
+def test_the_ray_backend_without_ray_is_refused_before_the_folder_is_made(capsys, tmp_path, monkeypatch):
+    """Without the ray extra the run drew its progress bars, then failed, leaving an empty games.jsonl and its lock
+    (a user, session 45). Ray's absence is what Python sees when the module cannot be imported."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as it does where Ray is not installed
+    out = tmp_path / "o"
+    err = err_of(capsys, ["tournament", "--agents", "greedy,defensive,random", "--boards", "2", "--backend", "ray",
+                          "--out", str(out)])  # fmt: skip
+    assert "--backend ray needs Ray: pip install 'meld8[ray]'" in err and "board" not in err
+    assert not out.exists()

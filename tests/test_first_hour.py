@@ -59,14 +59,18 @@ def test_replay_into_head_ends_quietly(log):
     assert p.wait(timeout=60) == 0 and err == "", err
 
 
-def test_a_finished_tournament_resumed_gives_the_same_results_again(log):
-    """What a second ``make demo`` does (its tournament line has --resume)."""
+def test_a_finished_tournament_resumed_gives_the_same_results_again(log, capsys):
+    """What a second ``make demo`` does (its tournament line has --resume): the same results, and one line saying
+    that every board is logged (it drew an empty progress bar and said nothing)."""
     import dataclasses
 
     from training.tournament import run
 
-    cfg, first, _ = log
-    assert run(dataclasses.replace(cfg, resume=True)) == first
+    cfg, first, path = log
+    capsys.readouterr()
+    assert run(dataclasses.replace(cfg, resume=True, progress=True)) == first
+    err = capsys.readouterr().err
+    assert err == f"{path}: 1 of 1 boards logged; the results are made again from the log\n", err
 
 
 def test_make_demo_starts_fresh_and_resumes_once_its_log_is_there(tmp_path):

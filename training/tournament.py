@@ -32,6 +32,7 @@ from training import run_folder
 from training.stats import summarize
 from training.tournament_backends import (
     bounded,
+    check_ray_installed,
     close_agents,
     init_worker,
     play_boards,
@@ -72,6 +73,8 @@ def run(cfg: TournamentConfig) -> dict:
         raise TournamentError(f"boards must be >= 1, got {cfg.boards}")
     if cfg.backend not in ("local", "ray"):
         raise TournamentError(f"backend must be 'local' or 'ray', got {cfg.backend!r}")
+    if cfg.backend == "ray":
+        check_ray_installed()
     if not 2 <= len(cfg.agents) <= 3 or len(cfg.agents) != cfg.rules.num_players:
         raise TournamentError(f"give one agent per seat: {cfg.rules.num_players} agents, got {len(cfg.agents)}")
     out = Path(cfg.out)
@@ -174,7 +177,10 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         per_task = cfg.boards_per_task or min(128, max(8, cfg.boards // (4 * max(cfg.workers, 1))))
     tasks = _tasks(cfg, finished, per_task)
     init_args = (cfg.agents, cfg.rules.to_dict(), cfg.seed, cfg.trust_checkpoints, cfg.bot_options())
-    bar = progress(n_todo, cfg.progress)
+    if done and cfg.progress:  # a resume: how much of the log there is (a finished one drew an empty bar, no word)
+        left = f"playing the other {n_todo}" if n_todo else "the results are made again from the log"
+        print(f"{log}: {cfg.boards - n_todo} of {cfg.boards} boards logged; {left}", file=sys.stderr)
+    bar = progress(n_todo, cfg.progress and n_todo > 0)
     if cfg.has_bots():  # its header holds the seed, so every deal: no other account may read it (0600)
         os.close(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         os.chmod(log, 0o600)

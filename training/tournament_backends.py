@@ -107,12 +107,24 @@ def worker_pool(workers: int, init_args: tuple) -> WorkerPool:
     return WorkerPool(workers, init_pool_worker, init_args, play_boards, close_agents)
 
 
+RAY_MISSING = "--backend ray needs Ray: pip install 'meld8[ray]'"
+
+
+def check_ray_installed() -> None:
+    """TournamentError where Ray is not installed: asked before the output folder is made (a run without Ray drew its
+    progress bars and left an empty log and a lock behind, a user, session 45)."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise TournamentError(RAY_MISSING)
+
+
 def ray_results(tasks, init_args: tuple, workers: int):
     """Run the tasks on Ray actors (each loads the agents once); yield results as they finish."""
     try:
         import ray
     except ImportError:
-        raise TournamentError("--backend ray needs Ray: pip install 'meld8[ray]'") from None
+        raise TournamentError(RAY_MISSING) from None
     started_here = not ray.is_initialized()
     if started_here:  # joins the cluster named by RAY_ADDRESS, else starts a local instance
         from training.ray_setup import quiet_loggers, quiet_ray
