@@ -156,7 +156,10 @@ def checkpoint_file(path: str | Path) -> Path:
         raise CheckpointError(f"checkpoint not found: {p}")
     if not p.is_file():
         kind = "a folder" if p.is_dir() else "a device, pipe or socket"
-        raise CheckpointError(f"{p} exists but is not a checkpoint file (a regular .zip file): it is {kind}")
+        # a training run's folder: name the files in it that are checkpoints (a user gave the run's folder)
+        inside = [f.name for f in (p / "best.zip", p / "final.zip") if p.is_dir() and f.is_file()]
+        hint = f"; in it: {' or '.join(str(p / n) for n in inside)}" if inside else ""
+        raise CheckpointError(f"{p} exists but is not a checkpoint file (a regular .zip file): it is {kind}{hint}")
     return p
 
 

@@ -254,3 +254,20 @@ def test_a_trusted_checkpoint_keeps_sb3s_implied_zip_suffix(tmp_path):
 
     (tmp_path / "net.zip").write_bytes(shipped_baseline().read_bytes())
     assert load_agent(f"ppo:{tmp_path / 'net'}", trust=True).path == str(tmp_path / "net.zip")
+
+
+def test_a_training_runs_folder_given_as_a_checkpoint_names_the_checkpoints_in_it(tmp_path):
+    """``ppo:RUN`` (a run's folder) said only "it is a folder" (a user, session 45): the run's best.zip and final.zip
+    are named; a folder without them is said as before."""
+    from agents.checkpoint import CheckpointError, checkpoint_file
+
+    (tmp_path / "best.zip").write_bytes(b"PK")
+    (tmp_path / "final.zip").write_bytes(b"PK")
+    with pytest.raises(CheckpointError) as got:
+        checkpoint_file(tmp_path)
+    assert str(got.value).endswith(f"it is a folder; in it: {tmp_path / 'best.zip'} or {tmp_path / 'final.zip'}")
+    (tmp_path / "best.zip").unlink()
+    (tmp_path / "final.zip").unlink()
+    with pytest.raises(CheckpointError) as got:
+        checkpoint_file(tmp_path)
+    assert str(got.value).endswith("it is a folder")

@@ -38,3 +38,19 @@ def test_small_tournaments_warn(tmp_path, capsys):
     assert main(["tournament", "--agents", "greedy,random,random", "--boards", "3", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "only 3 board seeds" in out and "p = 0 " not in out
+
+
+def test_a_placement_interval_stays_within_the_places(tmp_path):
+    """Two players, three boards: the t interval of the mean placement read [0.26, 2.74]; a place is 1..P."""
+    import json
+
+    from meld8_app.cli import main
+
+    out = tmp_path / "t"
+    rc = main(
+        ["tournament", "--agents", "greedy,defensive", "--rules", "two_player", "--boards", "3", "--out", str(out)]
+    )
+    assert rc == 0
+    for name, row in json.loads((out / "results.json").read_text())["agents"].items():
+        lo, hi = row["placement_ci95"]
+        assert 1.0 <= lo <= row["mean_placement"] <= hi <= 2.0, (name, row)

@@ -129,6 +129,9 @@ def summarize(boards: Iterable[dict], names: Sequence[str], num_players: int, se
     for name in unique:
         rows = per_board.get(name, [])
         mp, mp_ci = _ci([r[0] for r in rows])
+        # a placement lies in 1..P: a t interval of a few boards reached past both ends ("1.500 [0.26, 2.74]" with two
+        # players, a user, session 45)
+        mp_ci = [max(mp_ci[0], 1.0), min(mp_ci[1], float(num_players))]
         ms, ms_ci = _ci([r[1] for r in rows])
         t = totals[name]
         seat_hands = max(t["seat_hands"], 1)
