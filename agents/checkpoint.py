@@ -157,7 +157,10 @@ def checkpoint_file(path: str | Path) -> Path:
     if not p.is_file():
         kind = "a folder" if p.is_dir() else "a device, pipe or socket"
         # a training run's folder: name the files in it that are checkpoints (a user gave the run's folder)
-        inside = [f.name for f in (p / "best.zip", p / "final.zip") if p.is_dir() and f.is_file()]
+        try:  # a folder this user cannot search raised PermissionError here (review, session 45)
+            inside = [f.name for f in (p / "best.zip", p / "final.zip") if p.is_dir() and f.is_file()]
+        except OSError:
+            inside = []
         hint = f"; in it: {' or '.join(str(p / n) for n in inside)}" if inside else ""
         raise CheckpointError(f"{p} exists but is not a checkpoint file (a regular .zip file): it is {kind}{hint}")
     return p

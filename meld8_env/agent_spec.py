@@ -162,7 +162,8 @@ def split_agents(text: str, flag: str = "--agents", instead: str = "") -> list[s
     for before, part in zip(out, out[1:], strict=False):
         # "search:worlds=8,cands=2" in a list: the second option was read as an agent named "cands=2" and reported as
         # a wrong number of agents (a user, session 45)
-        if OPTION_PART.match(part) and ":" in before and "=" in before and not _names_a_path(part):
+        takes_options = before.partition(":")[0] in OPTION_AGENTS  # cmd:/ppo: arguments are no options (review, s45)
+        if takes_options and "=" in before and OPTION_PART.match(part) and not _names_a_path(part):
             raise AgentLoadError(
                 f"{flag}: {short_repr(part, 40)} looks like an option of the agent before it "
                 f"({short_repr(before, 60)}), but ',' separates the agents of a list: join an agent's options with '+' "

@@ -135,6 +135,10 @@ def test_a_search_option_after_a_comma_in_an_agent_list_is_named_with_the_plus_f
 
     assert split_agents("search:worlds=8+cands=2,greedy,wary:lam=10") == ["search:worlds=8+cands=2", "greedy",
                                                                           "wary:lam=10"]  # fmt: skip
+    # only an agent that takes options in its spec gets the advice: a bot's arguments and a path are no options
+    assert split_agents("cmd:python bot.py --level=3,depth=2,greedy") == ["cmd:python bot.py --level=3", "depth=2",
+                                                                         "greedy"]  # fmt: skip
+    assert split_agents("ppo:runs/lr=3e-4/best.zip,lr=1e-3.zip") == ["ppo:runs/lr=3e-4/best.zip", "lr=1e-3.zip"]
 
 
 BOOM = """

@@ -31,15 +31,19 @@ def test_resume_continues_from_the_newest_checkpoint(tmp_path, capsys):
     steps = sorted(int(p.stem.split("_")[1]) for p in tmp_path.glob("ckpt_*.zip"))
     assert steps[-1] >= 384
     before = yaml.safe_load(first)["total_timesteps"]
-    assert (
-        f"resume: options differ from the run's config.yaml: total_timesteps {before} -> 512" in capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    # only the option that changed: resume (False, then True) and progress say how a session runs (review, s45)
+    assert f"resume: options differ from the run's config.yaml: total_timesteps {before} -> 512 (" in err
     assert (tmp_path / "config.prev.yaml").read_text() == first
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["total_timesteps"] == 512
-    train(
-        TrainConfig(out=str(tmp_path), resume=True, **{**TINY, "total_timesteps": 640})
-    )  # and again: the last is kept
-    assert "total_timesteps 512 -> 640" in capsys.readouterr().err
+    # and again: the last config is kept
+    train(TrainConfig(out=str(tmp_path), resume=True, **{**TINY, "total_timesteps": 640}))
+    assert "total_timesteps 512 -> 640 (" in capsys.readouterr().err
+    # a plain resume says nothing, and run/ is run
+    kept = (tmp_path / "config.prev.yaml").read_text()
+    train(TrainConfig(out=f"{tmp_path}/", resume=True, **{**TINY, "total_timesteps": 640, "progress": True}))
+    assert "resume: options differ" not in capsys.readouterr().err
+    assert (tmp_path / "config.prev.yaml").read_text() == kept
 
 
 def test_a_resume_refuses_unreadable_logs_before_rewriting_the_config(tmp_path):
@@ -207,10 +211,15 @@ def test_value_warmup_keeps_the_policy_frozen(tmp_path, capsys):
 
     cfg = {**TINY, "network": "separate", "vf_warmup": 10**9, "checkpoint_every": 64, "total_timesteps": 384}
     train(TrainConfig(out=str(tmp_path), **cfg))
+    err = capsys.readouterr().err
     assert (
-        "note: vf_warmup (1,000,000,000) reaches total_timesteps (384): the policy stays frozen"
-        in capsys.readouterr().err
+        "note: vf_warmup (1,000,000,000) is past the run's last step (384: total_timesteps 384 in rollouts of 128)"
+        in err
     )
+    assert "the policy stays frozen for the whole run" in err
+    # at the last step itself the policy is unfrozen before the last update, and learns there: no note (review, s45)
+    train(TrainConfig(out=str(tmp_path / "edge"), **{**cfg, "vf_warmup": 384}))
+    assert "vf_warmup" not in capsys.readouterr().err
     first, last = (MaskablePPO.load(tmp_path / f"ckpt_{t}.zip").policy for t in (128, 384))
     same = [np.array_equal(a.detach().numpy(), b.detach().numpy())
             for a, b in zip(policy_side_parameters(first), policy_side_parameters(last), strict=True)]  # fmt: skip

@@ -212,12 +212,12 @@ def _caller(request: dict) -> int:
 
 
 def test_the_table_says_why_a_complete_hand_offers_no_tsumo():
-    """Every draw whose eight cards form a win (R26) but get no Tsumo carries the reason (no standard yaku, R29, or
-    too few of their han for the round, R30), no other request does, and the state names the round's minimum."""
+    """Every draw whose eight cards form a win (R26) but get no Tsumo carries the reason (no standard yaku, §6 b and
+    §7, or too few of their han for the round, R30), no other request does, and the state names the round's minimum."""
     from meld8_env.hands import is_win_form
 
     rules = RuleConfig()
-    said = {"no standard yaku (R29": 0, "fewer than the 2 han": 0}
+    said = {"no standard yaku (§6 b, §7": 0, "fewer than the 2 han": 0}
     for seed in range(16):  # seeds 4 and 13 hold one of each (found by playing seeds 0-299 this way)
         g = LiveGame(["greedy", "defensive"], seat=0, rules=rules, seed=seed)
         try:

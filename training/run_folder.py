@@ -171,7 +171,7 @@ class RunFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         old = self.path / "config.yaml"
         before = _readable_config(old)
-        changed = [k for k in config if k in before and before[k] != config[k]] if before else []
+        changed = [k for k in config if k in before and _differs(k, before[k], config[k])] if before else []
         if changed:
             shown = ", ".join(f"{k} {short_repr(before[k], 30)} -> {short_repr(config[k], 30)}" for k in changed[:6])
             more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
@@ -334,6 +334,19 @@ def plot_learning_curve(out: str | Path, steps: str = "learner steps") -> Path |
     fig.savefig(target, dpi=100)
     plt.close(fig)
     return target
+
+
+RESUME_SAME = ("resume", "progress")
+"""Options that say how a session runs, not what the run is: a resume differs in them by nature (review, s45)."""
+
+
+def _differs(key: str, old: Any, new: Any) -> bool:
+    """Whether option ``key`` of a resumed run changed (``out`` as the folder it names: ``run/`` is ``run``)."""
+    if key in RESUME_SAME:
+        return False
+    if key == "out" and isinstance(old, str) and isinstance(new, str):
+        return Path(old).resolve() != Path(new).resolve()
+    return old != new
 
 
 def _readable_config(path: Path) -> dict[str, Any]:

@@ -243,17 +243,13 @@ def train(cfg: TrainConfig) -> Path:
     load_checked_agent("bc_teacher", cfg.bc_teacher, rules, load_agent)
     check_eval_opponents(cfg, rules, load_agent)
     init = init_checkpoint(cfg, rules) if cfg.init_from is not None else None
-    if 0 < cfg.total_timesteps <= cfg.vf_warmup:  # allowed (a critic fitted alone), but a short run surprised a user
-        say(
-            f"note: vf_warmup ({cfg.vf_warmup:,}) reaches total_timesteps ({cfg.total_timesteps:,}): the policy "
-            "stays frozen for the whole run and only the value network learns"
-        )
     folder = RunFolder(cfg.out, "sb3")
     resume_from = _check_folder(cfg, rules, folder)  # before the folder exists: a refusal leaves nothing
     folder.path.mkdir(parents=True, exist_ok=True)
     with OutputLock(folder.path):
         if _check_folder(cfg, rules, folder, locked=True) != resume_from:  # pragma: no cover - changed while we waited
             raise RunFolderError(f"{folder.path} changed while this run started; start it again")
+        _note_frozen_policy(cfg)  # after every check: a refused start says its one line alone
         with StopRequest() as stop:  # from here on Ctrl-C stops the run at its next safe point
             try:
                 return _train(cfg, rules, folder, opponents, resume_from, stop, init)
@@ -284,6 +280,19 @@ def _checkpoints(out: Path) -> list[Path]:
 def _has_saved(out: Path) -> bool:
     """Whether the run in ``out`` saved anything a resume continues from (a checkpoint or final.zip)."""
     return bool(_checkpoints(out)) or (out / "final.zip").is_file()
+
+
+def _note_frozen_policy(cfg: TrainConfig) -> None:
+    """Say so where ``vf_warmup`` outlasts the run: the policy is unfrozen at the first step at or past it, so it
+    learns in the run's last update unless the warmup goes beyond the last rollout's end (SB3 collects whole rollouts
+    of ``n_envs * n_steps`` steps, past ``total_timesteps`` when that is no multiple of them). Allowed (a critic fitted
+    alone), but a short run of the shipped config trained no policy unannounced (a user, session 45)."""
+    rollout = cfg.n_envs * cfg.n_steps
+    end = -(-cfg.total_timesteps // rollout) * rollout
+    if cfg.vf_warmup > end > 0:
+        say(f"note: vf_warmup ({cfg.vf_warmup:,}) is past the run's last step ({end:,}: total_timesteps "
+            f"{cfg.total_timesteps:,} in rollouts of {rollout:,}): the policy stays frozen for the whole run and only "
+            "the value network learns")  # fmt: skip
 
 
 def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, locked: bool = False) -> Path | None:

@@ -14,7 +14,7 @@ number of concealed cards, drawn card included: public, so opponents' backs can 
 ``discards`` (per seat: ``{"card", "called", "dora"}``), ``latest`` (``[seat, index]`` of the hand's newest discard in
 ``discards``, or None), ``melds`` (per seat: cards), ``request`` (the pending request of this seat, or None; each
 action carries ``label``, e.g. "Pon A♥ with A♠ A♦"; a draw whose eight cards form a win without Tsumo being offered
-carries ``no_tsumo``, the reason in words: the yaku the round needs, R29-R30),
+carries ``no_tsumo``, the reason in words: the yaku a win needs, §6 (b) and §7, R30),
 ``last`` (what just happened, in words with card glyphs: "you draw", "greedy discards 7♠"; a call the seat answered
 that another seat's claim beat is said too, R21), ``log``
 (the last :data:`LOG_LINES` of those), ``said`` (how many lines were said in all), ``results`` (one per
@@ -249,8 +249,8 @@ class SeatView:
         self.state["request"] = req
 
     def _no_tsumo(self, req: dict) -> str | None:
-        """Why a draw whose eight cards form a win (R26) offers no Tsumo, in words: no standard yaku (R29) or too few
-        of their han for the round (R30); None where Tsumo is offered, or the cards form no win, or the scorer
+        """Why a draw whose eight cards form a win (R26) offers no Tsumo, in words: no standard yaku (§6 b, §7) or too
+        few of their han for the round (R30); None where Tsumo is offered, or the cards form no win, or the scorer
         names another reason. The scorer is asked without the situation's yaku (first draw): where one of those
         would make the win, the engine offers Tsumo and nothing is said."""
         s = self.state
@@ -273,7 +273,10 @@ class SeatView:
         if res.win or res.reason not in ("no_yaku", "below_minimum"):
             return None
         if res.reason == "no_yaku":
-            return "your cards form a win, but no Tsumo: they hold no standard yaku (R29; dora and bonuses don't count)"
+            return (
+                "your cards form a win, but no Tsumo: they hold no standard yaku (§6 b, §7; dora and bonuses "
+                "don't count)"
+            )
         return (
             f"your cards form a win, but no Tsumo: their standard yaku reach fewer than the {s['min_han']} han "
             "this round needs (R30; dora and bonuses don't count)"
