@@ -730,15 +730,21 @@ def test_viewer_steps_through_a_tournament_game_and_stops_on_each_result(page, t
         server.stop()
 
 
-def test_review_page(page, tmp_path):
+def _review_server(tmp_path: Path, agent: str):
+    """The review document of seat 2 of a small tournament's first game against ``agent``, the viewer's data of that
+    game and a server showing both."""
     from meld8_app.cli.view import viewer_data
     from meld8_app.web.app import create_app
     from meld8_app.web.review import review
     from meld8_env.rules import RuleConfig
 
     doc, data = viewer_data(str(_tournament_log(tmp_path)), 0)
-    rev = review(RuleConfig.from_dict(doc["rules"]), doc["seed"], doc["actions"], seat=2, agent="ppo")
-    server = Server(create_app("review", replay=data, review=rev))
+    rev = review(RuleConfig.from_dict(doc["rules"]), doc["seed"], doc["actions"], seat=2, agent=agent)
+    return rev, data, Server(create_app("review", replay=data, review=rev))
+
+
+def test_review_page(page, tmp_path):
+    rev, data, server = _review_server(tmp_path, "ppo")
     try:
         page.goto(server.url)
         page.wait_for_selector("#agreement")
@@ -772,14 +778,7 @@ def test_review_page(page, tmp_path):
 def test_review_with_the_search_shows_its_values_and_marks_its_choice(page, tmp_path):
     """A search reference gives values, not probabilities (review.py): the column says so, every row has its signed
     value, and the search's own choice is marked even where the margin rule kept it below the top value."""
-    from meld8_app.cli.view import viewer_data
-    from meld8_app.web.app import create_app
-    from meld8_app.web.review import review
-    from meld8_env.rules import RuleConfig
-
-    doc, data = viewer_data(str(_tournament_log(tmp_path)), 0)
-    rev = review(RuleConfig.from_dict(doc["rules"]), doc["seed"], doc["actions"], seat=2, agent="search")
-    server = Server(create_app("review", replay=data, review=rev))
+    rev, data, server = _review_server(tmp_path, "search")
     try:
         page.goto(server.url)
         page.wait_for_selector("#agreement")
@@ -873,14 +872,7 @@ def _in_panel(page, selector: str) -> bool:
 def test_review_on_a_phone_and_jumps_in_a_scrolled_side_panel(browser, tmp_path):
     """At 390 px the look-ahead's last column ("danger: defensive") was cut off and could not be scrolled to; at
     1280x800 a flagged decision clicked (or End) left the side panel scrolled past the buttons and the decision."""
-    from meld8_app.cli.view import viewer_data
-    from meld8_app.web.app import create_app
-    from meld8_app.web.review import review
-    from meld8_env.rules import RuleConfig
-
-    doc, data = viewer_data(str(_tournament_log(tmp_path)), 0)
-    rev = review(RuleConfig.from_dict(doc["rules"]), doc["seed"], doc["actions"], seat=2, agent="ppo")
-    server = Server(create_app("review", replay=data, review=rev))
+    rev, data, server = _review_server(tmp_path, "ppo")
     flagged = [d for d in rev["decisions"] if d["flagged"] and d["discards"]]
     try:
         ctx, page, errors = _page(browser, 390, 844)
