@@ -39,7 +39,6 @@ from typing import Any
 from meld8_env.actions import CHII_BASE, PASS, PON_BASE, TSUMO
 from meld8_env.cards import card_str, parse_card, parse_cards
 from meld8_env.display import action_words, bonus_name, card_glyph, yaku_name
-from meld8_env.hands import is_win_form
 from meld8_env.rules import RuleConfig
 from meld8_env.scoring import dora_of, score_hand
 
@@ -85,7 +84,6 @@ class SeatView:
             "last": "", "log": [], "said": 0, "results": [], "game_end": None,
         }  # fmt: skip
         self._rules: RuleConfig | None = None  # the game's (its game_start event)
-        self._min_yaku_han: list[int] = []  # per round (R30)
         self._called: str | None = None  # the call this seat answered to the claim now open ("Pon"), until resolved
 
     @property
@@ -159,7 +157,6 @@ class SeatView:
         s["rounds"] = ev["rules"]["rounds"]
         s["placement_tie"] = ev["rules"]["placement_tie"]
         self._rules = RuleConfig.from_dict(ev["rules"])
-        self._min_yaku_han = list(self._rules.min_yaku_han)
         if len(s["names"]) != P:
             s["names"] = [f"seat {k}" for k in range(P)]
         s["discards"] = [[] for _ in range(P)]
@@ -180,7 +177,7 @@ class SeatView:
         s["hands"], s["drawn"] = {}, {}
         self._called = None
         r = int(ev["round"])
-        s["min_han"] = self._min_yaku_han[r - 1] if 1 <= r <= len(self._min_yaku_han) else None
+        s["min_han"] = self._rules.min_han(r) if self._rules is not None and 1 <= r <= self._rules.rounds else None
         mine = _cards(ev["cards"])
         s["hand_sizes"] = [len(mine)] * P  # every seat is dealt the same number of cards (R10)
         if self.seat is not None:
@@ -261,9 +258,7 @@ class SeatView:
         if drawn is None or any(int(a["id"]) == TSUMO for a in req["actions"]):
             return None
         cards, meld = s["hands"].get(mine, []) + [drawn], s["melds"][self.seat] or None
-        try:
-            if not is_win_form(cards, meld):
-                return None
+        try:  # the scorer checks the form first ("no_form": nothing to say)
             res = score_hand(
                 cards, drawn, meld=meld, tsumo=True, round=s["round"], dealer=s["dealer"] == self.seat,
                 dora_indicator=s["dora_indicator"], last_card=s["wall_left"] == 0, rules=self._rules,
