@@ -360,6 +360,33 @@ class _Conn:
             self.killed.set()
 
 
+LAST_WORDS = 160
+"""Characters of a failed start's last stderr line quoted in its error (the whole stderr stays in the log)."""
+
+
+def _last_words(log_path: Path, drain: threading.Thread) -> str:
+    """The last line a bot that failed to start wrote to its stderr, for the error: "" when it wrote none. A bot
+    that could not even open its script said why only in the log, and the error pointed there (session 46): the
+    reason now comes with it. Waits for the stderr copy (it ends DRAIN_GRACE after the kill at the latest) and
+    reads only what follows this start's own header line, so an earlier run's words are never shown."""
+    drain.join(DRAIN_GRACE + 1.0)
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(max(f.seek(0, os.SEEK_END) - 8192, 0))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = tail.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("--- meld8 ") and ": starting " in line]
+    said = [line.strip() for line in lines[starts[-1] + 1 if starts else 0 :] if line.strip()]
+    said = [line for line in said if not line.startswith("--- meld8")]
+    if not said:
+        return ""
+    last = said[-1]
+    shown = printable(last[:LAST_WORDS]) + ("..." if len(last) > LAST_WORDS else "")
+    return f'; its stderr ends "{shown}"'
+
+
 def _unended(buf: bytes) -> str:
     """What a bot wrote after its last newline, for the message of a start that saw no line: "" when nothing. Lines
     end with a newline (docs/protocol.md, Framing), and a hello without one was waited for until the start timed out
@@ -511,7 +538,8 @@ class ExternalAgent:
         pipe = os.dup(proc.stderr.fileno())
         proc.stderr.close()
         killed = threading.Event()
-        threading.Thread(target=_drain, args=(pipe, err, killed), name=f"meld8-stderr-{proc.pid}", daemon=True).start()
+        drain = threading.Thread(target=_drain, args=(pipe, err, killed), name=f"meld8-stderr-{proc.pid}", daemon=True)
+        drain.start()
         os.set_blocking(proc.stdin.fileno(), False)
         os.set_blocking(proc.stdout.fileno(), False)
         conn = _Conn(proc, seat, killed)
@@ -522,10 +550,15 @@ class ExternalAgent:
             self.peer = decode_hello(conn.lines.pop(0))
         except _Died as exc:  # a hello without its newline, then exit: said as such, not as a bare "closed its stdout"
             conn.kill()
-            raise BotStartError(f"{self.shown_name}: {exc}{_unended(conn.buf)} (its stderr: {self.log_path})") from None
+            words = _last_words(self.log_path, drain) if err >= 0 else ""
+            raise BotStartError(
+                f"{self.shown_name}: {exc}{_unended(conn.buf)}{words} (its stderr: {self.log_path})"
+            ) from None
         except (BotStartError, ProtocolError) as exc:
             conn.kill()
-            raise BotStartError(f"{self.shown_name}: {printable(str(exc))} (its stderr: {self.log_path})") from None
+            words = _last_words(self.log_path, drain) if err >= 0 else ""
+            said = printable(str(exc))
+            raise BotStartError(f"{self.shown_name}: {said}{words} (its stderr: {self.log_path})") from None
         return conn
 
     def _conn_for(self, key: int, seat: Place) -> _Conn | None:

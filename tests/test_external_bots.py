@@ -455,5 +455,25 @@ def test_a_hello_without_its_newline_is_refused_saying_what_came(tmp_path):
         with pytest.raises(AgentLoadError) as err:
             load_agent(f"cmd:{FAULTY} hello_nonewline {wait}", bots=opts)
         said = str(err.value)
-        assert f"hello_nonewline {wait}: {first}; it wrote {came} {fix} (its stderr: " in said, said
+        assert f"hello_nonewline {wait}: {first}; it wrote {came} {fix}" in said and "(its stderr: " in said, said
         assert "\x1b" not in said and "\n" not in said
+
+
+def test_a_bot_that_dies_before_its_hello_is_refused_with_its_last_stderr_line(tmp_path):
+    """Session 46: a ``cmd:`` bot whose script could not be opened was refused with "closed its stdout" and the log's
+    path, the reason only in the log. The error now quotes the last line it wrote to its stderr (escaped), and only
+    what this start wrote: a later start of the same command that says nothing quotes nothing."""
+    script = tmp_path / "dies.py"
+    script.write_text(
+        'import sys\nprint("warming up", file=sys.stderr)\nsys.exit("cannot find weights.bin \\x1b[2J")\n'
+    )
+    opts = BotOptions(startup_timeout=5.0, log_dir=str(tmp_path))
+    with pytest.raises(AgentLoadError) as err:
+        load_agent(f"cmd:{sys.executable} {script}", bots=opts)
+    said = str(err.value)
+    assert 'closed its stdout; its stderr ends "cannot find weights.bin \\x1b[2J" (its stderr: ' in said, said
+    assert "\x1b" not in said and "\n" not in said
+    script.write_text("import sys\nsys.exit(0)\n")
+    with pytest.raises(AgentLoadError) as err:
+        load_agent(f"cmd:{sys.executable} {script}", bots=opts)
+    assert "closed its stdout (its stderr: " in str(err.value), str(err.value)
