@@ -342,3 +342,37 @@ def test_seed_and_max_steps_are_checked_before_anything_changes():
     for bad in (-5, 0, "10", 2.5):
         with pytest.raises(ValueError, match="env_config max_steps must be an integer >= 1"):
             Meld8MultiAgentEnv({"max_steps": bad})
+
+
+def test_a_league_run_ended_by_sigterm_saves_a_checkpoint_and_says_so(tmp_path):
+    """Session 46: a SIGTERM (a scheduler ending the job) went to Ray's driver handler (``sys.exit``), skipping the
+    save of Ctrl-C's path and printing Ray's traceback. Now it takes that path: one line naming the iteration and
+    the checkpoint, exit status 143, and a league state as far as the run got."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "run"
+    proc = subprocess.Popen(_league_cmd(out, "total_timesteps=30000"), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    metrics = out / "metrics.jsonl"
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if metrics.exists() and metrics.read_text().splitlines():  # iteration 1 logged: inside the loop
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before the signal"
+        proc.send_signal(signal.SIGTERM)  # the driver alone, as a scheduler's first signal
+        err = proc.communicate(timeout=240)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    last = err.strip().splitlines()[-1]
+    assert proc.returncode == 143, err[-2000:]
+    assert last.startswith("meld8 train: interrupted: stopped after iteration ") and "resume=true" in last, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    done = len(metrics.read_text().splitlines())
+    assert json.loads((out / "checkpoint" / "league.json").read_text())["iteration"] == done

@@ -11,7 +11,17 @@ import threading
 
 import pytest
 
-from training.stop_request import StopRequest, StopRequested, check_stop
+from training.stop_request import StopRequest, StopRequested, Terminated, check_stop, sigterm_as_interrupt
+
+
+@pytest.fixture
+def sigterm_recorded():
+    """SIGTERM with a recording handler in place of the default (which would end pytest): the handler a second
+    SIGTERM must reach."""
+    seen: list[int] = []
+    before = signal.signal(signal.SIGTERM, lambda s, f: seen.append(s))
+    yield seen
+    signal.signal(signal.SIGTERM, before)
 
 
 @pytest.fixture
@@ -25,7 +35,7 @@ def sigint_as_python_starts():
 
 def test_first_sigint_sets_the_flag_the_second_raises_at_once(sigint_as_python_starts):
     with StopRequest() as stop:
-        assert stop.active and not stop() and stop.how_to_stop() == "Ctrl-C saves a checkpoint"
+        assert stop.active and not stop() and stop.how_to_stop() == "Ctrl-C (or SIGTERM) saves a checkpoint"
         signal.raise_signal(signal.SIGINT)  # would raise KeyboardInterrupt without the StopRequest
         assert stop.requested and stop()
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # already put back
@@ -80,3 +90,40 @@ def test_check_stop_raises_past_except_exception():
             check_stop(lambda: True, "collecting")
         except Exception:  # noqa: BLE001 - the point: a broad handler on the way up must not swallow it
             pytest.fail("StopRequested was caught by `except Exception`")
+
+
+def test_a_sigterm_asks_like_ctrl_c_and_a_second_reaches_the_handler_before(sigint_as_python_starts, sigterm_recorded):
+    """Session 46: a SIGTERM (a scheduler ending the job) ended a run without a checkpoint; it now asks for the stop
+    as the first Ctrl-C does, names itself (the exit status is 128 + it), and puts both handlers back."""
+    mine = signal.getsignal(signal.SIGTERM)
+    with StopRequest() as stop:
+        assert signal.getsignal(signal.SIGTERM) is not mine
+        signal.raise_signal(signal.SIGTERM)
+        assert stop.requested and stop.signum == signal.SIGTERM and sigterm_recorded == []
+        assert (
+            signal.getsignal(signal.SIGTERM) is mine and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        )
+        signal.raise_signal(signal.SIGTERM)  # the second: the handler that was there
+        assert sigterm_recorded == [signal.SIGTERM]
+    assert signal.getsignal(signal.SIGTERM) is mine
+
+
+def test_a_background_job_with_sigint_ignored_still_stops_on_sigterm(sigint_as_python_starts, sigterm_recorded):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with StopRequest() as stop:
+        assert not stop.active and stop.how_to_stop().endswith("; SIGTERM saves one")
+        signal.raise_signal(signal.SIGTERM)
+        assert stop.requested and stop.signum == signal.SIGTERM
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_sigterm_as_interrupt_raises_where_the_main_thread_is_then_puts_the_handler_back(sigterm_recorded):
+    """The RLlib trainer's stop path is ``except KeyboardInterrupt``: a SIGTERM inside the block raises
+    ``Terminated`` (a KeyboardInterrupt) there, once; a second goes to the handler that was there before."""
+    mine = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Terminated), sigterm_as_interrupt() as watch:
+        signal.raise_signal(signal.SIGTERM)
+    assert watch.seen and signal.getsignal(signal.SIGTERM) is mine and sigterm_recorded == []
+    with sigterm_as_interrupt() as watch:
+        pass
+    assert not watch.seen and signal.getsignal(signal.SIGTERM) is mine

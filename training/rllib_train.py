@@ -37,6 +37,7 @@ import math
 import os
 import random
 import shutil
+import signal
 import time
 import zlib
 from pathlib import Path
@@ -58,6 +59,7 @@ from training.run_folder import (
     say,
     swap_in,
 )
+from training.stop_request import Terminated, sigterm_as_interrupt
 from training.train_options import (
     check_address,
     check_common,
@@ -469,57 +471,60 @@ def _train(cfg: RllibConfig, rules: RuleConfig, folder: RunFolder, saved: Path |
             pass
         bar.set_postfix_str(f"placement {res['mean_placement']:.3f} (best {league['best']:.3f})", refresh=True)
 
-    try:
-        if _eval_point(cfg, league["iteration"]) and league["evaluated"] < league["iteration"]:
-            evaluate_learner()  # the untrained learner, or an evaluation a Ctrl-C cut short
-            if league["iteration"]:
-                _save(algo, out, league)
-        say(f"meld8 train: RLlib league from iteration {league['iteration']} to {cfg.iterations} into {out}; "
-            "Ctrl-C saves a checkpoint")  # fmt: skip
-        for it in range(league["iteration"], cfg.iterations):
-            result = algo.train()
-            league["iteration"] = it + 1
-            league["timesteps"] = int(result.get("num_env_steps_sampled_lifetime", 0) or 0)
-            runners = result.get("env_runners", {})
-            if cfg.snapshot_slots and (it + 1) % cfg.snapshot_every == 0:
-                _copy_learner(algo, league["next_slot"])
-                league["next_slot"] = (league["next_slot"] + 1) % cfg.snapshot_slots
-                league["filled"] = min(cfg.snapshot_slots, league["filled"] + 1)
-                _broadcast_filled(algo, league["filled"])
-            _log_metrics(folder, it + 1, league["timesteps"], result, writer)
-            steps = runners.get("num_module_steps_sampled", {})
-            folder.append("opponents.jsonl", {
-                "iteration": it + 1,
-                "timesteps": league["timesteps"],
-                "snapshots": league["filled"],
-                "module_steps": {k: int(v) for k, v in steps.items() if v == v},  # NaN: a module that did not play
-            })  # fmt: skip
-            if _eval_point(cfg, it + 1):
-                evaluate_learner()
-                _save(algo, out, league)
-                saved_at = league["iteration"]
-            bar.update(1)
-    except KeyboardInterrupt:
-        bar.close()
-        if league["iteration"] > saved_at or league["evaluated"] < league["iteration"]:
-            try:
-                _save(algo, out, league)  # an evaluation cut short stays due (league["evaluated"])
-                saved_at = league["iteration"]
-            except Exception:  # Ray's workers may have taken the Ctrl-C too; the last checkpoint stands
-                pass
-        raise TrainingInterrupted(
-            f"stopped after iteration {league['iteration']}; checkpoint of iteration {saved_at} in "
-            f"{out / CHECKPOINT}; continue with --set resume=true"
-        ) from None
-    finally:
-        bar.close()
-        if writer is not None:
-            writer.close()
-        algo.stop()
-        if started:
-            import ray
+    with sigterm_as_interrupt() as sigterm:  # a SIGTERM (a scheduler ending the job) saves like Ctrl-C
+        try:
+            if _eval_point(cfg, league["iteration"]) and league["evaluated"] < league["iteration"]:
+                evaluate_learner()  # the untrained learner, or an evaluation a Ctrl-C cut short
+                if league["iteration"]:
+                    _save(algo, out, league)
+            say(f"meld8 train: RLlib league from iteration {league['iteration']} to {cfg.iterations} into {out}; "
+                "Ctrl-C or SIGTERM saves a checkpoint")  # fmt: skip
+            for it in range(league["iteration"], cfg.iterations):
+                result = algo.train()
+                league["iteration"] = it + 1
+                league["timesteps"] = int(result.get("num_env_steps_sampled_lifetime", 0) or 0)
+                runners = result.get("env_runners", {})
+                if cfg.snapshot_slots and (it + 1) % cfg.snapshot_every == 0:
+                    _copy_learner(algo, league["next_slot"])
+                    league["next_slot"] = (league["next_slot"] + 1) % cfg.snapshot_slots
+                    league["filled"] = min(cfg.snapshot_slots, league["filled"] + 1)
+                    _broadcast_filled(algo, league["filled"])
+                _log_metrics(folder, it + 1, league["timesteps"], result, writer)
+                steps = runners.get("num_module_steps_sampled", {})
+                folder.append("opponents.jsonl", {
+                    "iteration": it + 1,
+                    "timesteps": league["timesteps"],
+                    "snapshots": league["filled"],
+                    "module_steps": {k: int(v) for k, v in steps.items() if v == v},  # NaN: a module that did not play
+                })  # fmt: skip
+                if _eval_point(cfg, it + 1):
+                    evaluate_learner()
+                    _save(algo, out, league)
+                    saved_at = league["iteration"]
+                bar.update(1)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or a SIGTERM (sigterm_as_interrupt)
+            bar.close()
+            if league["iteration"] > saved_at or league["evaluated"] < league["iteration"]:
+                try:
+                    _save(algo, out, league)  # an evaluation cut short stays due (league["evaluated"])
+                    saved_at = league["iteration"]
+                except Exception:  # Ray's workers may have taken the Ctrl-C too; the last checkpoint stands
+                    pass
+            stopped = TrainingInterrupted(
+                f"stopped after iteration {league['iteration']}; checkpoint of iteration {saved_at} in "
+                f"{out / CHECKPOINT}; continue with --set resume=true"
+            )
+            stopped.signum = signal.SIGTERM if sigterm.seen or isinstance(exc, Terminated) else signal.SIGINT
+            raise stopped from None
+        finally:
+            bar.close()
+            if writer is not None:
+                writer.close()
+            algo.stop()
+            if started:
+                import ray
 
-            ray.shutdown()
+                ray.shutdown()
     return out / "best"
 
 

@@ -26,6 +26,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import stat
 import sys
 from pathlib import Path
@@ -58,7 +59,9 @@ class RunFolderError(ValueError):
 
 
 class TrainingInterrupted(KeyboardInterrupt):
-    """Ctrl-C during training: a checkpoint was saved; ``resume: true`` continues from it."""
+    """Ctrl-C (or SIGTERM) during training: a checkpoint was saved; ``resume: true`` continues from it."""
+
+    signum: int = signal.SIGINT  # the signal that stopped the run: the command exits with 128 + it (130, 143)
 
 
 class OutputLock:

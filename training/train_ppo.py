@@ -254,9 +254,11 @@ def train(cfg: TrainConfig) -> Path:
             try:
                 return _train(cfg, rules, folder, opponents, resume_from, stop, init)
             except KeyboardInterrupt as exc:
-                if isinstance(exc, TrainingInterrupted) or not stop.requested:
+                if not stop.requested:
                     raise
-                raise _stopped_at_once(folder.path) from None
+                stopped = exc if isinstance(exc, TrainingInterrupted) else _stopped_at_once(folder.path)
+                stopped.signum = stop.signum
+                raise stopped from None
 
 
 #: scratch names in a run folder (a killed run may leave them; the next run of the folder removes them)

@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:  # training saves a checkpoint first and says where
         print(f"meld8 {args.command}: interrupted{': ' + str(exc) if str(exc) else ''}", file=sys.stderr)
-        return 130
+        return 128 + int(getattr(exc, "signum", 2))  # 130 for Ctrl-C, 143 for a SIGTERM a trainer saved on
 
 
 def _one_line(exc: BaseException) -> str:
