@@ -174,6 +174,27 @@ def test_scheduling_is_lazy_memory_does_not_grow_with_the_board_count(tmp_path):
     assert len(first[0]) == tournament.LOCAL_CHUNK and peak < 5_000_000
 
 
+def test_one_process_plays_growing_batches_so_the_first_boards_are_logged_early(tmp_path):
+    """Session 46: one process played every board (up to 512) in one lockstep batch, so a search tournament of 40
+    boards logged none for 84 of its 101 s and a Ctrl-C kept nothing. Batches now start at 8 boards and double;
+    boards already logged are skipped; a given ``boards_per_task`` stays fixed."""
+    from training import tournament
+
+    sizes = [len(t[0]) for t in tournament._tasks(_cfg(tmp_path, boards=2000), set(), None)]
+    assert sizes == [8, 16, 32, 64, 128, 256, 512, 512, 472]
+    tasks = list(tournament._tasks(_cfg(tmp_path, boards=30), {0, 1, 9}, None))
+    assert [t[0] for t in tasks] == [[2, 3, 4, 5, 6, 7, 8, 10], list(range(11, 27)), [27, 28, 29]]
+    assert [len(t[0]) for t in tournament._tasks(_cfg(tmp_path, boards=20), set(), 6)] == [6, 6, 6, 2]
+
+
+def test_a_ctrl_c_before_any_board_says_to_start_over(tmp_path):
+    from training import tournament
+
+    cfg = _cfg(tmp_path, boards=10)
+    said = tournament._interrupted(cfg, tmp_path / "none.jsonl")
+    assert said == f"no board was logged in {tmp_path / 'none.jsonl'}; run the command again to start over"
+
+
 def test_a_game_padded_with_a_million_actions_is_refused_in_a_batch_of_its_own(finished, tmp_path):
     """Red team, session 35: the resume check re-created every 4,096 games in one table of (games, longest game)
     actions, so one game padded with a million actions in a 3 MB log asked for 30 GiB. Batches are now bounded in
