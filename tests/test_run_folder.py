@@ -91,6 +91,23 @@ def test_sb3_refuses_to_start_over_a_run_and_writes_nothing(tmp_path, capsys):
     assert _snapshot(run) == before and not (run / ".lock").exists()
 
 
+@pytest.mark.parametrize("backend", ["sb3", "rllib"])
+def test_a_training_run_is_refused_in_a_tournament_folder_and_writes_nothing(tmp_path, capsys, backend):
+    """Session 46: ``meld8 train ... out=T`` over a tournament's folder started and wrote config.yaml and run.json
+    beside its games (a tournament was already refused in a run's folder)."""
+    from training import run_folder, tournament
+
+    assert run_folder.TOURNAMENT_OUTPUTS == tournament.OUTPUTS
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "results.json").write_text("{}")
+    config = ["ppo_vs_bots"] if backend == "sb3" else ["rllib_selfplay", "--backend", "rllib"]
+    assert main(["train", *config, "--set", f"out={folder}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{folder} holds a tournament (results.json): choose another output" in err, err
+    assert sorted(p.name for p in folder.iterdir()) == ["results.json"]
+
+
 def test_a_refused_resume_leaves_no_folder_behind(tmp_path, capsys):
     assert main(["train", "ppo_vs_bots", "--set", f"out={tmp_path / 'none'}", "--set", "resume=true"]) == 2
     assert "no checkpoint" in capsys.readouterr().err and not (tmp_path / "none").exists()

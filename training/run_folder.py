@@ -41,6 +41,9 @@ RUN_FILE = "run.json"
 RUN_MARKERS = ("run.json", "config.yaml", "eval.jsonl", "metrics.jsonl", "opponents.jsonl", "pretrain.json",
                "best.zip", "final.zip", "best", "checkpoint", "checkpoint.old", "tb")  # fmt: skip
 RUN_GLOBS = ("ckpt_*.zip", "policy_it*")
+#: what a tournament writes (``training.tournament.OUTPUTS``, a test holds them equal): a training run is refused in
+#: such a folder, as a tournament is in a run's (it wrote its config.yaml and run.json beside the games: session 46)
+TOURNAMENT_OUTPUTS = ("games.jsonl", "results.json", "games.csv", "chart.png")
 
 
 def run_markers(path: Path) -> list[str]:
@@ -376,6 +379,9 @@ def check_run_folder(folder: Any, resume: bool, saved: bool, checkpoints: str, l
     user's to keep or delete, never this check's (a first version started afresh over run.json and config.yaml, and
     overwrote an edited config: review, session 37). ``checkpoints`` names what a resume continues from;
     ``locked``: the caller holds the folder's lock (its own lock is not another run's)."""
+    if held := [name for name in TOURNAMENT_OUTPUTS if (Path(folder.path) / name).exists()]:
+        raise RunFolderError(f"{folder.path} holds a tournament ({', '.join(held[:3])}): choose another output folder "
+                             "(--out / out) for the training run")  # fmt: skip
     found = folder.markers()
     if saved or not found:
         folder.check(resume)
