@@ -8,6 +8,7 @@ the run calls there, never by timing - where Python runs the trainer's handler b
 
 from __future__ import annotations
 
+import json
 import queue
 import signal
 import subprocess
@@ -192,6 +193,28 @@ def test_ctrl_c_at_any_moment_stops_at_a_safe_point_with_one_whole_checkpoint(tm
     # cut short inside the cloning, the resume clones again from the start: the line says so
     unfinished = MOMENTS.index(moment) < MOMENTS.index("between cloning and PPO")
     assert line.endswith("(behaviour cloning starts over: it was stopped unfinished)") == unfinished, (moment, line)
+
+
+@pytest.mark.parametrize("cloning", [True, False], ids=["cloned policy at 0", "first periodic"])
+def test_a_first_evaluation_cut_by_ctrl_c_runs_on_resume(tmp_path, monkeypatch, cloning):
+    """Session 46: Ctrl-C during a run's first evaluation left no eval.jsonl row, and the resume scheduled the next
+    evaluation one period after the checkpoint, so the one cut short never ran (and best.zip became the final policy,
+    unevaluated). It now runs at the resume's first step."""
+    import training.train_ppo
+    from training.train_ppo import TrainConfig, train
+
+    cfg = {**CLONING, "eval_every": 10**8} if cloning else {**CLONING, "bc_decisions": 0, "eval_every": 128}
+    fired = _sigint_in(monkeypatch, training.train_ppo, "evaluate", lambda *a, **k: True)
+    try:
+        train(TrainConfig(out=str(tmp_path), **cfg))
+        pytest.fail("the run went on to its end: the Ctrl-C was lost")
+    except KeyboardInterrupt as exc:
+        assert fired and str(exc).startswith("stopped at "), exc
+    assert not (tmp_path / "eval.jsonl").exists() or not (tmp_path / "eval.jsonl").read_text().strip()
+    steps = int(next(tmp_path.glob("ckpt_*.zip")).stem.split("_")[1])
+    train(TrainConfig(out=str(tmp_path), **{**cfg, "resume": True, "total_timesteps": steps + 64}))
+    rows = [json.loads(x) for x in (tmp_path / "eval.jsonl").read_text().splitlines()]
+    assert rows and rows[0]["timesteps"] <= steps + cfg["n_envs"], (steps, rows)
 
 
 def test_a_second_ctrl_c_stops_at_once_without_a_new_checkpoint(tmp_path, monkeypatch):

@@ -601,7 +601,14 @@ def _train(
                 p.requires_grad_(False)
             # an evaluation that a Ctrl-C cut short is due at once (it never wrote its row)
             last_eval = max((r["timesteps"] for r in evaluated if isinstance(r.get("timesteps"), int)), default=0)
-            self.next_eval = last_eval + cfg.eval_every if evaluated else start + cfg.eval_every
+            if evaluated:
+                self.next_eval = last_eval + cfg.eval_every
+            elif fresh:
+                self.next_eval = start + cfg.eval_every
+            else:  # a resume with no row yet: the first evaluation (at 0 after cloning or an init, else at
+                # eval_every) was cut short when the checkpoint is past it - it runs at the first step (it was
+                # skipped until session 46, and best.zip became the final policy unevaluated)
+                self.next_eval = 0 if cfg.bc_decisions > 0 or cfg.init_from is not None else cfg.eval_every
             self.next_ckpt, self.next_pool = start + cfg.checkpoint_every, start + cfg.pool_every
             if cfg.progress:
                 from tqdm import tqdm
