@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -242,6 +243,10 @@ def test_load_data_refuses_bad_files_in_one_line(parts, tmp_path):
         load_data([tmp_path / "trunc.npz"])
     with pytest.raises(DistillDataError, match="no such file"):
         load_data([tmp_path / "missing"])
+    (tmp_path / "x.json").write_text("{}")  # numpy's words advised allow_pickle= for any file that is no archive
+    with pytest.raises(DistillDataError, match=r"cannot read as \.npz \(not an \.npz archive\): give a part") as e:
+        load_data([tmp_path / "x.json"])
+    assert "pickle" not in str(e.value)
     _write(tmp_path / "out_of_range.npz", arrays, first=100)
     with pytest.raises(DistillDataError, match="game ids must lie in 100"):
         load_data([tmp_path / "out_of_range.npz"])
@@ -316,6 +321,54 @@ def test_generate_checks_its_out_folder_before_playing(tmp_path, capsys, out, sa
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and err.count("error:") == 1
     assert sorted(tmp_path.iterdir()) == before
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc, a folder nothing can be made in")
+@pytest.mark.parametrize("cmd", ["generate", "train", "iterate"])
+def test_an_out_the_system_refuses_is_one_line_before_any_work(parts, tmp_path, capsys, cmd):
+    """Helper walkthrough, session 46: ``--out /proc/nope`` passed the checks, the games were played (or the network
+    trained) and the write failed in a traceback. Now each command tries the folder first and says so in one line
+    (no usage line before it)."""
+    from training.distill import main
+
+    argv = {
+        "generate": ["generate", "--spec", SMALL, "--games", "1", "--out", "/proc/nope"],
+        "train": ["train", "--data", str(parts), "--out", "/proc/nope/net.zip"],
+        "iterate": ["iterate", "--spec", SMALL, "--games", "2", "--out", "/proc/nope"],
+    }[cmd]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"python -m training.distill {cmd}: error: --out names /proc/nope") and "/proc" in err, err
+
+
+def test_ctrl_c_in_generate_is_one_line_keeping_the_parts(tmp_path, capsys, monkeypatch):
+    """A KeyboardInterrupt during generate printed a traceback; it is one line now, exit status 130, saying that the
+    parts written are kept and that the same command goes on."""
+    import training.distill as distill
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(distill, "generate_parts", interrupted)
+    with pytest.raises(SystemExit) as exc:
+        distill.main(["generate", "--spec", SMALL, "--games", "2", "--out", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 130 and err == (
+        f"python -m training.distill generate: interrupted: the part files written so far are kept in "
+        f"{tmp_path / 'd'}: rerun the same command to go on\n"
+    )
+
+
+def test_init_takes_the_shipped_networks_by_name():
+    from agents.registry import shipped_baseline
+    from meld8_env.agent_spec import shipped_model
+    from training.distill import init_checkpoint_path
+
+    assert init_checkpoint_path(None) == init_checkpoint_path("ppo") == shipped_baseline()
+    assert init_checkpoint_path("distilled") == shipped_model("distilled") and shipped_model("distilled").is_file()
+    assert init_checkpoint_path("ppo:runs/x.zip") == init_checkpoint_path("runs/x.zip") == Path("runs/x.zip")
 
 
 def test_generate_refuses_a_seed_whose_deals_leave_the_seeds_before_writing(tmp_path):

@@ -47,6 +47,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -54,11 +55,13 @@ from agents import search_backend as sb
 from agents.checkpoint import CONTEXTS, read_metadata
 from agents.registry import load_agent, shipped_baseline
 from meld8_env.agent import plays_streams, wants_infoset, wants_records
+from meld8_env.agent_spec import SHIPPED_MODELS, shipped_model
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.engine.seeding import MAX_SEED, check_seed
-from meld8_env.paths import output_path
+from meld8_env.paths import creatable_folder, output_path
 from meld8_env.rules import RuleConfig
+from meld8_env.safe_text import one_line
 from meld8_env.table import agent_actions
 from training.distill_data import MAX_SPEC, DistillDataError, load_data, part_path, read_part, save_part
 
@@ -77,6 +80,9 @@ def discounted_returns(step_rewards: list[float], gamma: float) -> np.ndarray:
 
 
 NEW_CHECKPOINT = "a new .zip file for the checkpoint"
+PARTS_FOLDER = "a folder for the part files"
+ROUNDS_FOLDER = "a folder for iterate's round{r}/ folders"
+PROG = "python -m training.distill"
 MAX_ROUNDS = 1_000  # rounds of iterate; each plays and trains, so more is days of work (and lists built up front)
 
 
@@ -244,7 +250,7 @@ def generate_parts(
             check_driver(agent, driver)
         finally:
             agent.close()
-    folder = output_path(folder, "--out", "a folder for the part files", "folder")
+    folder = creatable_folder(output_path(folder, "--out", PARTS_FOLDER, "folder"), "--out", PARTS_FOLDER)
     paths, t0, made_games, total = [], time.time(), 0, 0
     for first in range(0, games, chunk):
         n = min(chunk, games - first)
@@ -586,6 +592,7 @@ def train_checkpoint(
     out = output_path(out, "--out", NEW_CHECKPOINT, "file")  # never overwritten: --out named its own --init once
     if out.suffix != ".zip":
         raise ValueError(f"--out {out}: name a .zip (the checkpoint)")
+    creatable_folder(out.parent, "--out", NEW_CHECKPOINT)  # before the training, not when its curve is written
     if labels == "own" and ts.soft > 0:
         raise ValueError("--labels own replaces the teacher's choices; its values would still leak in with --soft > 0")
     init_meta = read_metadata(init)  # a missing or foreign --init in one line, before the data is read
@@ -725,7 +732,7 @@ def iterate(
         seed + rounds - 1, games, f"--seed + --rounds - 1 = {seed + rounds - 1} (the last round's seed)"
     )
     ts.check()
-    out = output_path(out, "--out", "a folder for iterate's round{r}/ folders", "folder")
+    out = creatable_folder(output_path(out, "--out", ROUNDS_FOLDER, "folder"), "--out", ROUNDS_FOLDER)
     net = Path(init).resolve()
     # CheckpointError in one line on a missing or foreign init, before anything is written
     init_meta = read_metadata(net)
@@ -769,9 +776,9 @@ def iterate(
 
 
 def _train_options(t: argparse.ArgumentParser, seed_flag: str = "--seed") -> None:
-    t.add_argument("--epochs", type=int, default=4)
-    t.add_argument("--lr", type=float, default=3e-4)
-    t.add_argument("--batch", type=int, default=512)
+    t.add_argument("--epochs", type=int, default=4, help="passes over the training games")
+    t.add_argument("--lr", type=float, default=3e-4, help="Adam's learning rate")
+    t.add_argument("--batch", type=int, default=512, help="decisions per minibatch")
     t.add_argument("--soft", type=float, default=0.0, help="weight of the softmax of the search's values (0..1)")
     t.add_argument(
         "--temp", type=float, default=0.1, help=f"softmax temperature in placement units ({MIN_TEMP:g}..1000)"
@@ -785,72 +792,96 @@ def _train_options(t: argparse.ArgumentParser, seed_flag: str = "--seed") -> Non
                    "a card_heads init without it is widened with zero weights")  # fmt: skip
 
 
+def init_checkpoint_path(value: str | None) -> Path:
+    """``--init``: a checkpoint file, ``ppo:PATH``, or the name of a shipped network (``ppo``, ``distilled``; the
+    names every agent spec takes: they were "checkpoint not found: ppo" here, session 46); None: the shipped ppo."""
+    if value is None:
+        return shipped_baseline()
+    if value in SHIPPED_MODELS:
+        return shipped_model(value)
+    return Path(value.removeprefix("ppo:"))
+
+
+def _fail(cmd: str, message: str, code: int = 2) -> NoReturn:
+    """One line on stderr and the exit status (the command's usage is in ``--help``, not before every error)."""
+    print(f"{PROG} {cmd}: {'error: ' if code == 2 else ''}{one_line(message)}", file=sys.stderr)
+    raise SystemExit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    defaults = argparse.ArgumentDefaultsHelpFormatter
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0], formatter_class=defaults)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    g = sub.add_parser("generate", help="play games with the teacher, write a folder of parts (resumable)")
-    g.add_argument("--spec", default="search")
-    g.add_argument("--games", type=int, default=100)
-    g.add_argument("--seed", type=int, default=31)
+    g = sub.add_parser("generate", help="play games with the teacher, write a folder of parts (resumable)",
+                       formatter_class=defaults)  # fmt: skip
+    g.add_argument("--spec", default="search", help="the teacher: a search agent spec (search:OPT=V+OPT=V)")
+    g.add_argument("--games", type=int, default=100, help="games to play and record")
+    g.add_argument("--seed", type=int, default=31, help="seed of the games")
     g.add_argument("--chunk", type=int, default=64, help="games per part file (and per batch)")
     g.add_argument("--out", required=True, help="folder of part files; rerunning the command resumes")
     g.add_argument("--gamma", type=float, default=GAMMA, help="discount of the recorded returns, per decision")
     g.add_argument("--driver", default="", help="agent spec that plays the seat while the search labels every "
                    "decision (default: the search itself; a network here gives DAgger's data)")  # fmt: skip
-    t = sub.add_parser("train", help="train a checkpoint on generated parts (files and/or folders, merged)")
+    t = sub.add_parser("train", help="train a checkpoint on generated parts (files and/or folders, merged)",
+                       formatter_class=defaults)  # fmt: skip
     t.add_argument("--data", required=True, nargs="+", help="part files or folders of them (one teacher)")
-    t.add_argument("--init", default=None, help="checkpoint to start from (default: the shipped ppo)")
+    t.add_argument("--init", default=None, help="checkpoint to start from: a .zip, or ppo / distilled (the shipped "
+                   "networks); default: the shipped ppo")  # fmt: skip
     _train_options(t)
     t.add_argument("--labels", choices=("teacher", "own"), default="teacher",
                    help="own: a CONTROL, the init network's own actions as labels on the same states")  # fmt: skip
     t.add_argument("--out", required=True, help="a new checkpoint zip (never overwritten); the curve goes beside it")
-    it = sub.add_parser("iterate", help="expert iteration: generate with the network inside the search, train, repeat")
+    it = sub.add_parser("iterate", help="expert iteration: generate with the network inside the search, train, repeat",
+                        formatter_class=defaults)  # fmt: skip
     it.add_argument("--spec", default="search", help="the search teacher; each round adds prior=ppo:NET+keep=prior")
     it.add_argument("--rounds", type=int, default=2, help="rounds of generate + train (>= 1)")
     it.add_argument("--games", type=int, default=500, help="games per round")
     it.add_argument("--seed", type=int, default=201, help="round r plays the games of seed SEED + r - 1")
     it.add_argument("--chunk", type=int, default=64, help="games per part file (and per batch)")
     it.add_argument("--gamma", type=float, default=GAMMA, help="discount of the recorded returns, per decision")
-    it.add_argument("--init", default=None, help="the first round's network (default: the shipped ppo)")
+    it.add_argument("--init", default=None, help="the first round's network: a .zip, or ppo / distilled; default: "
+                    "the shipped ppo")  # fmt: skip
     _train_options(it, "--train-seed")
     it.add_argument("--out", required=True, help="folder: round{r}/data and round{r}/net.zip; rerunning resumes")
     args = ap.parse_args(argv)
+    try:
+        _run(args, argv)
+    except (ValueError, OSError) as exc:  # DistillDataError, CheckpointError, a spec that does not load, a full disk
+        _fail(args.cmd, str(exc) if isinstance(exc, ValueError) else f"{exc.strerror or exc}: {exc.filename or ''}")
+    except KeyboardInterrupt:
+        kept = {
+            "generate": f"the part files written so far are kept in {args.out}: rerun the same command to go on",
+            "iterate": f"the rounds' files written so far are kept in {args.out}: rerun the same command to go on",
+            "train": f"no checkpoint was written to {args.out}",
+        }[args.cmd]
+        _fail(args.cmd, f"interrupted: {kept}", 130)
+
+
+def _run(args: argparse.Namespace, argv: list[str] | None) -> None:
     rules = RuleConfig()
     command = shlex.join(sys.argv[1:] if argv is None else argv)  # pastes back into a shell
     if args.cmd in ("generate", "iterate"):
         if args.games < 1 or args.chunk < 1:
-            ap.error(f"--games and --chunk must be >= 1, got {args.games} and {args.chunk}")
+            raise ValueError(f"--games and --chunk must be >= 1, got {args.games} and {args.chunk}")
         if not 0 < args.gamma <= 1:
-            ap.error(f"--gamma must be in (0, 1], got {args.gamma}")
+            raise ValueError(f"--gamma must be in (0, 1], got {args.gamma}")
     if args.cmd == "iterate" and args.games < 2:  # checked before any round writes: training holds out 5 % of games
-        ap.error(f"--games must be >= 2 for iterate (each round trains with held-out games), got {args.games}")
+        raise ValueError(f"--games must be >= 2 for iterate (each round trains with held-out games), got {args.games}")
     if args.cmd == "generate":
         t0 = time.time()
-        try:
-            paths = generate_parts(args.spec, args.games, args.seed, rules, args.out, args.chunk, gamma=args.gamma,
-                                   driver=args.driver)  # fmt: skip
-        except ValueError as exc:  # DistillDataError, a spec that is no search, an agent that does not load
-            ap.error(str(exc))
+        paths = generate_parts(args.spec, args.games, args.seed, rules, args.out, args.chunk, gamma=args.gamma,
+                               driver=args.driver)  # fmt: skip
         print(f"{args.out}: {len(paths)} parts, {args.games} games of seed {args.seed} in {time.time() - t0:.0f} s")
         return
     settings = TrainSettings.of(args)
-    try:
-        settings.check()
-    except ValueError as exc:
-        ap.error(str(exc))
-    init = args.init or str(shipped_baseline())
+    settings.check()
+    init = str(init_checkpoint_path(args.init))
     if args.cmd == "iterate":
-        try:
-            nets = iterate(args.spec, args.rounds, args.games, args.seed, Path(init), args.out, rules, settings,
-                           args.chunk, args.gamma, command=command)  # fmt: skip
-        except ValueError as exc:  # DistillDataError and CheckpointError are ValueErrors: one line each
-            ap.error(str(exc))
+        nets = iterate(args.spec, args.rounds, args.games, args.seed, Path(init), args.out, rules, settings,
+                       args.chunk, args.gamma, command=command)  # fmt: skip
         print(f"{args.out}: {len(nets)} rounds; the last network {nets[-1]} (play it as ppo:{nets[-1]})")
         return
-    try:
-        train_checkpoint(args.data, init, args.out, rules, settings, command, labels=args.labels)
-    except ValueError as exc:  # DistillDataError, CheckpointError, a bad --labels / --soft pair: one line each
-        ap.error(str(exc))
+    train_checkpoint(args.data, init, args.out, rules, settings, command, labels=args.labels)
 
 
 if __name__ == "__main__":

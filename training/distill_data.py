@@ -82,7 +82,10 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     except DistillDataError:
         raise
     except Exception as exc:  # a truncated or foreign file: one line, not a traceback
-        raise DistillDataError(f"{path}: cannot read as .npz ({exc})") from None
+        # numpy calls any file that is no .npz "pickled data" and advises allow_pickle=, which meld8 never uses on
+        # a data file (a JSON file given as --data read so: helper walkthrough, session 46)
+        why = "not an .npz archive" if "pickle" in str(exc) else str(exc)
+        raise DistillDataError(f"{path}: cannot read as .npz ({why}): give a part file of distill generate") from None
     spec = raw["spec"]
     if spec.dtype.kind != "U" or spec.ndim or not 0 < len(str(spec)) <= MAX_SPEC:
         raise DistillDataError(f"{path}: spec must be one string of 1..{MAX_SPEC} characters (the teacher's spec)")
