@@ -60,10 +60,16 @@ class PolicyAgent(Agent):
                 f"{self.path}: reads the input context {str(self.meta['context'])[:40]!r}, which SB3's loader cannot "
                 "build; load it without --trust-checkpoint (weights only)"
             )
-        model = MaskablePPO.load(self.path, device="cpu")
+        try:  # a zip that is no SB3 save failed in SB3's own assert, a traceback (helper walkthrough, session 46)
+            model = MaskablePPO.load(self.path, device="cpu")
+            size = int(model.observation_space.shape[0])
+        except Exception as exc:  # unpickling a trusted file can raise anything: named in one line
+            raise CheckpointError(
+                f"{self.path}: SB3 cannot load it as a MaskablePPO checkpoint ({type(exc).__name__}: "
+                f"{str(exc)[:200]}); give a checkpoint saved by meld8 train or by MaskablePPO.save"
+            ) from None
         self.policy = model.policy
         if self.meta is None:  # a foreign zip: what its observation space says is all there is
-            size = int(model.observation_space.shape[0])
             self.meta = {"features": size != obs_size(self.rules), "obs_size": size}
 
     def setup(self, rules: RuleConfig) -> None:

@@ -271,3 +271,22 @@ def test_a_training_runs_folder_given_as_a_checkpoint_names_the_checkpoints_in_i
     with pytest.raises(CheckpointError) as got:
         checkpoint_file(tmp_path)
     assert str(got.value).endswith("it is a folder")
+
+
+def test_a_trusted_zip_that_is_no_sb3_save_is_one_line(tmp_path, capsys):
+    """Helper walkthrough, session 46: ``--trust-checkpoint`` with a zip holding only a text file ended in SB3's
+    ``AssertionError: No data found in the saved file`` and its traceback; nothing is written either way."""
+    import zipfile
+
+    pytest.importorskip("sb3_contrib", reason="ppo: agents need the train extra")
+    from meld8_app.cli import main
+
+    path = tmp_path / "notckpt.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("a.txt", "hi")
+    out = tmp_path / "t"
+    argv = ["tournament", "--agents", f"ppo:{path},greedy,random", "--boards", "1", "--trust-checkpoint"]
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "SB3 cannot load it as a MaskablePPO checkpoint (AssertionError: " in err, err
+    assert not out.exists()
