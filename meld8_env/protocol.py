@@ -270,7 +270,10 @@ def parse_action(answer: object) -> int:
     anything else is refused with a ValueError saying what would be right."""
     if isinstance(answer, str):
         if answer not in ACTION_IDS:
-            raise ValueError(f"unknown action name {answer!r} (names look like 'discard 7h', 'tsumo', 'ron', 'pass')")
+            # cut short: the name is the bot's, quoted back to it and to the terminal (a 4 kB name was, whole: red
+            # team, session 46)
+            shown = repr(answer[:40]) + (f" (cut; {len(answer):,} characters)" if len(answer) > 40 else "")
+            raise ValueError(f"unknown action name {shown} (names look like 'discard 7h', 'tsumo', 'ron', 'pass')")
         return ACTION_IDS[answer]
     if isinstance(answer, bool) or not isinstance(answer, int | np.integer):
         raise ValueError(f"an action is an id 0..{NUM_ACTIONS - 1} or its name, got {answer!r}")
@@ -361,7 +364,9 @@ def check_line(line: bytes | str, limit: int = MAX_LINE) -> bytes:
     input can make the parser recurse deeply or convert a huge number; the check itself is linear in the line."""
     raw = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else bytes(line)
     if len(raw) > limit:
-        raise ProtocolError("garbage", f"line of {len(raw)} bytes; the limit is {limit}")
+        # readers cut a line at limit + 1 bytes (they stop buffering there): its length is then unknown, not 4,097
+        size = f"more than {limit:,}" if len(raw) == limit + 1 else f"{len(raw):,}"
+        raise ProtocolError("garbage", f"line of {size} bytes; the limit is {limit}")
     if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH or _DIGITS.search(raw):
         deepest, digits = _outside_strings(raw)  # brackets and digits inside strings do not count
         if deepest > MAX_DEPTH:

@@ -27,7 +27,7 @@ rest of that game; the game is finished and logged like any other, with the faul
 | ``garbage`` | a line that is not an answer object, or breaks a bound | every game of the process (dropped) |
 | ``unknown_game`` | answered a game id it was never given (by this process) | every game of the process (dropped) |
 | ``timeout`` | no answer within ``timeout`` s (only an accepted answer restarts the clock) | the games still waiting |
-| ``hang`` | two timeouts in a row without writing a line in between | every game of the process (killed) |
+| ``hang`` | two timeouts in a row without a line, or three without an accepted answer | every game (killed) |
 | ``crash`` | exited, or closed its stdout | every game of the process |
 | ``disabled`` | crashed, was dropped or failed to start ``max_restarts`` + 1 times: not started again | each new game |
 
@@ -273,6 +273,12 @@ def _drain(pipe: int, log: int, killed: threading.Event) -> None:
                     os.close(fd)
 
 
+FRUITLESS_TIMEOUTS = 3
+"""Timeouts in a row without an accepted answer after which a process that keeps writing is dropped as ``hang``."""
+MAX_QUEUED = 10_000
+"""Lines a bot wrote that :meth:`_Conn.pump` keeps before it stops reading (a round's answers are far fewer)."""
+
+
 class _Died(Exception):
     """The bot's pipe closed under us."""
 
@@ -285,10 +291,12 @@ class _Conn:
         self.killed = killed  # tells its stderr copy (_drain) that the process is gone
         self.seat = seat  # the place (seat, deal copy) it plays in every game; None: the load check's, unplaced
         self.out: list[str] = []
+        self.unsent = b""  # the bytes of ``out`` the pipe has not taken yet
         self.buf = b""
         self.lines: list[bytes] = []
         self.given: set[int] = set()  # every game id it was ever given
         self.silent_timeouts = 0
+        self.fruitless_timeouts = 0  # timeouts in a row without an accepted answer, lines or not
         self.deadline = 0.0
 
     def fileno(self) -> int:  # select() on the connection = on its stdout
@@ -296,19 +304,22 @@ class _Conn:
 
     def write_some(self) -> bool:
         """Write what the pipe takes now; True while something is left. _Died when it is closed."""
-        if not self.out:
+        if self.out:
+            # what the pipe did not take stays bytes: a tail cut mid-character, kept as text, failed to encode on
+            # the next write and ended the tournament (red team, session 46: a bot whose own long name was quoted
+            # back in a fault line, with a small stdin pipe); backslashreplace: no text can make encoding raise
+            self.unsent += "".join(self.out).encode("utf-8", "backslashreplace")
+            self.out = []
+        if not self.unsent:
             return False
-        data = "".join(self.out).encode()
-        self.out = []
         try:
-            n = os.write(self.proc.stdin.fileno(), data)
+            n = os.write(self.proc.stdin.fileno(), self.unsent)
         except BlockingIOError:
             n = 0
         except (BrokenPipeError, ValueError, OSError):
             raise _Died("closed its stdin") from None
-        if n < len(data):
-            self.out = [data[n:].decode("utf-8", "surrogateescape")]  # cut mid-character: re-encoded whole
-        return bool(self.out)
+        self.unsent = self.unsent[n:]
+        return bool(self.unsent)
 
     def read_some(self) -> None:
         """Read what is there into ``lines``; a line longer than MAX_LINE is cut at the bound, so the
@@ -328,7 +339,9 @@ class _Conn:
             self.buf = b""
 
     def pump(self, deadline: float, done) -> bool:
-        """Write the queue and read lines until ``done()`` (True) or the deadline (False)."""
+        """Write the queue and read lines until ``done()`` (True) or the deadline (False). Past MAX_QUEUED lines
+        waiting to be handled it stops reading: a bot that flooded lines while a game's ending was written to it
+        grew this queue by 45M lines (2.5 GB) in 5 s (red team, session 46)."""
         while True:
             writing = self.write_some()
             if done() and not writing:
@@ -336,7 +349,10 @@ class _Conn:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            r, _, _ = select.select([self], [self.proc.stdin] if writing else [], [], left)
+            reading = [self] if len(self.lines) < MAX_QUEUED else []
+            if not reading and not writing:  # nothing to do until the caller takes lines: they are its to handle
+                return False
+            r, _, _ = select.select(reading, [self.proc.stdin] if writing else [], [], left)
             if r:
                 self.read_some()
 
@@ -675,7 +691,8 @@ class ExternalAgent:
         st = self._streams.pop(key)
         self._by_wire.pop(st.wire, None)
         conn = self._conns.get(st.seat)
-        if conn is not None and conn.out and not any(s.seat == st.seat for s in self._streams.values()):
+        unsent = conn is not None and (conn.out or conn.unsent)
+        if unsent and not any(s.seat == st.seat for s in self._streams.values()):
             try:  # the last games' endings reach the bot before it idles
                 conn.pump(time.monotonic() + self.options.timeout, lambda: True)
             except _Died as exc:
@@ -722,6 +739,7 @@ class ExternalAgent:
                     while conn.lines and self._conns.get(seat) is conn:
                         if self._answer(conn, conn.lines.pop(0), need[seat], masks, acts):
                             conn.deadline = time.monotonic() + timeout
+                            conn.fruitless_timeouts = 0
                 # the clock is read after the lines too: a bot that never stops writing ignored lines always has
                 # some waiting, and must still time out
                 if need[seat] and self._conns.get(seat) is conn and now >= conn.deadline:
@@ -729,9 +747,15 @@ class ExternalAgent:
                         self._fault(self._by_wire[wire], "timeout", f"no answer within {timeout:g} s")
                     need[seat].clear()
                     conn.silent_timeouts = 0 if heard[seat] else conn.silent_timeouts + 1
+                    conn.fruitless_timeouts += 1
                     if conn.silent_timeouts >= 2:
                         detail = f"not a line in {conn.silent_timeouts} timeouts of {timeout:g} s"
                         self._dropped(conn, "hang", detail, None)
+                    elif conn.fruitless_timeouts >= FRUITLESS_TIMEOUTS:
+                        # lines, but none an answer: it was never dropped, and each new game cost a whole timeout
+                        # (red team, session 46: 356 timeouts in 60 boards)
+                        detail = f"no accepted answer in {conn.fruitless_timeouts} timeouts of {timeout:g} s in a row"
+                        self._dropped(conn, "hang", detail + " (it wrote lines, none an answer)", None)
             live = [s for s, waiting in need.items() if waiting and s in self._conns and not self._conns[s].lines]
             if not live:
                 continue
@@ -835,9 +859,11 @@ class ExternalAgent:
         if self._conns.get(conn.seat) is conn:
             del self._conns[conn.seat]
         conn.kill()
-        for key, st in self._streams.items():
-            if not st.faulted and st.seat == conn.seat:
-                self._fault(key, kind, detail, line)
+        hit = [key for key, st in self._streams.items() if not st.faulted and st.seat == conn.seat]
+        for key in hit:
+            self._fault(key, kind, detail, line)
+        if not hit:  # its games had faulted already (the timeouts before a hang): the log still says why it went
+            self._log(f"{self.shown_name}: its process was ended ({kind}): {detail}")
 
     def _fault(self, key: int, kind: str, detail: str, line: str | None = None, private: str | None = None) -> None:
         """Fault stream ``key``: ``detail`` is what anyone may read (its fault records, the terminal, a live table's

@@ -13,6 +13,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -220,6 +221,51 @@ def test_ignored_lines_do_not_restart_the_clock(tmp_path):
     assert {f["kind"] for r in recs for f in r.faults} == {"timeout"}
     assert time.monotonic() - t0 < 20  # the bot talks for 30 s: a clock restarted by every line never times out
     assert "late answer" in bot.log_path.read_text()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_a_write_cut_inside_a_character_goes_on_with_the_rest_of_its_bytes():
+    """Red team, session 46: the pipe took a write up to the middle of a two-byte character; the tail was kept as
+    text with a lone surrogate, and the next write's strict encoding raised UnicodeEncodeError, which ended the
+    tournament. The tail stays bytes now, and text that cannot be encoded is escaped, never raised."""
+    import fcntl
+    import types
+
+    import meld8_env.seat_process as ext
+
+    r, w = os.pipe()
+    try:
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+        os.set_blocking(w, False)
+        fake = types.SimpleNamespace(stdin=types.SimpleNamespace(fileno=lambda: w), stdout=None)
+        conn = ext._Conn(fake, None, threading.Event())
+        text = "x" + "\u00e9" * 3000 + "\n"  # 6,002 bytes: the pipe's 4,096 end inside an e-acute
+        conn.out = [text, "lone \udca9 surrogate\n"]
+        got = b""
+        while conn.write_some():
+            got += os.read(r, 1 << 16)
+        got += os.read(r, 1 << 16)
+        assert got == text.encode() + b"lone \\udca9 surrogate\n"
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_a_bot_that_writes_lines_but_never_answers_is_dropped_after_three_timeouts(tmp_path):
+    """Red team, session 46: any line counted as life, so a process that stopped reading and wrote a stale answer
+    every 0.1 s was never dropped: each new game cost a whole timeout (356 timeouts in 60 boards). Three timeouts in
+    a row without an accepted answer now drop it as ``hang``, lines or not; the log says it wrote no answer."""
+    bot = _bot("chatty", n=2, tmp_path=tmp_path, timeout=0.5)
+    try:
+        recs = _play(bot, [0, 1, 2], games=6, batch=1)
+    finally:
+        bot.close()
+    log = bot.log_path.read_text()
+    said = "its process was ended (hang): no accepted answer in 3 timeouts of 0.5 s in a row (it wrote lines, none"
+    assert said in log, log[-3000:]
+    # the process was started again after its third timeout (the chatty bot would have talked for 30 s)
+    starts = [x for x in log.splitlines() if x.startswith("--- meld8") and ": starting " in x]
+    assert len(starts) == 2 and {f["kind"] for r in recs for f in r.faults} == {"timeout"}
 
 
 def test_a_bot_that_never_stops_writing_ignored_lines_still_times_out(tmp_path):

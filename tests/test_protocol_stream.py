@@ -60,6 +60,19 @@ def test_answers_by_name_and_illegal_answers():
         g.step(next(a for a in range(64) if a not in legal))
     with pytest.raises(ValueError, match="unknown action name"):
         g.step("discard the joker")
+    e_acute = "\u00e9"
+    with pytest.raises(ValueError) as err:  # the bot's own name, quoted back cut short (red team, session 46)
+        g.step(e_acute * 2020)
+    assert f"unknown action name '{e_acute * 40}' (cut; 2,020 characters)" in str(err.value)
+
+
+def test_a_line_cut_at_the_readers_bound_is_said_to_be_longer_not_of_its_cut_length():
+    from meld8_env.protocol import MAX_LINE, ProtocolError, check_line
+
+    with pytest.raises(ProtocolError, match=f"line of more than {MAX_LINE:,} bytes; the limit is {MAX_LINE}"):
+        check_line(b"x" * (MAX_LINE + 1))
+    with pytest.raises(ProtocolError, match=f"line of {MAX_LINE + 2:,} bytes"):
+        check_line(b"x" * (MAX_LINE + 2))
 
 
 def _visible_to(rec, observer: int, cards: set[int]) -> bool:
