@@ -743,6 +743,13 @@ class ExternalAgent:
                 # the clock is read after the lines too: a bot that never stops writing ignored lines always has
                 # some waiting, and must still time out
                 if need[seat] and self._conns.get(seat) is conn and now >= conn.deadline:
+                    if conn.proc.poll() is not None:  # it exited, and a helper it started holds its stdout open:
+                        # a crash, as the fault table says, not a timeout (red team, session 46)
+                        code = conn.proc.returncode
+                        self._dropped(conn, "crash", f"exited (exit code {code}); a process it started holds its "
+                                      "stdout", None)  # fmt: skip
+                        need[seat].clear()
+                        continue
                     for wire in list(need[seat]):
                         self._fault(self._by_wire[wire], "timeout", f"no answer within {timeout:g} s")
                     need[seat].clear()

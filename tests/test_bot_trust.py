@@ -223,6 +223,23 @@ def test_ignored_lines_do_not_restart_the_clock(tmp_path):
     assert "late answer" in bot.log_path.read_text()
 
 
+def test_a_bot_that_exits_while_its_helper_holds_stdout_is_a_crash_not_timeouts(tmp_path):
+    """Red team, session 46: the pipe stays open while a process the bot started holds it, so its exit looked like
+    silence: a timeout in every game of the process. At its first timeout the exit is seen: a crash (the fault
+    table's word for "exited"), its helper killed with its process group."""
+    pids = tmp_path / "pids"
+    bot = _bot("exit_holding", "--pidfile", str(pids), n=2, tmp_path=tmp_path, timeout=1.0)
+    try:
+        recs = _play(bot, [0, 1, 2], games=1, batch=1)
+    finally:
+        bot.close()
+    faults = [f for r in recs for f in r.faults]
+    assert [f["kind"] for f in faults] == ["crash"], faults
+    assert faults[0]["detail"] == "exited (exit code 0); a process it started holds its stdout"
+    helper = int(pids.read_text().split()[1])
+    assert gone(helper, wait=10), "the helper holding the pipe outlived the bot"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
 def test_a_write_cut_inside_a_character_goes_on_with_the_rest_of_its_bytes():
     """Red team, session 46: the pipe took a write up to the middle of a two-byte character; the tail was kept as

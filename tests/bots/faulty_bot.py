@@ -18,7 +18,7 @@ for 30 s. dupslow: never faults - answers every request, then sends that answer 
 answering the next request (a late duplicate, told apart by its seq). helper: starts a helper process
 (sleep) that writes its pid to the pidfile, then plays on. stderrflood: at the N-th request writes 3 MiB to
 stderr, then plays on. setsid_helper: as helper, but the helper starts its own session (setsid), holding the bot's
-stderr.
+stderr. exit_holding: as helper, then exits 0 at the N-th request while the helper holds its stdout.
 Options: --pidfile PATH (appends the pid), --seenfile PATH (appends "pid seat" at each game_start),
 --byefile PATH (appends the pid when bye arrives).
 """
@@ -57,7 +57,7 @@ def main():
     print(f"faulty_bot {mode} {n} pid {os.getpid()}", file=sys.stderr, flush=True)
     if mode == "silent_crash_at_start":
         sys.exit(4)
-    if mode in ("helper", "setsid_helper"):
+    if mode in ("helper", "setsid_helper", "exit_holding"):
         import subprocess
 
         # setsid_helper: the helper starts its own session, out of the process group meld8 kills, holding stderr open
@@ -128,6 +128,8 @@ def main():
                     os._exit(3)
                 if mode == "hang":
                     time.sleep(3600)
+                if mode == "exit_holding":  # exits 0; its helper (sleep) holds the stdout it inherited
+                    os._exit(0)
                 if mode == "garbage":
                     answers.append("this is not json")
                     continue
