@@ -245,6 +245,14 @@ def open_game(path: str | Path, game: int | None = None) -> dict[str, Any]:
     if isinstance(head, dict) and head.get("type") == "board":  # was "a single replay" (red team, session 37)
         raise ReplayError(f"{p}: line 1 is a tournament board, not the log's header (it is missing or damaged)")
     if game is not None:
+        try:  # a results.json or games.csv was called "a single replay" too (helper walkthrough, session 46)
+            load_replay(p)
+        except ReplayError as exc:
+            beside = p.with_name("games.jsonl")
+            hint = f"; the tournament's log beside it is {beside}" if beside != p and beside.is_file() else ""
+            raise ReplayError(
+                f"{p} is no tournament log (games.jsonl, whose games --game picks) and no replay ({exc}){hint}"
+            ) from None
         raise ReplayError(f"{p} is a single replay; --game picks a game of a tournament log (games.jsonl)")
     doc, _ = load_replay(p)
     P = len(doc["result"]["placements"])

@@ -88,6 +88,17 @@ def test_an_honest_log_still_opens(log):
     assert doc["names"] and doc["actions"]
 
 
+def test_game_of_a_file_that_is_no_log_and_no_replay_says_so_and_names_the_log_beside_it(log):
+    """Helper walkthrough, session 46: ``--game 2`` on a tournament's results.json or games.csv said "is a single
+    replay"; it names what the file is not, why, and the log beside it."""
+    for name in ("results.json", "games.csv"):
+        with pytest.raises(ReplayError) as err:
+            open_game(log.with_name(name), 2)
+        said = str(err.value)
+        assert said.startswith(f"{log.with_name(name)} is no tournament log (games.jsonl, whose games --game picks)")
+        assert said.endswith(f"; the tournament's log beside it is {log}") and "single replay" not in said
+
+
 @pytest.mark.parametrize(
     "content, says",
     [
