@@ -50,11 +50,17 @@ def check_server(args: argparse.Namespace) -> None:
         raise ValueError(f"--port must be 1..65535, got {args.port}")
     if args.host != "localhost":
         try:
-            ipaddress.ip_address(args.host)
+            address = ipaddress.ip_address(args.host)
         except ValueError:
             raise ValueError(
                 f"--host must be an IP address or localhost (default 127.0.0.1), got {args.host!r}"
             ) from None
+        if address.is_unspecified:  # every page was refused: its Host is an address, never 0.0.0.0 (session 46)
+            raise ValueError(
+                f"--host {args.host} listens on every address, but the table answers only the address it was "
+                "given (its guard against DNS rebinding): give this machine's address on the network its players "
+                "use, e.g. --host 192.168.1.20"
+            )
     check_port_free(args.host, args.port)
 
 
