@@ -171,7 +171,7 @@ def test_bad_options_are_one_line_errors(tmp_path, capsys):
         (["critic=oracle", "bc_decisions=10"], "set bc_decisions=0"),
         (["critic_arch=[0]"], "'critic_arch' must be a non-empty list of layer sizes"),
         (["init_from=ppo", "bc_decisions=10"], "init_from and bc_decisions > 0 are two starts"),
-        (["critic=[oracle]"], "'critic' must be like its default 'plain'"),
+        (["critic=[oracle]"], "'critic' must be a string, like its default 'plain'"),
     ]:
         with pytest.raises(ValueError, match=message):
             TrainConfig.load(None, overrides)

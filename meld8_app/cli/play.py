@@ -13,8 +13,9 @@ from meld8_env.paths import output_path
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play against agents in your browser (pip install 'meld8[web]')")
     p.add_argument("--agents", default=None,
-                   help="the other seats, comma separated: random, greedy, defensive, ppo, ppo:PATH.zip, "
-                   "rllib:FOLDER, pkg.mod:Class or cmd:COMMAND; one name fills every seat "
+                   help="the other seats, comma separated: random, greedy, defensive, wary, ppo, distilled, "
+                   "search (search:OPT=V+OPT=V), ppo:PATH.zip, rllib:FOLDER, pkg.mod:Class or cmd:COMMAND; one name "
+                   "fills every seat "
                    "(default ppo,defensive; greedy,defensive without the train extra)")  # fmt: skip
     p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     p.add_argument("--rules", help="rule config YAML or built-in name")

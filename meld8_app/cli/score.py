@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--win", required=True, help="the winning card")
     s.add_argument("--tsumo", action="store_true", help="won on own draw (default: Ron)")
     s.add_argument("--meld", help="the exposed called meld, 3 cards")
-    s.add_argument("--round", type=int, default=1, help="round number 1..6 (R30 minimum)")
+    s.add_argument("--round", type=int, default=1, help="round number 1..6 (R30 minimum; default 1)")
     s.add_argument("--dealer", action="store_true", help="the winner is the dealer")
     s.add_argument(
         "--dora-indicator",

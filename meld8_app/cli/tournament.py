@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--backend",
         default="local",
         choices=["local", "ray"],
-        help="local worker processes, or Ray (the cluster in RAY_ADDRESS, else a local instance)",
+        help="local worker processes, or Ray (the cluster in RAY_ADDRESS, else a local instance; default local)",
     )
     t.add_argument("--out", help="output folder (default results/tournament)")
     t.add_argument(
@@ -51,7 +51,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="continue the log in --out (every logged game is re-created "
         "from its seed and actions first; an edited result is refused)",
     )
-    t.add_argument("--rules", help="rule config YAML")
+    t.add_argument("--rules", help="rule config: a YAML file, or a built-in name (default, two_player); default: "
+                   "the standard 3-player rules")  # fmt: skip
     t.add_argument("--config", help="tournament YAML (keys: agents, boards, seed, workers, out, rules)")
     t.add_argument(
         "--trust-checkpoint",
