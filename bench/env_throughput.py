@@ -16,6 +16,7 @@ import statistics
 import time
 
 import numpy as np
+from bench_args import at_least, positive_seconds
 
 import meld8_env
 from meld8_env.vector import Meld8Vector
@@ -55,9 +56,9 @@ def vector_rate(batch: int, seconds: float, seed: int, threads: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=3.0, help="length of one timed run")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--batch", type=int, default=4096)
+    ap.add_argument("--seconds", type=positive_seconds, default=3.0, help="length of one timed run (default 3)")
+    ap.add_argument("--repeats", type=at_least(1), default=5, help="timed runs, median quoted (default 5)")
+    ap.add_argument("--batch", type=at_least(1), default=4096, help="games of the batched rows (default 4096)")
     args = ap.parse_args()
     rows: list[tuple[str, object]] = [("meld8_v0 AEC (PettingZoo)", lambda s: aec_rate(meld8_env.env, args.seconds, s))]
     try:

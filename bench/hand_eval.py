@@ -14,6 +14,7 @@ import statistics
 import time
 
 import numpy as np
+from bench_args import at_least
 
 from meld8_env.hands import _native, _reference, set_backend
 from meld8_env.hands.sampling import drop_random_card, random_masks
@@ -32,10 +33,10 @@ def median_time(fn, repeats: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=200_000, help="hands per C measurement")
-    ap.add_argument("--n-python", type=int, default=300, help="hands per Python measurement")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n", type=at_least(1), default=200_000, help="hands per C measurement (default 200,000)")
+    ap.add_argument("--n-python", type=at_least(1), default=300, help="hands per Python measurement (default 300)")
+    ap.add_argument("--repeats", type=at_least(1), default=5, help="timed repeats, median quoted (default 5)")
+    ap.add_argument("--seed", type=at_least(0), default=0, help="seed of the hands (default 0)")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     win = _reference.winning_hands()

@@ -22,6 +22,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from bench_args import at_least, load_or_exit  # noqa: E402
+
 from agents import search_backend as sb  # noqa: E402
 from agents.registry import load_agent  # noqa: E402
 from meld8_env.codes import Phase  # noqa: E402
@@ -52,14 +54,14 @@ def states(rules: RuleConfig, n: int, seed: int) -> np.ndarray:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--spec", default="search")
-    ap.add_argument("--states", type=int, default=200)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--spec", default="search", help="the agent spec timed (default search)")
+    ap.add_argument("--states", type=at_least(1), default=200, help="decision states (default 200)")
+    ap.add_argument("--batch", type=at_least(1), default=64, help="decisions per batched call (default 64)")
+    ap.add_argument("--seed", type=at_least(0), default=3, help="seed of the games the states come from (default 3)")
     args = ap.parse_args()
     rules = RuleConfig()
+    agent = load_or_exit(ap, args.spec, rules, seed=1)
     recs = states(rules, args.states, args.seed)
-    agent = load_agent(args.spec, rules, seed=1)
     obs, masks = observe_records(rules, recs)
     infos = [sb.infoset_of(r, int(r["acting"]), rules) for r in recs]
     times, cpu, flags, rollouts = [], [], [], []

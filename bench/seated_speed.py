@@ -16,8 +16,8 @@ import statistics
 import time
 
 import numpy as np
+from bench_args import at_least, load_or_exit
 
-from agents.registry import load_agent
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.rules import RuleConfig
@@ -46,14 +46,12 @@ def play(agents: list, rules: RuleConfig, seeds: np.ndarray) -> tuple[float, lis
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("lineups", nargs="+", help="comma-separated agent specs, one per seat")
-    ap.add_argument("--games", type=int, default=64)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--games", type=at_least(1), default=64, help="games per lineup and round (default 64)")
+    ap.add_argument("--rounds", type=at_least(1), default=3, help="interleaved rounds (default 3)")
+    ap.add_argument("--seed", type=at_least(0), default=11, help="seed of the games (default 11)")
     args = ap.parse_args()
-    if args.games < 1 or args.rounds < 1:
-        ap.error("--games and --rounds must be >= 1")
     rules = RuleConfig()
-    lineups = {text: [load_agent(s, rules) for s in text.split(",")] for text in args.lineups}
+    lineups = {text: [load_or_exit(ap, s, rules) for s in text.split(",")] for text in args.lineups}
     bad = [t for t, a in lineups.items() if len(a) != rules.num_players]
     if bad:
         ap.error(f"lineup {bad[0]!r}: name {rules.num_players} agents")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from meld8_env.rules import RuleConfig
 from training.tournament import TournamentConfig, run
@@ -263,3 +264,19 @@ def test_summary_outcomes_are_the_tournaments_own_rates(tmp_path):
     res = _bench("tournament_log_summary.py", "--outcomes", str(bad))
     assert res.returncode != 0 and "--outcomes needs each game's hands" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["search_speed.py", "--spec", "serach"], "search_speed.py: error: unknown agent 'serach'"),
+        (["search_speed.py", "--states", "0"], "argument --states: must be an integer >= 1, got 0"),
+        (["seated_speed.py", "serach,greedy,greedy"], "seated_speed.py: error: unknown agent 'serach'"),
+        (["hand_eval.py", "--n", "0"], "argument --n: must be an integer >= 1, got 0"),
+        (["env_throughput.py", "--seconds", "-1"], "must be a number of seconds > 0, got -1"),
+    ],
+)
+def test_bench_scripts_refuse_bad_arguments_in_one_line(argv, says):
+    """Helper walkthrough, session 46: these were tracebacks (an IndexError, an AgentLoadError) or rows of zeros."""
+    done = _bench(*argv)
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr[-1500:]
