@@ -193,6 +193,23 @@ def test_review_gives_policy_probabilities():
     assert d["flagged"] == (d["deviation"] > 0.5)
 
 
+def test_review_defaults_flag_a_search_by_placements_and_a_policy_by_probability():
+    """Helper walkthrough, session 46: the one default threshold, 0.5, is a probability; a search's deviations are
+    placements (gaps of about 0.05), so a search review never flagged anything. Each scale has its default now."""
+    actions = _random_game(1, SHORT)
+    doc = review(SHORT, 1, actions, seat=1, agent="search:worlds=4+extend=0+stages=1+leaf=points")
+    assert doc["threshold"] is None and doc["thresholds"] == {"probability": 0.5, "value": 0.05}
+    valued = [d for d in doc["decisions"] if any("value" in o for o in d["options"])]
+    assert valued, "no decision was searched"
+    for d in doc["decisions"]:
+        limit = 0.05 if d in valued else 0.5
+        assert d["flagged"] == (d["deviation"] > limit), d
+    assert "flagged (deviation > 0.5 probability, or 0.05 placements of a search's values)" in format_review(doc)
+    given = review(SHORT, 1, actions, seat=1, agent="search:worlds=4+extend=0+stages=1+leaf=points", threshold=0.2)
+    assert all(d["flagged"] == (d["deviation"] > 0.2) for d in given["decisions"])
+    assert "flagged (deviation > 0.2)" in format_review(given)
+
+
 def test_tournament_games_re_create_and_open(tmp_path):
     from training.tournament import TournamentConfig, run
 

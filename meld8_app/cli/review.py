@@ -17,9 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--agent", default=None,
                    help="reference agent spec (default ppo, the shipped baseline; greedy without the train "
                    "extra)")  # fmt: skip
-    p.add_argument("--threshold", type=float, default=0.5,
-                   help="flag a decision when the reference prefers its choice by more than this probability "
-                   "(default 0.5)")  # fmt: skip
+    p.add_argument("--threshold", type=float, default=None,
+                   help="flag a decision when the reference prefers its choice by more than this: a probability "
+                   "for a policy (default 0.5), expected placements for a search's values (default 0.05)")  # fmt: skip
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the review as JSON (for scripts)")
     out.add_argument("--text", action="store_true", help="print the review as text")
@@ -35,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
     from meld8_env.rules import RuleConfig
 
     game_file(args.file)
-    if not 0 <= args.threshold <= 1:  # also refuses nan
-        raise ValueError(f"--threshold must be a probability 0..1, got {args.threshold}")
+    if args.threshold is not None and not 0 <= args.threshold <= 1:  # also refuses nan
+        raise ValueError(f"--threshold must be 0..1 (probability, or placements for a search), got {args.threshold}")
     if args.agent is not None and args.agent.strip().startswith("cmd:"):  # refused before a bot is started
         raise ValueError(
             "--agent: a seat-protocol bot (cmd:) cannot be the reference: review asks the reference about each "

@@ -6,8 +6,10 @@ mean leaf value of each candidate (minus the expected final placement; the devia
 played action loses, unplayed candidates outside the search count as 1); for discards the look-ahead
 numbers of every candidate (distance to win after it, acceptance count, danger to each opponent, as
 the bots compute them, ``meld8_env.features``). A decision is flagged when the reference
-gives the played action ``threshold`` less probability than its own choice (for a bot without
-probabilities: when they differ). ``summary``: agreement (share of decisions where the played action
+gives the played action ``threshold`` less probability than its own choice, or, for a search's values, when the
+played action loses more than ``threshold`` placements (for a bot without either: when they differ). The two are
+on other scales, so without a ``threshold`` each has its own default (:data:`THRESHOLDS`: a search flagged nothing
+at 0.5 placements, helper walkthrough of session 46). ``summary``: agreement (share of decisions where the played action
 is the reference's choice), flagged count, the biggest deviations. Each action (``played``,
 ``reference``, ``options``) has ``id``, ``name`` (engine words, ``pon (s,d)``) and ``label`` (a
 player's words with the claimed card, ``Pon A♥ with A♠ A♦``, ``meld8_env.display``).
@@ -34,6 +36,9 @@ from meld8_env.observation import decode
 from meld8_env.one_game import ResimulationError, observe_seat, resimulate
 from meld8_env.rules import RuleConfig
 
+THRESHOLDS = {"probability": 0.5, "value": 0.05}
+"""Default flag thresholds: probability lost (a policy), expected placements lost (a search's values)."""
+
 
 def _lookahead(obs: np.ndarray, mask: np.ndarray, rules: RuleConfig) -> list[dict[str, Any]]:
     """Distance, acceptance and per-opponent danger of every legal discard (one decision), as the bots
@@ -56,7 +61,7 @@ def review(
     actions: Sequence[int],
     seat: int,
     agent: str = "ppo",
-    threshold: float = 0.5,
+    threshold: float | None = None,
     trust: bool = False,
     agent_seed: int = 0,
 ) -> dict[str, Any]:
@@ -64,8 +69,8 @@ def review(
     the seat's own agent played with, when the reference is that agent, so its own moves are not flagged)."""
     if not 0 <= seat < rules.num_players:
         raise ValueError(f"seat must be 0..{rules.num_players - 1}, got {seat}")
-    if not 0 <= threshold <= 1:
-        raise ValueError(f"threshold must be a probability 0..1, got {threshold}")
+    if threshold is not None and not 0 <= threshold <= 1:  # also refuses nan
+        raise ValueError(f"threshold must be 0..1 (probability, or placements for a search), got {threshold}")
     ref = load_agent(agent, rules, agent_seed, trust)
     ref.setup(rules)
     try:
@@ -97,19 +102,22 @@ def review(
             if values:  # values in placement units (minus expected final placement): deviation = value lost
                 best = values[choice][0]
                 deviation = float(best - values[int(a)][0]) if int(a) in values else 0.0 if choice == int(a) else 1.0
+                limit = THRESHOLDS["value"] if threshold is None else threshold
                 listed = sorted(((v, int(x)) for x, (v, _) in values.items()), reverse=True)
                 options = [{**said(x), "p": None, "value": v} for v, x in listed]
             elif probs is not None:
                 deviation = float(probs[choice] - probs[int(a)])
+                limit = THRESHOLDS["probability"] if threshold is None else threshold
                 listed = sorted(((float(probs[x]), int(x)) for x in legal), reverse=True)
                 options = [{**said(x), "p": p} for p, x in listed]
             else:
                 deviation = 0.0 if choice == int(a) else 1.0
+                limit = THRESHOLDS["probability"] if threshold is None else threshold
                 options = [{**said(int(x)), "p": None} for x in legal]
             decisions.append({
                 "index": i, "hand": int(rec["deals"]), "phase": Phase(int(rec["phase"])).label,
                 "played": said(int(a)), "reference": said(choice),
-                "agree": choice == int(a), "deviation": deviation, "flagged": deviation > threshold,
+                "agree": choice == int(a), "deviation": deviation, "flagged": deviation > limit,
                 "options": options,
                 "discards": _lookahead(obs[0], masks[0], rules) if not masks[0, PASS] else [],
             })  # fmt: skip
@@ -118,7 +126,8 @@ def review(
     return {
         "seat": seat,
         "agent": agent,
-        "threshold": threshold,
+        "threshold": threshold,  # None: THRESHOLDS by the reference's kind of number
+        "thresholds": dict(THRESHOLDS) if threshold is None else {k: threshold for k in THRESHOLDS},
         "decisions": decisions,
         "summary": {
             "decisions": n,
@@ -143,7 +152,7 @@ def format_review(doc: dict[str, Any]) -> str:
     s = doc["summary"]
     lines = [
         f"seat {doc['seat']} against {doc['agent']}: {s['decisions']} decisions, agreement {s['agreement']:.0%}, "
-        f"{s['flagged']} flagged (deviation > {doc['threshold']:g})"
+        f"{s['flagged']} flagged (deviation > {_threshold_words(doc)})"
     ]
     for d in doc["decisions"]:
         if not d["flagged"]:
@@ -157,3 +166,11 @@ def format_review(doc: dict[str, Any]) -> str:
         lines.append(f"  action {d['index']} (hand {d['hand']}, {d['phase']}): played {d['played']['name']}, "
                      f"{doc['agent']} would {d['reference']['name']}" + (f" [{top}]" if top else ""))  # fmt: skip
     return "\n".join(lines)
+
+
+def _threshold_words(doc: dict[str, Any]) -> str:
+    """The flag threshold as the text review says it: one number when given, else each default by its scale."""
+    if doc["threshold"] is not None:
+        return f"{doc['threshold']:g}"
+    t = doc["thresholds"]
+    return f"{t['probability']:g} probability, or {t['value']:g} placements of a search's values"
