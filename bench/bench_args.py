@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from typing import Any
 
 
-def at_least(low: int):
+def at_least(low: int) -> Callable[[str], int]:
     """An argparse type: an integer >= ``low``."""
 
     def parse(text: str) -> int:
@@ -38,7 +40,7 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-def load_or_exit(ap: argparse.ArgumentParser, spec: str, rules, **kwargs):
+def load_or_exit(ap: argparse.ArgumentParser, spec: str, rules: Any, **kwargs: Any) -> Any:
     """``agents.registry.load_agent(spec, rules, **kwargs)``, or ``ap.error`` with its one-line reason."""
     from agents.registry import AgentLoadError, load_agent
 

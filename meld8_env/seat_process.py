@@ -239,10 +239,12 @@ def _room(log: int, limit: int) -> int:
         return 0
 
 
-def _drain(pipe: int, log: int, killed: threading.Event) -> None:
+def _drain(pipe: int, log: int, killed: threading.Event, tail: bytearray | None = None) -> None:
     """Copy a bot's stderr (``pipe``) to its ``log`` until EOF while the file is under LOG_LIMIT, then read and drop
     the rest; after ``killed`` is set, DRAIN_GRACE more seconds at most. Closes both. A failing write (a full disk)
-    ends the copying, never the reading: the bot must not block on its stderr. ``log`` -1: read and drop it all."""
+    ends the copying, never the reading: the bot must not block on its stderr. ``log`` -1: read and drop it all.
+    ``tail`` (when given) keeps the last TAIL_BYTES this pipe carried: the log is shared by every process of the
+    command, so what one process said is read here, never from the file."""
     writing, until = log >= 0, float("inf")
     try:
         while time.monotonic() < until:
@@ -253,6 +255,8 @@ def _drain(pipe: int, log: int, killed: threading.Event) -> None:
             chunk = os.read(pipe, 1 << 16)
             if not chunk:
                 break
+            if tail is not None:
+                tail[:] = (bytes(tail) + chunk)[-TAIL_BYTES:]
             if not writing:
                 continue
             try:
@@ -378,24 +382,18 @@ class _Conn:
 
 LAST_WORDS = 160
 """Characters of a failed start's last stderr line quoted in its error (the whole stderr stays in the log)."""
+TAIL_BYTES = 1024
+"""Bytes of a process's stderr its copying thread keeps for :func:`_last_words`."""
 
 
-def _last_words(log_path: Path, drain: threading.Thread) -> str:
+def _last_words(tail: bytearray, drain: threading.Thread) -> str:
     """The last line a bot that failed to start wrote to its stderr, for the error: "" when it wrote none. A bot
     that could not even open its script said why only in the log, and the error pointed there (session 46): the
-    reason now comes with it. Waits for the stderr copy (it ends DRAIN_GRACE after the kill at the latest) and
-    reads only what follows this start's own header line, so an earlier run's words are never shown."""
+    reason now comes with it. Read from this process's own pipe (``tail``, kept by :func:`_drain`), after its copy
+    ended (DRAIN_GRACE after the kill at the latest): the log is shared by the command's other processes, whose
+    words are theirs (review, session 46). Only a refusal at load quotes it; a restart's fault detail is public."""
     drain.join(DRAIN_GRACE + 1.0)
-    try:
-        with open(log_path, "rb") as f:
-            f.seek(max(f.seek(0, os.SEEK_END) - 8192, 0))
-            tail = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = tail.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.startswith("--- meld8 ") and ": starting " in line]
-    said = [line.strip() for line in lines[starts[-1] + 1 if starts else 0 :] if line.strip()]
-    said = [line for line in said if not line.startswith("--- meld8")]
+    said = [line.strip() for line in bytes(tail).decode("utf-8", "replace").splitlines() if line.strip()]
     if not said:
         return ""
     last = said[-1]
@@ -554,7 +552,10 @@ class ExternalAgent:
         pipe = os.dup(proc.stderr.fileno())
         proc.stderr.close()
         killed = threading.Event()
-        drain = threading.Thread(target=_drain, args=(pipe, err, killed), name=f"meld8-stderr-{proc.pid}", daemon=True)
+        tail = bytearray()  # what this process says on stderr, last TAIL_BYTES (a refusal at load quotes it)
+        drain = threading.Thread(
+            target=_drain, args=(pipe, err, killed, tail), name=f"meld8-stderr-{proc.pid}", daemon=True
+        )
         drain.start()
         os.set_blocking(proc.stdin.fileno(), False)
         os.set_blocking(proc.stdout.fileno(), False)
@@ -566,13 +567,13 @@ class ExternalAgent:
             self.peer = decode_hello(conn.lines.pop(0))
         except _Died as exc:  # a hello without its newline, then exit: said as such, not as a bare "closed its stdout"
             conn.kill()
-            words = _last_words(self.log_path, drain) if err >= 0 else ""
+            words = _last_words(tail, drain) if seat is None else ""
             raise BotStartError(
                 f"{self.shown_name}: {exc}{_unended(conn.buf)}{words} (its stderr: {self.log_path})"
             ) from None
         except (BotStartError, ProtocolError) as exc:
             conn.kill()
-            words = _last_words(self.log_path, drain) if err >= 0 else ""
+            words = _last_words(tail, drain) if seat is None else ""
             said = printable(str(exc))
             raise BotStartError(f"{self.shown_name}: {said}{words} (its stderr: {self.log_path})") from None
         return conn
@@ -743,9 +744,17 @@ class ExternalAgent:
                 # the clock is read after the lines too: a bot that never stops writing ignored lines always has
                 # some waiting, and must still time out
                 if need[seat] and self._conns.get(seat) is conn and now >= conn.deadline:
-                    if conn.proc.poll() is not None:  # it exited, and a helper it started holds its stdout open:
-                        # a crash, as the fault table says, not a timeout (red team, session 46)
+                    if conn.proc.poll() is not None:  # it exited: a crash, as the fault table says, not a timeout
+                        # (red team, session 46: a helper it started held its stdout open, so no end of file came)
                         code = conn.proc.returncode
+                        try:
+                            conn.read_some()  # answers it wrote before its exit are taken first (review, s. 46)
+                        except _Died as exc:
+                            self._dropped(conn, "crash", f"{exc} (exit code {code})", None)
+                            need[seat].clear()
+                            continue
+                        if conn.lines:
+                            continue
                         self._dropped(conn, "crash", f"exited (exit code {code}); a process it started holds its "
                                       "stdout", None)  # fmt: skip
                         need[seat].clear()

@@ -268,6 +268,32 @@ def test_a_write_cut_inside_a_character_goes_on_with_the_rest_of_its_bytes():
         os.close(w)
 
 
+def test_pump_stops_reading_once_max_queued_lines_wait(monkeypatch):
+    """Red team, session 46: while a game's end was written to a bot, ``pump`` read whatever it flooded for up to a
+    timeout (45M lines, 2.5 GB in 5 s). Past MAX_QUEUED waiting lines it reads no more and returns at once."""
+    import types
+
+    import meld8_env.seat_process as ext
+
+    monkeypatch.setattr(ext, "MAX_QUEUED", 100)
+    r, w = os.pipe()
+    try:
+        os.write(w, b"ab\n" * 1000)  # one read takes them all: 1,000 lines past the cap of 100
+        reader = types.SimpleNamespace(fileno=lambda: r)
+        fake = types.SimpleNamespace(stdin=types.SimpleNamespace(fileno=lambda: w), stdout=reader)
+        os.set_blocking(r, False)
+        conn = ext._Conn(fake, None, threading.Event())
+        t0 = time.monotonic()
+        assert conn.pump(t0 + 5.0, lambda: False) is False
+        assert time.monotonic() - t0 < 2.0 and len(conn.lines) == 1000  # it returned, not read on to the deadline
+        os.write(w, b"ab\n" * 10)
+        conn.pump(time.monotonic() + 5.0, lambda: False)
+        assert len(conn.lines) == 1000  # nothing more read while they wait
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_a_bot_that_writes_lines_but_never_answers_is_dropped_after_three_timeouts(tmp_path):
     """Red team, session 46: any line counted as life, so a process that stopped reading and wrote a stale answer
     every 0.1 s was never dropped: each new game cost a whole timeout (356 timeouts in 60 boards). Three timeouts in
@@ -293,6 +319,7 @@ def test_a_bot_that_never_stops_writing_ignored_lines_still_times_out(tmp_path):
     # every read: deterministic, and without the fix it never returns.
     import collections
     import threading
+    import types
 
     import meld8_env.seat_process as ext
     from meld8_env.protocol import encode
@@ -302,7 +329,8 @@ def test_a_bot_that_never_stops_writing_ignored_lines_still_times_out(tmp_path):
     late = encode({"game": 7, "action": 1, "seq": 0}).encode()  # game 7: given once, long over (a late answer)
 
     class FloodConn:
-        seat, given, deadline, silent_timeouts = 0, {0, 7}, 0.0, 0
+        seat, given, deadline, silent_timeouts, fruitless_timeouts = 0, {0, 7}, 0.0, 0, 0
+        proc = types.SimpleNamespace(poll=lambda: None)  # alive: the flood is its own, not a helper's
 
         def __init__(self):
             self.lines: list[bytes] = []

@@ -100,6 +100,7 @@ def test_a_sigterm_asks_like_ctrl_c_and_a_second_reaches_the_handler_before(sigi
         assert signal.getsignal(signal.SIGTERM) is not mine
         signal.raise_signal(signal.SIGTERM)
         assert stop.requested and stop.signum == signal.SIGTERM and sigterm_recorded == []
+        assert stop.how_to_stop() == "Ctrl-C (or SIGTERM) saves a checkpoint"  # what the run took, not what is left
         assert (
             signal.getsignal(signal.SIGTERM) is mine and signal.getsignal(signal.SIGINT) is signal.default_int_handler
         )

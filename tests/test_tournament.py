@@ -309,7 +309,7 @@ def test_ctrl_c_ends_a_tournament_and_its_workers_at_once_in_one_line(tmp_path):
     last = err.strip().splitlines()[-1]
     logged = _logged_boards(tmp_path)  # the line counts the boards in the log, and says how to go on (session 46)
     said = f"meld8 tournament: interrupted: {logged} of 20000 boards logged in {tmp_path / 't' / 'games.jsonl'}; "
-    assert rc == 130 and last == said + "add --resume to the same command to play the rest", err[-500:]
+    assert rc == 130 and last == said + "run the command with --resume to play the rest", err[-500:]
     assert "Traceback" not in err
     assert all(gone(w, wait=20) for w in workers), "a worker outlived the interrupted tournament"
 

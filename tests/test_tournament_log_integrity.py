@@ -187,6 +187,26 @@ def test_one_process_plays_growing_batches_so_the_first_boards_are_logged_early(
     assert [len(t[0]) for t in tournament._tasks(_cfg(tmp_path, boards=20), set(), 6)] == [6, 6, 6, 2]
 
 
+def test_a_one_process_run_plays_the_growing_batches_and_a_given_size_capped(tmp_path, monkeypatch):
+    """The run itself, not only the schedule: the batch sizes its one process plays (review, session 46)."""
+    from training import tournament
+
+    sizes: list[int] = []
+    real = tournament.play_boards
+
+    def recording(task, on_board=None):
+        sizes.append(len(task[0]))
+        return real(task, on_board=on_board)
+
+    monkeypatch.setattr(tournament, "play_boards", recording)
+    run(_cfg(tmp_path, boards=30))
+    assert sizes == [8, 16, 6]
+    monkeypatch.setattr(tournament, "LOCAL_CHUNK", 4)
+    sizes.clear()
+    run(_cfg(tmp_path / "b", boards=10, boards_per_task=5))
+    assert sizes == [4, 4, 2]
+
+
 def test_a_ctrl_c_before_any_board_says_to_start_over(tmp_path):
     from training import tournament
 

@@ -256,8 +256,10 @@ def test_a_wrong_kind_of_value_says_which_kind_and_a_float_count_how_to_write_it
     """Helper walkthrough, session 46: ``total_timesteps=1e6`` said "must be like its default 200000, got 1000000.0"."""
     out = tmp_path / "run"
     assert main(["train", "ppo_vs_bots", "--set", "total_timesteps=1e6", "--set", f"out={out}"]) == 2
-    said = "train option 'total_timesteps' must be an integer (write 1000000: 1e6 is a float in YAML), like its"
+    said = "train option 'total_timesteps' must be an integer (write 1000000: YAML reads 1e6 as a float), like its"
     assert said in capsys.readouterr().err
+    assert main(["train", "ppo_vs_bots", "--set", "total_timesteps=2.5e5", "--set", f"out={out}"]) == 2
+    assert "(write 250000: YAML reads 1e6 as a float)" in capsys.readouterr().err
     assert main(["train", "ppo_vs_bots", "--set", "progress=1", "--set", f"out={out}"]) == 2
     assert "'progress' must be true or false, like its default True, got 1" in capsys.readouterr().err
     assert not out.exists()

@@ -847,7 +847,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _run(args, argv)
     except (ValueError, OSError) as exc:  # DistillDataError, CheckpointError, a spec that does not load, a full disk
-        _fail(args.cmd, str(exc) if isinstance(exc, ValueError) else f"{exc.strerror or exc}: {exc.filename or ''}")
+        where = f": {exc.filename}" if isinstance(exc, OSError) and exc.filename else ""
+        _fail(args.cmd, str(exc) if isinstance(exc, ValueError) else f"{exc.strerror or exc}{where}")
     except KeyboardInterrupt:
         kept = {
             "generate": f"the part files written so far are kept in {args.out}: rerun the same command to go on",

@@ -23,8 +23,8 @@ status is 128 + it: 130 for Ctrl-C, 143 for SIGTERM).
 Where SIGINT is ignored when the run starts - a job that a non-interactive shell started in the
 background (``nohup cmd &``, ``cmd & disown``): the shell's way of keeping the terminal's Ctrl-C away
 from it - it stays ignored, as Python itself leaves it; off the main thread (where no handler can be
-set) nothing is installed. In both cases :attr:`StopRequest.active` is False and ``requested`` stays
-False unless :meth:`StopRequest.request` is called.
+set) nothing is installed. In both cases :attr:`StopRequest.active` is False; off the main thread ``requested``
+stays False unless :meth:`StopRequest.request` is called, while a run with SIGINT ignored still takes SIGTERM.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ class StopRequest:
         self.active = False
         self._why_not = ""
         self._previous: dict[int, Any] = {}
+        self._taken: tuple[int, ...] = ()  # the signals taken over on entry (how_to_stop reads them, not _previous)
 
     def __call__(self) -> bool:
         return self.requested
@@ -98,6 +99,7 @@ class StopRequest:
             self._previous[sig] = previous
             signal.signal(sig, self._on_signal)
         self.active = signal.SIGINT in self._previous
+        self._taken = tuple(self._previous)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -106,7 +108,7 @@ class StopRequest:
 
     def how_to_stop(self) -> str:
         """The end of a trainer's start line: what Ctrl-C does in this run."""
-        if signal.SIGTERM in self._previous:
+        if signal.SIGTERM in self._taken:
             return "Ctrl-C (or SIGTERM) saves a checkpoint" if self.active else f"{self._why_not}; SIGTERM saves one"
         return "Ctrl-C saves a checkpoint" if self.active else self._why_not or "Ctrl-C is not taken over"
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from training import run_folder
@@ -119,7 +120,9 @@ def _interrupted(cfg: TournamentConfig, log: Path) -> str:
         logged = 0
     if not logged:
         return f"no board was logged in {log}; run the command again to start over"
-    return f"{logged} of {cfg.boards} boards logged in {log}; add --resume to the same command to play the rest"
+    if logged >= cfg.boards:  # stopped while writing the results: the log is whole
+        return f"all {cfg.boards} boards are logged in {log}; run the command with --resume to write the results"
+    return f"{logged} of {cfg.boards} boards logged in {log}; run the command with --resume to play the rest"
 
 
 #: what a tournament writes in its folder (checked to be regular files, or absent, before anything runs)
@@ -151,7 +154,8 @@ def _check_folder_use(cfg: TournamentConfig, out: Path) -> None:
             )
 
 
-#: boards scheduled at a time in one process: memory is bounded by this, not by the number of boards
+#: boards scheduled at a time in one process (a boards_per_task given is capped at it): memory is bounded by this,
+#: not by the number of boards
 LOCAL_CHUNK = 512
 #: the first batch of a one-process run; each next one is twice as large, up to LOCAL_CHUNK. Every board of a
 #: batch plays in lockstep and they end together, so one batch of all the boards logged nothing until its end: a
@@ -159,7 +163,7 @@ LOCAL_CHUNK = 512
 FIRST_CHUNK = 8
 
 
-def _chunk_sizes(per_task: int | None):
+def _chunk_sizes(per_task: int | None) -> Iterator[int]:
     """Boards per task: ``per_task`` each time when given, else FIRST_CHUNK doubling up to LOCAL_CHUNK."""
     size = per_task or FIRST_CHUNK
     while True:
@@ -168,7 +172,9 @@ def _chunk_sizes(per_task: int | None):
             size = min(2 * size, LOCAL_CHUNK)
 
 
-def _tasks(cfg: TournamentConfig, finished: set[int], per_task: int | None):
+def _tasks(
+    cfg: TournamentConfig, finished: set[int], per_task: int | None
+) -> Iterator[tuple[list[int], list[int], list[tuple[int, ...]]]]:
     """(board ids, seeds, seatings) tasks over the boards still to play, made lazily (``per_task`` None: the
     growing batches of :func:`_chunk_sizes`)."""
     seats = seatings(cfg.agents)
@@ -205,7 +211,8 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
     n_todo = cfg.boards - sum(1 for d in finished if d < cfg.boards)
     per_task: int | None
     if cfg.workers <= 1 and cfg.backend == "local":
-        per_task = cfg.boards_per_task  # None: growing batches, so boards are logged (and kept) from early on
+        # None: growing batches, so boards are logged (and kept) from early on
+        per_task = None if cfg.boards_per_task is None else min(cfg.boards_per_task, LOCAL_CHUNK)
     else:
         per_task = cfg.boards_per_task or min(128, max(8, cfg.boards // (4 * max(cfg.workers, 1))))
     tasks = _tasks(cfg, finished, per_task)
@@ -240,7 +247,7 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
         try:  # the bar is closed and the workers ended before the command's one line (a Ctrl-C at the start too)
             if cfg.backend == "ray":
                 results = ray_results(tasks, init_args, max(cfg.workers, 1))
-            elif cfg.workers <= 1:  # one batch of every game; each board is logged the moment it completes
+            elif cfg.workers <= 1:  # batches of _chunk_sizes; each board is logged the moment it completes
                 init_worker(*init_args)
 
                 def log_board(entry: dict) -> None:

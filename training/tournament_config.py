@@ -33,7 +33,8 @@ class TournamentConfig:
     backend: str = "local"  # or "ray": the same tasks on a Ray cluster (RAY_ADDRESS) or a local Ray instance
     rules: RuleConfig = dataclasses.field(default_factory=RuleConfig)
     boards_per_task: int | None = None
-    """boards per task with workers / Ray; None: boards / (4 x workers), within 8..128 - larger tasks
+    """boards per task (in one process too, at most training.tournament.LOCAL_CHUNK; None there: batches of 8
+    doubling up to it); with workers / Ray None means boards / (4 x workers), within 8..128 - larger tasks
     batch more games per engine step (an external bot answers a whole batch per round trip; measured in
     bench/protocol_throughput.py), smaller ones return sooner"""
     progress: bool = True

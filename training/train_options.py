@@ -139,7 +139,7 @@ def _check_type(key: str, value: Any, field: dataclasses.Field) -> None:
         words = {bool: "true or false", int: "an integer", float: "a number", list: "a list", str: "a string"}
         what = next((w for t, w in words.items() if isinstance(default, t)), None)
         if what == "an integer" and isinstance(value, float) and value.is_integer():  # total_timesteps=1e6 said
-            what += f" (write {int(value)}: 1e6 is a float in YAML)"  # only "like its default" (helper walkthrough)
+            what += f" (write {int(value)}: YAML reads 1e6 as a float)"  # only "like its default" (walkthrough)
         must = f"must be {what}, like its default" if what else "must be like its default"
         raise ValueError(f"train option {key!r} {must} {default!r}, got {value!r}")
 
