@@ -88,10 +88,9 @@ def load_agent(
             return as_agent(resolve(OPTION_AGENTS[name], spec)(options, rules, seed))
         except ValueError as exc:
             raise AgentLoadError(f"agent {short_repr(spec)}: {exc}") from None
-    if spec in SHIPPED_MODELS:
-        return _load_trained("ppo", str(shipped_model(spec)), rules, seed, trust=trust)
-    if names_checkpoint_file(spec):  # one test for this and --trust-checkpoint's check
-        return _load_trained("ppo", spec.removeprefix("ppo:"), rules, seed, trust=trust)
+    path = checkpoint_path(spec)  # names_checkpoint_file inside: one test for this and --trust-checkpoint's check
+    if path is not None:
+        return _load_trained("ppo", path, rules, seed, trust=trust)
     target = BUILTIN.get(spec) or _entry_point(spec) or (spec if ":" in spec else None)
     if target is None:
         raise AgentLoadError(
@@ -125,6 +124,14 @@ def names_checkpoint_file(spec: str) -> bool:
     if spec.startswith(("rllib:", PREFIX)) or spec.partition(":")[0] in OPTION_AGENTS or spec in SHIPPED_MODELS:
         return False
     return spec.startswith("ppo:") or spec.endswith(".zip")
+
+
+def checkpoint_path(spec: str) -> str | None:
+    """The checkpoint file ``spec`` names, as :func:`load_agent` loads it: a shipped network's file (``ppo``,
+    ``distilled``), ``PATH`` of ``ppo:PATH``, or a ``PATH.zip``; None for every other spec."""
+    if spec in SHIPPED_MODELS:
+        return str(shipped_model(spec))
+    return spec.removeprefix("ppo:") if names_checkpoint_file(spec) else None
 
 
 MAX_PATH_PARTS = 16

@@ -55,7 +55,7 @@ from agents import search_backend as sb
 from agents.checkpoint import CONTEXTS, read_metadata
 from agents.registry import load_agent, shipped_baseline
 from meld8_env.agent import plays_streams, wants_infoset, wants_records
-from meld8_env.agent_spec import SHIPPED_MODELS, shipped_model
+from meld8_env.agent_spec import checkpoint_path
 from meld8_env.codes import Phase
 from meld8_env.engine.records import observe_records, start_records, step_records
 from meld8_env.engine.seeding import MAX_SEED, check_seed
@@ -797,9 +797,7 @@ def init_checkpoint_path(value: str | None) -> Path:
     names every agent spec takes: they were "checkpoint not found: ppo" here, session 46); None: the shipped ppo."""
     if value is None:
         return shipped_baseline()
-    if value in SHIPPED_MODELS:
-        return shipped_model(value)
-    return Path(value.removeprefix("ppo:"))
+    return Path(checkpoint_path(value) or value)  # a path without .zip names no checkpoint spec: taken as given
 
 
 def _fail(cmd: str, message: str, code: int = 2) -> NoReturn:
