@@ -53,6 +53,15 @@ def _play(bot, seats, games: int = 3, batch: int = 3):
     return recs
 
 
+def _one_game_faults(bot) -> list[dict]:
+    """The faults of one game with ``bot`` in seat 0 (it is closed after, whatever happens)."""
+    try:
+        recs = _play(bot, [0, 1, 2], games=1, batch=1)
+    finally:
+        bot.close()
+    return [f for r in recs for f in r.faults]
+
+
 # -- bounded lines --------------------------------------------------------------------------------
 HOSTILE = [
     b"[" * 2000 + b"]" * 2000,  # json.loads: RecursionError
@@ -229,11 +238,7 @@ def test_a_bot_that_exits_while_its_helper_holds_stdout_is_a_crash_not_timeouts(
     table's word for "exited"), its helper killed with its process group."""
     pids = tmp_path / "pids"
     bot = _bot("exit_holding", "--pidfile", str(pids), n=2, tmp_path=tmp_path, timeout=1.0)
-    try:
-        recs = _play(bot, [0, 1, 2], games=1, batch=1)
-    finally:
-        bot.close()
-    faults = [f for r in recs for f in r.faults]
+    faults = _one_game_faults(bot)
     assert [f["kind"] for f in faults] == ["crash"], faults
     assert faults[0]["detail"] == "exited (exit code 0); a process it started holds its stdout"
     helper = int(pids.read_text().split()[1])
@@ -409,11 +414,7 @@ def test_a_seq_that_is_no_integer_is_refused_as_such(tmp_path, mode, shown):
     true (an int in Python) was "seq True", and null was taken for no seq (review, session 44): the fault now says seq
     must be an integer and what came, as JSON."""
     bot = _bot(mode, n=1, tmp_path=tmp_path)  # its first request (seq 0 of its one game) is answered so
-    try:
-        recs = _play(bot, [0, 1, 2], games=1, batch=1)
-    finally:
-        bot.close()
-    faults = [f for r in recs for f in r.faults]
+    faults = _one_game_faults(bot)
     assert [f["kind"] for f in faults] == ["garbage"], faults
     assert faults[0]["detail"] == f"seq must be an integer (the request's seq, 0), got {shown}", faults[0]
     assert "never sent" not in bot.log_path.read_text()
