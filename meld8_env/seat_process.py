@@ -256,7 +256,8 @@ def _drain(pipe: int, log: int, killed: threading.Event, tail: bytearray | None 
             if not chunk:
                 break
             if tail is not None:
-                tail[:] = (bytes(tail) + chunk)[-TAIL_BYTES:]
+                tail += chunk[-TAIL_BYTES:]
+                del tail[:-TAIL_BYTES]
             if not writing:
                 continue
             try:
@@ -552,7 +553,8 @@ class ExternalAgent:
         pipe = os.dup(proc.stderr.fileno())
         proc.stderr.close()
         killed = threading.Event()
-        tail = bytearray()  # what this process says on stderr, last TAIL_BYTES (a refusal at load quotes it)
+        # what this process says on stderr, last TAIL_BYTES: kept only at load, the one refusal that quotes it
+        tail = bytearray() if seat is None else None
         drain = threading.Thread(
             target=_drain, args=(pipe, err, killed, tail), name=f"meld8-stderr-{proc.pid}", daemon=True
         )
@@ -567,13 +569,13 @@ class ExternalAgent:
             self.peer = decode_hello(conn.lines.pop(0))
         except _Died as exc:  # a hello without its newline, then exit: said as such, not as a bare "closed its stdout"
             conn.kill()
-            words = _last_words(tail, drain) if seat is None else ""
+            words = _last_words(tail, drain) if tail is not None else ""
             raise BotStartError(
                 f"{self.shown_name}: {exc}{_unended(conn.buf)}{words} (its stderr: {self.log_path})"
             ) from None
         except (BotStartError, ProtocolError) as exc:
             conn.kill()
-            words = _last_words(tail, drain) if seat is None else ""
+            words = _last_words(tail, drain) if tail is not None else ""
             said = printable(str(exc))
             raise BotStartError(f"{self.shown_name}: {said}{words} (its stderr: {self.log_path})") from None
         return conn
