@@ -8,6 +8,7 @@ Configs are taken as a path or as the name of a config shipped in the package
 from __future__ import annotations
 
 import functools
+import json
 import math
 import operator
 import os
@@ -63,6 +64,29 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         dup = next(k for k, _ in pairs if k in seen or seen.add(k))
         raise DuplicateKeyError(f"the key {dup[:40]!r} is given twice in one object")
     return out
+
+
+class JsonNumberError(ValueError):
+    """A number Python's JSON reader takes and the JSON standard does not: ``NaN``, ``Infinity``, or a float beyond
+    float64's range (``1e400`` read as inf). Refused where JSON comes from outside (:func:`strict_json_loads`)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise JsonNumberError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise JsonNumberError(f"the number {text[:24]} is beyond a float's range")
+    return value
+
+
+def strict_json_loads(text: str | bytes) -> Any:
+    """``json.loads`` for JSON from outside (bot lines, web messages): a key given twice (DuplicateKeyError) and
+    ``NaN`` / ``Infinity`` / an overflowing float (JsonNumberError) are refused; a bot's ``"action": NaN`` was
+    answered "got nan" and a ``1e400`` "got inf" (red team, session 46). Both errors are ValueErrors."""
+    return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=_no_constant, parse_float=_finite_float)
 
 
 class ConfigSyntaxError(ValueError):

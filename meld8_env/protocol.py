@@ -44,7 +44,7 @@ import numpy as np
 from meld8_env.actions import CHII_LOW, NUM_ACTIONS, PON_BASE, IllegalActionError, action_name, legal_ids
 from meld8_env.cards import card_str, format_cards, from_mask
 from meld8_env.codes import Phase, Result
-from meld8_env.config_io import DuplicateKeyError, no_duplicate_keys
+from meld8_env.config_io import DuplicateKeyError, JsonNumberError, strict_json_loads
 from meld8_env.engine.fast import FastBatch
 from meld8_env.outcomes import GameOutcome, HandOutcome, game_outcomes, hand_outcomes
 from meld8_env.rules import RuleConfig
@@ -389,8 +389,8 @@ def loads_bounded(line: bytes | str, limit: int = MAX_LINE) -> Any:
     try:
         # a key given twice is refused, as in replays and logs: json keeps the last, so {"action": 999, "action": 5}
         # was played as 5 (red team, session 36)
-        return json.loads(text, object_pairs_hook=no_duplicate_keys)
-    except DuplicateKeyError as exc:
+        return strict_json_loads(text)
+    except (DuplicateKeyError, JsonNumberError) as exc:
         raise ProtocolError("garbage", str(exc)) from None
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         raise ProtocolError("garbage", "not JSON") from None

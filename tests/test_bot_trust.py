@@ -85,6 +85,11 @@ HOSTILE = [
     # a key given twice: json kept the last, so this was played as action 1 (red team, session 36)
     b'{"game": 0, "action": 999, "action": 1}',
     b'{"type": "hello", "protocol": 0, "protocol": 1}',
+    # numbers Python's reader takes and JSON does not: they were answered "got nan" / "got inf" (session 46)
+    b'{"game": 0, "action": NaN}',
+    b'{"game": 0, "action": 1e400}',
+    b'{"game": -Infinity, "action": 1}',
+    b'{"type": "hello", "protocol": 1, "x": Infinity}',
 ]
 
 
@@ -95,6 +100,18 @@ def test_every_unreadable_line_is_a_garbage_protocol_error(line):
     assert err.value.kind == "garbage"
     with pytest.raises(ProtocolError):
         decode_hello(line)
+
+
+@pytest.mark.parametrize(
+    ("number", "said"),
+    [("NaN", "NaN is not a JSON number"), ("-Infinity", "-Infinity is not a JSON number"),
+     ("1e400", "the number 1e400 is beyond a float's range"), ("-2.5e999", "the number -2.5e999 is beyond")],
+)  # fmt: skip
+def test_a_number_json_does_not_allow_is_named_in_the_garbage_fault(number, said):
+    with pytest.raises(ProtocolError, match=said) as err:
+        decode_answer(f'{{"game": 0, "action": {number}}}')
+    assert err.value.kind == "garbage"
+    assert decode_answer('{"game": 0, "action": 2.5e3}')[1] == 2500.0  # a finite float reads as before
 
 
 def test_the_bounds_skip_json_strings_as_a_regex_over_whole_strings_did():
