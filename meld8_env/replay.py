@@ -156,7 +156,10 @@ def load_replay(path: str | Path) -> tuple[dict[str, Any], Resimulation]:
         raise ReplayError(f"{p}: field 'rules': {exc}") from None
     if rules.rules_hash != doc["rules_hash"]:
         raise ReplayError(f"{p}: rules hash {doc['rules_hash']} does not match its rules ({rules.rules_hash})")
-    game = resimulate(rules, doc["seed"], doc["actions"])
+    try:
+        game = resimulate(rules, doc["seed"], doc["actions"])
+    except ReplayError as exc:  # it named no file (red team, session 47)
+        raise ReplayError(f"{p}: {exc}") from None
     got = game.result()
     if not game.over or got != doc["result"]:
         raise ReplayError(f"{p}: re-simulation does not reach the recorded result ({got} != {doc['result']})")
@@ -268,11 +271,28 @@ MAX_LOG_GAMES = 1_000_000
 """The most games a tournament log opened may hold (100,000 boards of six seatings is 600,000)."""
 
 
+def _torn_tail(data: bytes) -> bool:
+    """Whether a log ends in a line cut short by an interrupted write: no newline after it, and not JSON (a board is
+    written with its newline at once, so only the text after the last newline can be torn)."""
+    if data.endswith(b"\n") or b"\n" not in data:
+        return False
+    try:
+        json.loads(data[data.rindex(b"\n") + 1 :])
+    except (ValueError, RecursionError):
+        return True
+    return False
+
+
 def _log_lines(p: Path, data: bytes) -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of every line of a log after its header, one at a time, each at most MAX_LOG_LINE."""
+    """(line number, line) of every line of a log after its header, one at a time, each at most MAX_LOG_LINE; a
+    torn last line (:func:`_torn_tail`) is left out, as a resume drops it: the games of the whole lines of a log
+    cut by a crash are viewable (red team, session 47: the whole log was refused, "line 5 is not JSON")."""
+    torn = _torn_tail(data)
     for n, line in enumerate(io.BytesIO(data), start=1):
         if n == 1:
             continue
+        if torn and not line.endswith(b"\n"):
+            return
         if len(line) > MAX_LOG_LINE:
             raise ReplayError(f"{p}: line {n} is longer than {MAX_LOG_LINE >> 20} MB: not a board meld8 writes")
         yield n, line
@@ -308,6 +328,9 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None, data: bytes) -> d
         rules = RuleConfig.from_dict(head["rules"])
     except (RuleConfigError, TypeError, ValueError, AttributeError) as exc:
         raise ReplayError(f"{p}: line 1 (the header): field 'rules': {exc}") from None
+    if head.get("rules_hash") != rules.rules_hash:  # rules edited under the hash the games were played by (s47)
+        raise ReplayError(f"{p}: line 1 (the header): its rules do not give its rules_hash "
+                          f"{str(head.get('rules_hash'))[:40]!r} (the header was edited)")  # fmt: skip
     agents = head.get("agents")
     if not isinstance(agents, list) or not all(isinstance(a, str) for a in agents) or not agents:
         raise ReplayError(f"{p}: line 1 (the header): field 'agents' must be a list of agent names, got {agents!r:.80}")
@@ -335,10 +358,12 @@ def _log_game(p: Path, head: dict[str, Any], game: int | None, data: bytes) -> d
         raise ReplayError(f"{p}: board {twice[0][0]} is logged twice (lines {twice[0][2]} and {twice[1][2]})")
     if not keys:  # it said "--game must be 0..-1"
         raise ReplayError(f"{p}: a tournament log without games")
+    torn = " (its last line, cut short by an interrupted write, is left out)" if _torn_tail(data) else ""
     if game is None:
-        raise ReplayError(f"{p} is a tournament log of {len(keys)} games: choose one with --game 0..{len(keys) - 1}")
+        raise ReplayError(f"{p} is a tournament log of {len(keys)} games{torn}: choose one with --game "
+                          f"0..{len(keys) - 1}")  # fmt: skip
     if not 0 <= game < len(keys):
-        raise ReplayError(f"{p}: --game must be 0..{len(keys) - 1}, got {game}")
+        raise ReplayError(f"{p}: --game must be 0..{len(keys) - 1}{torn}, got {game}")
     board, seating, n = keys[game]
     chosen = next(_log_entry(p, m, line) for m, line in _log_lines(p, data) if m == n)
     g = chosen["games"][seating]

@@ -99,6 +99,9 @@ def run(cfg: TournamentConfig) -> dict:
             agent.close()
         if wants_records(agent):  # refused before the output folder is touched, not at its first decision
             raise TournamentError(records_refusal(spec, "a tournament"))
+    # a resumed log is checked whole before the lock is taken: a refused resume leaves nothing behind, not even the
+    # lock (red team, session 47: a log whose third line was edited gained a .lock)
+    checked = _checked_log(cfg, out / LOG) if cfg.resume else None
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # the command line checks this first (meld8_env.paths.output_path); run() is public
@@ -106,9 +109,24 @@ def run(cfg: TournamentConfig) -> dict:
         raise TournamentError(f"--out {out}: cannot create the folder ({why}); give one you can write to") from None
     with OutputLock(out):
         try:
-            return _run_locked(cfg, out)
+            return _run_locked(cfg, out, checked)
         except KeyboardInterrupt:  # Ctrl-C: the one line says what was kept and how to go on (as training's does)
             raise KeyboardInterrupt(_interrupted(cfg, out / LOG)) from None
+
+
+def _log_stamp(log: Path) -> tuple[int, int, int] | None:
+    """What tells whether a log changed between two looks (None: no log, or an empty one)."""
+    try:
+        st = log.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns) if st.st_size else None
+
+
+def _checked_log(cfg: TournamentConfig, log: Path) -> tuple[tuple, tuple[list[dict], int, bool]] | None:
+    """(the log's stamp, :func:`read_log` of it) for a resume, or None when there is no log to read."""
+    stamp = _log_stamp(log)
+    return None if stamp is None else (stamp, read_log(log, cfg))
 
 
 def _interrupted(cfg: TournamentConfig, log: Path) -> str:
@@ -138,6 +156,13 @@ def _check_folder_use(cfg: TournamentConfig, out: Path) -> None:
         if not log.exists():
             raise TournamentError(f"--resume: {out} holds no {LOG} to continue; drop --resume to start a tournament")
         first_line_check(log, cfg)  # another tournament's log: refused before the lock is written
+        if not log.stat().st_size and (kept := [name for name in OUTPUTS[1:] if (out / name).exists()]):
+            # results with no log behind them: a resume would replace them with the results of its own games (red
+            # team, session 47: an emptied games.jsonl let another tournament's results.json be overwritten)
+            raise TournamentError(
+                f"--resume: {log} is empty but {out} holds {', '.join(kept)}: those results have no log to continue; "
+                "move them or choose another --out"
+            )
         return
     if log.exists() and log.stat().st_size:  # as _run_locked refuses it under the lock, but before writing the lock
         raise TournamentError(f"{log} exists: add --resume to continue it, or choose another --out")
@@ -192,7 +217,9 @@ def _tasks(
         yield chunk, [board_seed(cfg.seed, x) for x in chunk], seats
 
 
-def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
+def _run_locked(cfg: TournamentConfig, out: Path, checked: tuple | None = None) -> dict:
+    """The tournament under the folder's lock; ``checked``: :func:`_checked_log` as read before the lock, used
+    when the log has not changed since (else it is read again)."""
     log = out / LOG
     header = cfg.log_header()
     done: list[dict] = []
@@ -200,7 +227,8 @@ def _run_locked(cfg: TournamentConfig, out: Path) -> dict:
     if log.exists() and log.stat().st_size:
         if not cfg.resume:
             raise TournamentError(f"{log} exists: add --resume to continue it, or choose another --out")
-        done, valid, has_header = read_log(log, cfg)
+        stamp = _log_stamp(log)
+        done, valid, has_header = checked[1] if checked and checked[0] == stamp else read_log(log, cfg)
         with open(log, "r+b") as f:
             f.truncate(valid)
         beyond = sum(1 for e in done if e["board"] >= cfg.boards)

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from meld8_env.config_io import is_int
+from meld8_env.config_io import DuplicateKeyError, is_int, no_duplicate_keys
 from meld8_env.rules import RuleConfig
 from meld8_env.seat_process import FAULT_KINDS
+from meld8_env.seat_process import PREFIX as SEAT_PREFIX
 from training.tournament_config import TournamentConfig, TournamentError, board_seed, seatings
 
 LOG = "games.jsonl"
@@ -83,9 +84,19 @@ def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> st
         faults = g.get("faults", [])
         if not isinstance(faults, list) or not all(
             isinstance(f, dict) and is_int(f.get("seat")) and 0 <= f["seat"] < P and f.get("kind") in FAULT_KINDS
+            and isinstance(f.get("detail"), str) and isinstance(f.get("line", ""), str)
             for f in faults
-        ):
+        ):  # fmt: skip
             return f"board {board}: a game record has malformed faults"
+        # a seat faults once a game (the fallback plays the rest), and only an outside bot can: a fault forged on a
+        # built-in agent's seat was counted and reported (red team, session 47). What a bot's fault says cannot be
+        # re-created from the actions; who could have faulted can be checked.
+        seats = [f["seat"] for f in faults]
+        if len(set(seats)) != len(seats):
+            return f"board {board}: game {k} records two faults of one seat (a seat faults once a game)"
+        if bad := [s for s in seats if not cfg.agents[g["seats"][s]].startswith(SEAT_PREFIX)]:
+            return (f"board {board}: game {k} records a fault of seat {bad[0]}, whose agent "
+                    f"{cfg.agents[g['seats'][bad[0]]][:80]!r} is no cmd: bot (only an outside bot faults)")  # fmt: skip
     return None
 
 
@@ -102,12 +113,18 @@ def _other_run(logged: dict, header: dict) -> str:
     return f"the log belongs to another tournament: {held[:200]} with another {names.get(k, k)} ({value})"
 
 
-def header_check(obj: object, header: dict, where: str) -> None:
-    """Refuse (TournamentError naming ``where``) a first line that is not this tournament's header."""
+def header_check(obj: object, header: dict, where: str, rules: dict) -> None:
+    """Refuse (TournamentError naming ``where``) a first line that is not this tournament's header; ``rules``: the
+    tournament's rules in full (:meth:`RuleConfig.to_dict`), which a header that lists them must hold."""
     if not isinstance(obj, dict) or obj.get("type") != "header":
         raise TournamentError(f"{where} is not a tournament header; refusing to resume")
     if {k: obj.get(k) for k in header} != header:
         raise TournamentError(f"{where}: {_other_run(obj, header)}; resume with its settings, or another --out")
+    if "rules" in obj and obj["rules"] != rules:
+        # the rules in full are what the viewers re-create games from: edited under an unchanged rules_hash, the
+        # resume went on and every game of the log failed to replay (red team, session 47)
+        raise TournamentError(f"{where}: its rules are not the rules its rules_hash names (the header was edited); "
+                              "refusing to resume (fix or move the file)")  # fmt: skip
 
 
 def first_line_check(path: Path, cfg: TournamentConfig) -> None:
@@ -118,10 +135,10 @@ def first_line_check(path: Path, cfg: TournamentConfig) -> None:
     if not first.endswith(b"\n"):  # a torn or very long first line: read_log decides
         return
     try:
-        obj = json.loads(first)
+        obj = json.loads(first, object_pairs_hook=no_duplicate_keys)
     except (ValueError, RecursionError):
         return  # read_log names what is wrong with it
-    header_check(obj, cfg.header(), f"{path}: line 1")
+    header_check(obj, cfg.header(), f"{path}: line 1", cfg.rules.to_dict())
 
 
 def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
@@ -144,7 +161,11 @@ def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
         if last and not line:
             break
         try:
-            obj = json.loads(line) if not last else _TORN
+            # a key given twice is refused, as the viewers refuse it (red team, session 47: a resume proved and
+            # extended a log that `meld8 replay` then would not open)
+            obj = json.loads(line, object_pairs_hook=no_duplicate_keys) if not last else _TORN
+        except DuplicateKeyError as exc:
+            raise TournamentError(f"{path}: line {i + 1}: {exc}; refusing to resume (fix or move the file)") from None
         except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deeply, an integer too long
             obj = _TORN
         # a write cut short never ends in its newline (append_entry writes the line and its newline at once): only
@@ -160,7 +181,7 @@ def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
         if obj is _TORN:
             raise TournamentError(f"{where} is not JSON; refusing to resume (fix or move the file)")
         if i == 0:
-            header_check(obj, header, where)
+            header_check(obj, header, where, cfg.rules.to_dict())
             has_header = True
         else:
             err = board_entry_error(obj, cfg, n_seatings)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from meld8_app.cli import typed_options
 from meld8_app.cli.common import rules_from
-from meld8_env.config_io import short_repr
+from meld8_env.config_io import no_duplicate_keys, short_repr
 from meld8_env.engine.seeding import MAX_SEED, check_seed
 from meld8_env.paths import nonempty_path, output_path
 
@@ -85,7 +85,7 @@ def _default_seed(agents: list[str], settings: dict, resume: bool) -> tuple[int,
     log = Path(settings.get("out", "results/tournament")) / "games.jsonl"
     if resume and log.is_file():
         with contextlib.suppress(OSError, ValueError, RecursionError), log.open("rb") as f:
-            head = json.loads(f.readline(1 << 20))
+            head = json.loads(f.readline(1 << 20), object_pairs_hook=no_duplicate_keys)
             if isinstance(head, dict) and head.get("type") == "header":
                 return check_seed(head.get("seed"), "the log's seed"), False
         # an unreadable header: the resume check says what is wrong with it
