@@ -481,6 +481,42 @@ def test_with_tsumo_offered_focus_is_on_tsumo_and_space_does_not_discard(page):
         server.stop()
 
 
+def test_a_tsumo_on_offer_is_said_at_the_table_and_a_discard_declining_it_asks_twice(page):
+    """One tap on a card threw a winning hand away, and only the side panel's button said a win was on offer (a
+    player's walkthrough, session 47): the centre now offers the Tsumo beside the hand, and a discard that declines
+    it waits for the same card chosen again."""
+    server = _live(TSUMO_SEED)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("body[data-seq]")
+        for _ in range(60):
+            if _body(page, "view") == "result":
+                seen = _body(page, "seen")
+                page.click("#result-continue")
+                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
+            elif page.query_selector('#controls button[data-action-id="52"]'):
+                break
+            else:
+                _move(page)
+        assert "your hand wins" in page.inner_text("#tsumo-offer")
+        seq, hand = _body(page, "seq"), _hand(page)
+        card = page.locator("#hand button.card:enabled >> nth=0")
+        name = card.get_attribute("data-card")
+        card.click()
+        page.wait_for_function("document.querySelector('#last').textContent.startsWith('Your hand wins')")
+        assert (_body(page, "seq"), _hand(page)) == (seq, hand)  # nothing was sent: the same turn, the same hand
+        asked = page.inner_text("#last")
+        page.keyboard.press("2")  # another card by its key: asked again (about that card), still nothing sent
+        page.wait_for_function("t => document.querySelector('#last').textContent !== t", arg=asked)
+        assert (_body(page, "seq"), _hand(page)) == (seq, hand)
+        page.locator(f'#hand button.card[data-card="{name}"]').click()  # the first card again: asked again
+        page.locator(f'#hand button.card[data-card="{name}"]').click()  # and now it goes
+        page.wait_for_function(f"document.body.dataset.seq !== '{seq}'")
+        assert name not in _hand(page)
+    finally:
+        server.stop()
+
+
 def test_a_log_line_keeps_its_number(page):
     """The log shows the last 40 lines; they were numbered from 1 each time, so a line's number changed."""
     server = _live(JOKER_SEED)

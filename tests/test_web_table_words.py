@@ -289,3 +289,30 @@ def test_the_newest_discard_is_marked_and_kept_in_each_result():
         else:
             assert latest == before
     assert discards > 10 and ends == len(v.state["results"]) > 0
+
+
+def test_a_result_says_why_a_yaku_has_fewer_han_than_the_table_and_its_rounds_minimum(tmp_path):
+    """A yaku lowered by R32 named its han with no reason (Toitoi 1 against docs/rules.md's 2), and the header over a
+    result showed the next deal's minimum han (R30): a player's walkthrough, session 47."""
+    from meld8_env.rules import YAKU_HAN
+    from training.tournament import TournamentConfig, run
+
+    out = tmp_path / "t"
+    run(TournamentConfig(agents=["greedy", "defensive", "greedy"], boards=2, seed=5, out=str(out), progress=False,
+                         chart=False))  # fmt: skip
+    rules, lowered, rounds = RuleConfig(), 0, set()
+    for k in range(6):
+        doc = open_game(out / "games.jsonl", k)
+        for r in replay_frames(rules, doc["seed"], doc["actions"], doc["names"])[-1]["results"]:
+            assert r["table"]["min_han"] == rules.min_han(r["round"])  # the round that ended, not the next
+            rounds.add(r["round"])
+            for (y, han), (words, shown) in zip(r["win"]["yaku"] if r["win"] else (), r["win"]["yaku_names"] if r["win"]
+                                                 else (), strict=False):  # fmt: skip
+                assert shown == han and words.startswith(yaku_name(y))
+                if han < YAKU_HAN.get(y, 0):
+                    why = "the called meld" if r["win"]["meld"] else "the Joker"
+                    assert words.endswith(f": {YAKU_HAN[y]}, less 1 for {why} (R32)"), words
+                    lowered += 1
+                else:
+                    assert "R32" not in words
+    assert lowered >= 3 and len({rules.min_han(x) for x in rounds}) == 2  # both minimums of the default rules

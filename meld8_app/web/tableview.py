@@ -39,7 +39,7 @@ from typing import Any
 from meld8_env.actions import CHII_BASE, PASS, PON_BASE, TSUMO
 from meld8_env.cards import card_str, parse_card, parse_cards
 from meld8_env.display import action_words, bonus_name, card_glyph, yaku_name
-from meld8_env.rules import RuleConfig
+from meld8_env.rules import YAKU_HAN, RuleConfig
 from meld8_env.scoring import dora_of, score_hand
 
 LOG_LINES = 40
@@ -54,6 +54,8 @@ _TABLE_KEYS = (
     "dora",
     "wall_left",
     "dealer",
+    # the round's minimum: the header over a result showed the next deal's (a player's walkthrough, session 47)
+    "min_han",
 )
 
 
@@ -280,6 +282,18 @@ class SeatView:
     def _snapshot(self) -> dict[str, Any]:
         return copy.deepcopy({k: self.state[k] for k in _TABLE_KEYS})
 
+    def _yaku_words(self, yaku: str, han: int, ev: dict) -> str:
+        """A yaku's display name, with why its han are not the table's: Toitoi 1 read as a wrong count against
+        docs/rules.md's 2, and Value Triplet 2 as one yaku of 2 (a player's walkthrough, session 47)."""
+        name = yaku_name(yaku)
+        base = YAKU_HAN.get(yaku)
+        if base is not None and han < base:  # R32: a called meld or the Joker, never both
+            return f"{name}: {base}, less 1 for {'the called meld' if ev['meld'] else 'the Joker'} (R32)"
+        each = self._rules.value_triplet_han if self._rules is not None else 0
+        if yaku == "value_triplet" and each and han > each and han % each == 0:
+            return f"{name} ×{han // each}"
+        return name
+
     def _win(self, ev: dict) -> None:
         s = self.state
         if ev["discarder"] >= 0:
@@ -287,7 +301,7 @@ class SeatView:
         s["request"] = None
         win = {k: ev[k] for k in ("winner", "discarder", "cards", "meld", "win_card", "groups", "joker_as", "yaku",
                                   "bonuses", "han", "points")}  # fmt: skip
-        win["yaku_names"] = [[yaku_name(y), h] for y, h in ev["yaku"]] + [
+        win["yaku_names"] = [[self._yaku_words(y, h, ev), h] for y, h in ev["yaku"]] + [
             [bonus_name(b), h] for b, h in ev["bonuses"].items()
         ]
         table = self._snapshot()
@@ -319,7 +333,7 @@ class SeatView:
         s["results"].append({"hand": s["hand"], "round": s["round"], "replay": s["replay"], "kind": "draw",
                              "win": None, "table": self._snapshot()})  # fmt: skip
         s["request"] = None
-        self._say_result("the wall is exhausted: the hand is drawn and the round replayed (R39)")
+        self._say_result("the wall is exhausted: the hand is drawn (R14) and the round replayed (R8)")
 
     def _chombo(self, ev: dict) -> None:
         s = self.state

@@ -210,7 +210,7 @@ function resultTitle(res, names) {
     const how = w.discarder < 0 ? `by Tsumo on ${glyph(w.win_card)}` : `by Ron on ${whose(names[w.discarder])} ${glyph(w.win_card)}`;
     return `${head}: ${who} ${verb} ${how}`;
   }
-  if (res.kind === "draw") return `${head}: exhausted wall, the hand is drawn and the round replayed (R39)`;
+  if (res.kind === "draw") return `${head}: exhausted wall, the hand is drawn (R14) and the round replayed (R8)`;
   return `${head}: ${names[res.seat]} declared a false win (chombo, R41)`;
 }
 
@@ -392,6 +392,21 @@ function startPlay() {
     movedAt = state.said;
     send({ action: id, seq: state.seq, game_id: state.game_id }); // the server refuses a move of another game
   };
+  // a discard that passes up a Tsumo waits for a second click (or key) on the same card: one tap threw a win away
+  // (a player's walkthrough, session 47)
+  const tsumoOffered = () => !!state?.request?.actions.some((a) => a.id === 52);
+  let declining = null;
+  const discard = (id) => {
+    const move = state?.request?.actions.find((a) => a.id === id);
+    if (move && tsumoOffered() && declining !== `${state.seq}:${id}`) {
+      declining = `${state.seq}:${id}`;
+      $("last").textContent = `Your hand wins: press t (Tsumo) to win, or choose ${glyph(move.name.slice(8))} again `
+        + "to discard it and play on";
+      return;
+    }
+    declining = null;
+    act(id);
+  };
   const pending = () => (picked !== null ? picked : state && seen < state.results.length ? seen : null);
   const dismiss = () => {
     if (picked !== null) picked = null;
@@ -433,10 +448,12 @@ function startPlay() {
     drawPlay();
     if (focused && !focused.isConnected) {
       // never on a card: Enter (or space) on a card the page had focused threw it away, a winning hand included.
-      // In a claim the safe answer first: Pass (a second Enter must not call); on your draw Tsumo when offered; a
-      // result's Continue; else the hand row itself (Tab goes on to the first card)
-      const next = document.querySelector('#controls button[data-name="pass"]')
+      // A win offered first, Ron as Tsumo (Enter won a Tsumo and passed a Ron: session 47); in another claim the
+      // safe answer: Pass (a second Enter must not call); a result's Continue; else the hand row itself (Tab goes
+      // on to the first card)
+      const next = document.querySelector('#controls button[data-action-id="53"]')
         ?? document.querySelector('#controls button[data-action-id="52"]')
+        ?? document.querySelector('#controls button[data-name="pass"]')
         ?? document.querySelector("#result-continue")
         ?? $("hand");
       if (next) next.focus();
@@ -469,13 +486,23 @@ function startPlay() {
       center.push(gameEndView(state, names, extra));
     } else if (state.request && state.request.phase === "claim") {
       const r = state.request;
-      center.push(el("div", { class: "claim-box" }, el("span", { text: `${names[r.discarder]} discards` }),
-        cardNode(r.claim_card, { big: true, extra: ["claim"] }), el("span", { text: "— call it or pass?" })));
+      // a Ron offer said what a Pon offer says: only the side panel's button told it was a win (a player's
+      // walkthrough, session 47)
+      const ron = r.actions.some((a) => a.id === 53);
+      center.push(el("div", { class: ron ? "claim-box win-offer" : "claim-box" },
+        el("span", { text: `${names[r.discarder]} discards` }), cardNode(r.claim_card, { big: true, extra: ["claim"] }),
+        el("span", { text: ron ? "— it wins your hand: Ron (r) or pass (x)?" : "— call it or pass?" })));
     } else if (state.wall_left !== null) {
       center.push(el("div", { class: "center-last", id: "since", text: since(state, movedAt) }),
         el("div", { class: "center-line", text: `${state.wall_left} cards left in the wall` }));
+      if (tsumoOffered()) { // said at the table, beside your hand, not only by the side panel's button
+        center.push(el("div", { class: "center-line win-offer", id: "tsumo-offer" },
+          el("span", { text: "your hand wins: " }),
+          el("button", { class: "win", id: "tsumo-center", text: "Tsumo (t)", onclick: () => act(52) }),
+          el("span", { text: " or discard to play on" })));
+      }
     }
-    renderTable(state, { names, me, showAll: false, onDiscard: act, result: result ?? ending, center });
+    renderTable(state, { names, me, showAll: false, onDiscard: discard, result: result ?? ending, center });
     fitCenter();
     $("last").textContent = result ? resultLine(result, names) : state.last;
     // while a hand's result waits to be seen, the log stops at that hand's end (the next deal is already in it)
@@ -529,7 +556,7 @@ function startPlay() {
     if (n >= 1 && n <= 9) {
       const cards = [...document.querySelectorAll("#hand button.card")];
       const b = cards[n - 1];
-      if (b && !b.disabled) act(Number(b.dataset.actionId));
+      if (b && !b.disabled) discard(Number(b.dataset.actionId));
       else if (b) whyNot(b);
     }
   });
