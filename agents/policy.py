@@ -58,7 +58,7 @@ class PolicyAgent(Agent):
         if self.meta is not None and self.meta.get("context"):  # SB3's own data names no context: its net misfits
             raise CheckpointError(
                 f"{self.path}: reads the input context {str(self.meta['context'])[:40]!r}, which SB3's loader cannot "
-                "build; load it without --trust-checkpoint (weights only)"
+                "build; load it without --trust-checkpoint (in Python: without trust=True; weights only)"
             )
         try:  # a zip that is no SB3 save failed in SB3's own assert, a traceback (helper walkthrough, session 46)
             model = MaskablePPO.load(self.path, device="cpu")

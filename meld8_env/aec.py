@@ -10,9 +10,14 @@ deal's point change / 10,000 for every seat, plus placement points at the end, s
 ``state()`` is the full-information view (``state_space``): seat 0's observation in the oracle layout
 (every concealed hand and the wall appended), for centralised critics and
 ``turn_based_aec_to_parallel``. ``max_cycles=N`` truncates every agent once N agent steps (actions,
-claims and passes included) have been taken in a game that has not ended; a Meld8 game takes roughly
-100-400 agent steps, so the default ``None`` never truncates. ``render_mode="human"`` prints the
-table after every step (``render()`` prints and returns None); ``"ansi"`` returns it as a string.
+claims and passes included) have been taken in a game that has not ended; the default ``None`` never
+truncates. Game lengths vary widely: the bots (greedy, defensive) finish a game in about 100-200 agent
+steps, but random legal play takes thousands (2,000-17,000 measured: drawn hands are replayed), as may
+an untrained policy, so a limit like 500 truncates most of such games.
+``render_mode="human"`` prints the table after every step (``render()`` prints and returns None);
+``"ansi"`` returns it as a string. ``reset`` ignores ``options`` (PettingZoo's api_test requires that it
+take some). After the game, once every agent was stepped with None, ``step`` and ``last`` raise
+``RuntimeError`` ("call reset()").
 
 Version history: v0 - first release.
 """
@@ -36,6 +41,22 @@ from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
 
 _OVER = int(Phase.OVER)  # a plain int: numpy compares it without probing the enum
+GONE = "the game is over and every agent has been stepped out (env.agents is empty): call reset() to play again"
+
+
+class _PerAgent(dict):
+    """``rewards``, ``terminations``, ... : a plain dict whose missing agent is named in one line. After the game,
+    PettingZoo removes each agent stepped with None, and ``last()`` read the removed one: ``KeyError: 'player_1'``
+    (a newcomer's walkthrough, session 47)."""
+
+    def __init__(self, agents: list[str], *args: object) -> None:
+        super().__init__(*args)
+        self._all = agents
+
+    def __missing__(self, agent: object):
+        if agent in self._all:
+            raise RuntimeError(f"{agent} has left: {GONE}")
+        raise ValueError(f"unknown agent {short_repr(agent)}; the agents are {', '.join(self._all)}")
 
 
 def env(**kwargs) -> AECEnv:
@@ -103,6 +124,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         return self.action_spaces[self.possible_agents[self._seat(agent)]]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        # options are ignored, and cannot be refused: PettingZoo's api_test resets with options={"options": 1}
         if seed is not None:
             game_seed = check_seed(seed)
             self._seeds = np.random.default_rng(game_seed)
@@ -113,12 +135,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.record = self.engine.record(0)  # read-only view of the engine record (fields: engine.fast)
         self.action_log: list[int] = []
         self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.rewards = self._per_agent({a: 0.0 for a in self.agents})
+        self._cumulative_rewards = self._per_agent({a: 0.0 for a in self.agents})
+        self.terminations = self._per_agent({a: False for a in self.agents})
+        self.truncations = self._per_agent({a: False for a in self.agents})
+        self.infos = self._per_agent({a: {} for a in self.agents})
         self.agent_selection = self.agents[int(self.record["acting"])]
+
+    def _per_agent(self, values: dict) -> _PerAgent:
+        return _PerAgent(self.possible_agents, values)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat(agent)
@@ -144,6 +169,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def step(self, action: int) -> None:
         self._started()
+        if not self.agents:  # every agent was stepped out; PettingZoo's wrapper only warns, raw_env said KeyError
+            raise RuntimeError(GONE)
         action = unwrap_action(action)  # a 0-d integer array, as Discrete.contains accepts
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
@@ -158,23 +185,23 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.action_log.append(int(action))
         self._cumulative_rewards[agent] = 0.0
         st = self.record
-        self.rewards = dict(zip(self.possible_agents, st["rewards"].tolist(), strict=False))
+        self.rewards = self._per_agent(zip(self.possible_agents, st["rewards"].tolist(), strict=False))
         if int(st["phase"]) == _OVER:
-            self.terminations = {a: True for a in self.agents}
-            self.infos = {
-                a: {"final_score": int(st["final_scores"][i]), "placement": int(st["placements"][i])}
-                for i, a in enumerate(self.possible_agents)
-            }
+            self.terminations = self._per_agent({a: True for a in self.agents})
+            scores, places = st["final_scores"].tolist(), st["placements"].tolist()
+            infos = {a: {"final_score": scores[i], "placement": places[i]} for i, a in enumerate(self.possible_agents)}
+            self.infos = self._per_agent(infos)
         else:
             self.agent_selection = self.possible_agents[int(st["acting"])]
             if self.max_cycles is not None and len(self.action_log) >= self.max_cycles:
-                self.truncations = {a: True for a in self.agents}
+                self.truncations = self._per_agent({a: True for a in self.agents})
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def save_replay(self, path: str) -> None:
         """Write this (finished) game as a replay file (``meld8 replay FILE`` re-simulates it)."""
+        self._started()  # before the first reset: AttributeError 'game_seed' (a newcomer's walkthrough, session 47)
         save_replay(path, self.rules, self.game_seed, self.action_log)
 
     @property

@@ -31,6 +31,7 @@ adapts it.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -44,7 +45,7 @@ from gymnasium.vector.utils import batch_space
 from meld8_env.actions import NUM_ACTIONS, IllegalActionError, as_action_array, is_action_id, unwrap_action
 from meld8_env.agent import as_agent, reseed_in_place
 from meld8_env.agent_spec import load_agent
-from meld8_env.config_io import check_finite, check_flag
+from meld8_env.config_io import check_finite, check_flag, short_repr
 from meld8_env.engine.seeding import check_seed
 from meld8_env.features import augment, augmented_size
 from meld8_env.one_game import observe_seat
@@ -52,6 +53,28 @@ from meld8_env.rules import RuleConfig
 from meld8_env.spaces import LegalDiscrete
 from meld8_env.table import Table
 from meld8_env.vector import Meld8Vector
+
+
+def check_reset_options(options: object) -> None:
+    """Refuse reset options: these envs read none, and a key given there was dropped silently (a newcomer's
+    walkthrough, session 47). None and {} (what Gymnasium's checker and wrappers pass) are fine. (The PettingZoo env
+    accepts any: PettingZoo's api_test resets it with options={"options": 1}.)"""
+    if options is None or (isinstance(options, dict) and not options):
+        return
+    if not isinstance(options, dict):
+        raise ValueError(f"reset options must be a dict or None, got {type(options).__name__} (Meld8 reads none)")
+    key = short_repr(next(iter(options)), 40)
+    raise ValueError(f"unknown reset option {key}: Meld8-v0's reset() knows no option keys; give options=None or {{}}")
+
+
+def no_render(what: str, render_mode: object = None) -> str:
+    """Why a Gymnasium face refuses ``render_mode`` or ``render()``, naming the env the caller made (the single env's
+    refusal named Meld8VectorEnv, a class the caller never created: a newcomer's walkthrough, session 47)."""
+    mode = "" if render_mode is None else f" (render_mode must be None, got {short_repr(render_mode)})"
+    return (
+        f"{what} renders nothing{mode}; watch games through the PettingZoo env "
+        "(meld8_env.env(render_mode='ansi')) or save them as replays"
+    )
 
 
 def load_opponents(opponents: str | Sequence, rules: RuleConfig, seed: int = 0) -> list:
@@ -81,7 +104,7 @@ class Meld8VectorEnv(VectorEnv):
         shaping: float = 0.0,
     ) -> None:
         if render_mode is not None:
-            raise ValueError("Meld8VectorEnv renders nothing; watch games through the AEC env or replays")
+            raise ValueError(no_render("Meld8VectorEnv (gymnasium.make_vec of Meld8-v0)", render_mode))
         self.rules = RuleConfig.load(rules)
         self.features = check_flag(features, "features")  # 'no' was truthy: features on
         # the batch checks num_envs (2.5 was int()ed to 2), seed, reward and shaping before any opponent starts
@@ -178,6 +201,7 @@ class Meld8VectorEnv(VectorEnv):
 
     # -- Gymnasium API ---------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        check_reset_options(options)
         if seed is not None:  # before any state changes: a refused seed re-seeded the opponents, and was kept for
             seed = check_seed(seed)  # every later reset() to refuse again (review, session 36); a Python int for
             # Gymnasium, which refuses numpy ints
@@ -279,8 +303,10 @@ class Meld8SingleEnv(gymnasium.Env):
     An illegal action (generic tools step with unmasked samples): ``illegal_action="terminate"``
     (default, PettingZoo's classic-game convention) ends the episode at once with ``illegal_reward``
     (default -1.0) and ``info["illegal_action"] = True`` plus the legal ids; ``"raise"`` refuses it with
-    ``IllegalActionError`` like every other face. ``step()`` before the first ``reset()`` or after the
-    episode ended raises ``RuntimeError``."""
+    ``IllegalActionError`` like every other face. An action of the wrong type (a string, a float, a list: anything
+    but a Python or numpy integer or a 0-d integer array) is a bug, not a move: ``IllegalActionError`` in both
+    modes. ``step()`` before the first ``reset()`` or after the episode ended raises ``RuntimeError``. No render
+    modes, and ``reset`` takes no options (None or {})."""
 
     metadata = {"render_modes": []}
 
@@ -296,8 +322,17 @@ class Meld8SingleEnv(gymnasium.Env):
         self.illegal_reward = check_finite(illegal_reward, "illegal_reward")
         if "num_envs" in kwargs:
             raise ValueError("Meld8SingleEnv plays one game; for several use Meld8VectorEnv (gymnasium.make_vec)")
+        known = [k for k in inspect.signature(Meld8VectorEnv).parameters if k not in ("num_envs", "render_mode")]
+        unknown = [k for k in kwargs if k not in known]
+        if unknown:  # Python's own TypeError named Meld8VectorEnv.__init__, which the caller never called
+            raise TypeError(
+                f"Meld8SingleEnv (gymnasium.make of Meld8-v0) got an unknown option {unknown[0]!r}; its options: "
+                f"{', '.join(['illegal_action', 'illegal_reward', *known])}"
+            )
+        if render_mode is not None:
+            raise ValueError(no_render("Meld8SingleEnv (gymnasium.make of Meld8-v0)", render_mode))
         self.illegal_action = illegal_action
-        self._vec = Meld8VectorEnv(num_envs=1, render_mode=render_mode, **kwargs)
+        self._vec = Meld8VectorEnv(num_envs=1, **kwargs)
         self.observation_space = self._vec.single_observation_space
         self.action_space = LegalDiscrete(lambda: self._mask)
         self._mask = np.ones(NUM_ACTIONS, bool)
@@ -305,6 +340,7 @@ class Meld8SingleEnv(gymnasium.Env):
         self._over: str | None = "call reset() before step()"  # why step() is refused now, None while a game runs
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        check_reset_options(options)
         if seed is not None:  # the project's ValueError, before Gymnasium's own (which refuses numpy ints too)
             seed = check_seed(seed)
         super().reset(seed=seed)
@@ -323,6 +359,10 @@ class Meld8SingleEnv(gymnasium.Env):
         if self._over is not None:  # after the end, a step played a move in the next game the caller never saw
             raise RuntimeError(self._over)
         action = unwrap_action(action)  # SB3's predict gives a 0-d array: it was penalised as illegal
+        if not isinstance(action, int | np.integer) or isinstance(action, bool | np.bool_):
+            # a wrong type ("pass", 6.0, [6]) is a bug in the caller, not a move to penalise: refused in every mode,
+            # as the AEC and vector faces refuse it (a newcomer's walkthrough, session 47: it ended the episode at -1)
+            raise IllegalActionError(self._vec.vec.engine.illegal_message(0, action))
         if self.illegal_action == "terminate" and not (is_action_id(action) and self._mask[int(action)]):
             # PettingZoo's classic convention (TerminateIllegalWrapper): the episode ends with a penalty
             legal = np.flatnonzero(self._mask).tolist()
@@ -346,6 +386,10 @@ class Meld8SingleEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         return self._mask.copy()
+
+    def render(self) -> None:
+        # Gymnasium's own raised NotImplementedError with no message at all
+        raise NotImplementedError(no_render("Meld8SingleEnv (gymnasium.make of Meld8-v0)"))
 
     def close(self) -> None:
         self._vec.close()

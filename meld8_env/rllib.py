@@ -6,7 +6,8 @@ seat in each episode). Contract, as RLlib's new API stack expects:
 
 - ``reset`` / ``step`` observe **only the acting seat** (claims interrupt the turn order, so the next
   agent is whoever the engine asks); at the game's end every seat gets its final observation and
-  ``terminateds`` is True for each seat and ``"__all__"``. ``truncateds`` only with ``max_steps``.
+  ``terminateds`` is True for each seat and ``"__all__"``. ``truncateds`` only with ``max_steps``. A step
+  before the first ``reset`` or after the episode ended (terminated or truncated) raises ``RuntimeError``.
 - Observations: ``{"observations": float32 (D,), "action_mask": float32 (64,)}`` - the keys RLlib's
   action-masking RLModule reads; ``observations`` is ``log1p`` of the engine's uint8 observation
   (flags stay distinct, scores around 128 stop dominating), ``action_mask`` the legal actions.
@@ -91,6 +92,21 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: LegalDiscrete(self._legal_of(s)) for s, a in enumerate(self.possible_agents)}
         self._steps = 0
+        # why step() is refused now, None while an episode runs (a newcomer's walkthrough, session 47: before the
+        # first reset a step was refused as "the game is over", and after a truncation it played on)
+        self._over: str | None = "call reset() before step(): no episode has started"
+
+    def _check_agent(self, agent: object) -> str:
+        """``agent`` if it is one of this env's agents, or one ValueError naming them (a bare KeyError before)."""
+        if agent not in self.possible_agents:  # a list, not the dict: an unhashable name is named too
+            raise ValueError(f"unknown agent {short_repr(agent)}; the agents are {', '.join(self.possible_agents)}")
+        return agent  # type: ignore[return-value]
+
+    def get_observation_space(self, agent_id: str) -> spaces.Space:
+        return self.observation_spaces[self._check_agent(agent_id)]
+
+    def get_action_space(self, agent_id: str) -> spaces.Space:
+        return self.action_spaces[self._check_agent(agent_id)]
 
     def _legal_of(self, seat: int):
         def legal() -> np.ndarray:
@@ -114,12 +130,13 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
         else:
             self.vec.reset(seed=int(self._rng.integers(0, 2**62)))
         self._steps = 0
+        self._over = None
         return self._acting_obs(), {}
 
     def step(self, action_dict: dict[str, int]):
+        if self._over is not None:
+            raise RuntimeError(self._over)
         seat = int(self.vec.current_seat[0])
-        if seat < 0:  # it named "seat_-1" as the one to act
-            raise RuntimeError("the game is over: call reset() before step()")
         me = agent_id(seat)
         if not isinstance(action_dict, dict) or set(action_dict) != {me}:  # other keys were dropped silently
             got = sorted(map(str, action_dict)) if isinstance(action_dict, dict) else short_repr(action_dict)
@@ -134,11 +151,13 @@ class Meld8MultiAgentEnv(MultiAgentEnv):
             rec = self.vec.ended_states[0]
             last = {agent_id(s): self._encode(*observe_seat(self.vec.engine, s, record=rec)) for s in range(self.P)}
             done = {a: True for a in self.possible_agents} | {"__all__": True}
+            self._over = "the episode ended (the game is over); call reset() before step()"
             return last, rewards, done, {"__all__": False}, {}
         truncated = self.max_steps is not None and self._steps >= self.max_steps
         obs = self._acting_obs()
         if truncated:
             obs = {agent_id(s): self._encode(*self._seat_view(s)) for s in range(self.P)}
+            self._over = f"the episode ended (truncated at max_steps={self.max_steps}); call reset() before step()"
         return obs, rewards, {"__all__": False}, {"__all__": truncated}, {}
 
     def _encode(self, obs: np.ndarray, masks: np.ndarray) -> dict[str, np.ndarray]:

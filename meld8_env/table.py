@@ -8,7 +8,8 @@ play through a :class:`Table`; none of them steps agents or derives events on it
   outside, e.g. the learner). Agents stay bound to a game until it ends, so replacing an opponent
   takes effect from each slot's next game.
 - ``act(actions)`` fills ``actions[i]`` (int64, shape (B,)) for every game whose acting seat has an
-  agent: one ``act_batch(obs (n, D), masks (n, 64))`` call per agent over all its rows. An agent whose
+  agent: one ``act_batch(obs (n, D), masks (n, 64))`` call per agent over all its rows; an answer that is not
+  an action id, or (default rules) not legal, raises :class:`AgentError` naming the agent. An agent whose
   class sets ``wants_infoset = True`` (a search agent) gets ``act_batch(obs, masks, infosets=[...])``:
   the acting seat's :class:`~meld8_env.infoset.InfoSet` of each row, never the true record.
 - ``step(actions)`` steps the vector. Agents that play through the seat protocol (``plays_streams``:
@@ -34,9 +35,9 @@ from meld8_env.vector import Meld8Vector
 
 
 class AgentError(ValueError):
-    """An in-process agent that raised while deciding: one line naming the agent (a user's ``pkg.mod:Class`` that
-    raised RuntimeError ended ``meld8 tournament`` / ``review`` / ``train`` in a traceback: red team, session 37).
-    The agent's own exception is the ``__cause__``."""
+    """An in-process agent that raised while deciding, or answered an illegal action: one line naming the agent (a
+    user's ``pkg.mod:Class`` that raised RuntimeError ended ``meld8 tournament`` / ``review`` / ``train`` in a
+    traceback: red team, session 37). The agent's own exception, if any, is the ``__cause__``."""
 
 
 def agent_name(agent: Any) -> str:
@@ -155,10 +156,28 @@ class Table:
                 raise AgentError(
                     f"agent {agent_name(agent)!r} failed at a decision: {type(exc).__name__}: {exc}"
                 ) from exc
-            actions[rows] = agent_actions(agent, got, len(rows))
+            acts = agent_actions(agent, got, len(rows))
+            if not v.rules.penalty_mode:  # (penalty rules play an illegal action, as the rules say)
+                self._check_legal(agent, rows, acts)
+            actions[rows] = acts
         for agent, rows in streams:
             keys = self.stream_key[rows, seat_now[rows]]
             actions[rows] = agent.act_streams(keys, v.observation[rows], v.action_mask[rows])
+
+    def _check_legal(self, agent: Any, rows: np.ndarray, acts: np.ndarray) -> None:
+        """Refuse an in-process agent's illegal action naming the agent and its seat: the engine's own refusal, at
+        the step, named only "seat 1", so a user's opponent class that broke the rules surfaced from the user's own
+        ``env.step()`` as if the user had played it (a newcomer's walkthrough, session 47)."""
+        v = self.vec
+        ok = v.action_mask[rows, acts]
+        if ok.all():
+            return
+        j = int(np.flatnonzero(~ok)[0])
+        i = int(rows[j])
+        why = v.engine.illegal_message(i, int(acts[j]), who=f"seat {int(v.current_seat[i])} of game {i}")
+        raise AgentError(
+            f"agent {agent_name(agent)!r} chose an {why}; fix its act_batch (pick an action its mask allows)"
+        )
 
     def step(self, actions: np.ndarray) -> None:
         """Step the vector; derive and deliver the seat streams; end the streams of games that ended."""

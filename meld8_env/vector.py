@@ -19,7 +19,9 @@ winner, discarder, han, points, yaku, every seat's payment) and ``game_outcomes(
 placements, seed). ``start_games(index, seeds)`` starts chosen games with chosen seeds; ``state`` is a
 read-only view of the engine records.
 
-The arrays are reused: each ``step`` overwrites them, so copy what you keep (rollout buffers do).
+The arrays are reused: each ``step`` overwrites them, so copy what you keep (rollout buffers do). Before the
+first ``reset()`` there are no games: the arrays hold zeros (``current_seat`` -1, no legal action) and ``step``,
+``sample_actions`` and ``start_games`` raise ``RuntimeError`` ("call reset() first").
 
 Autoreset (default ``autoreset=True``, "same step"): a game that ends is reset at once with the next
 seed, so the returned observation is already the new game's first one; its ``rewards``,
@@ -105,6 +107,7 @@ class Meld8Vector:
         self._sample_new = np.ones(self.num_envs, bool)
         self._sample_state = np.zeros(self.num_envs, np.uint64)
         self._sample_offset: np.uint64 | None = None
+        self._started = False  # no game exists before the first reset()
         self._buffers()
         self._no_outcomes()
 
@@ -126,6 +129,7 @@ class Meld8Vector:
         self.seeds[:] = self._take_seeds(self.num_envs)
         self._sample_new[:] = True
         self.engine.reset(self.seeds)
+        self._started = True
         self._observe()
         self._no_outcomes()
         if self.shaping:
@@ -134,6 +138,7 @@ class Meld8Vector:
     def start_games(self, index: np.ndarray, seeds: np.ndarray) -> None:
         """Start new games with chosen ``seeds`` at ``index`` (others untouched); their observations,
         masks and acting seats are updated, their rewards and flags cleared."""
+        self._check_started("start_games()")
         index = check_game_index(index, self.num_envs)
         if index.size == 0:
             return
@@ -164,6 +169,13 @@ class Meld8Vector:
         return self.engine.state
 
     # -- stepping -----------------------------------------------------------------------------------
+    def _check_started(self, what: str) -> None:
+        """Refuse ``what`` before the first ``reset()``: no game exists yet (a newcomer's walkthrough, session 47:
+        the mask held uninitialised memory, a step it allowed was refused as "the game is over", and
+        sample_actions gave zeros)."""
+        if not self._started:
+            raise RuntimeError(f"call reset() first: {what} needs games, and none has started")
+
     def _run(self, fn) -> None:
         if self._pool is None:
             fn(slice(0, self.num_envs))
@@ -175,15 +187,16 @@ class Meld8Vector:
 
     def _buffers(self) -> None:
         B, P = self.num_envs, self.P
-        self._obs_buf = np.empty((B, self.obs_size), np.uint8)
-        self._mask_buf = np.empty((B, 64), np.uint8)
+        # zeros, not empty: before the first reset the arrays are read as "no legal action, no seat to act"
+        self._obs_buf = np.zeros((B, self.obs_size), np.uint8)
+        self._mask_buf = np.zeros((B, 64), np.uint8)
         self._seats = np.full(B, -1, np.int8)
         self._illegal = np.zeros(B, np.uint8)
         self._rewards = np.zeros((B, P), np.float32)
         self._terminated = np.zeros(B, np.uint8)
         self._finals = np.zeros((B, P), np.int32)
         self._placements = np.zeros((B, P), np.uint8)
-        self._acting = np.zeros(B, np.int8)
+        self._acting = np.full(B, -1, np.int8)
         self._result = np.zeros(B, np.int8)
         self._caller = np.full(B, -1, np.int8)
         self._views: dict = {}
@@ -240,6 +253,7 @@ class Meld8Vector:
         """Apply one action per game; ``-1`` holds that game still for this step (no move, no reward).
 
         An illegal action (default rules) raises before any game moves."""
+        self._check_started("step()")
         acts = as_action_array(actions, self.num_envs)  # integers -1..63 only, in every mode
         eng = self.engine
         if not self.rules.penalty_mode:
@@ -316,6 +330,7 @@ class Meld8Vector:
         and never restarted, so ``meld8 simulate --batch`` changed the games: seeds audit, session 35)."""
         if rng is not None and not isinstance(rng, np.random.Generator):  # 5 failed deep inside ('no attribute')
             raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)) or None, got {rng!r}")
+        self._check_started("sample_actions()")
         if self._sample_offset is None:
             self._sample_offset = np.uint64(rng.integers(0, 2**63) if rng is not None else 0x5EED)
         new = self._sample_new

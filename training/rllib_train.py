@@ -91,7 +91,8 @@ class RllibConfig:
     gamma: float = 0.995
     """discount"""
     gae_lambda: float = 0.95
-    """GAE lambda (RLlib's default is 1.0: whole-game returns, high variance over games of ~200 steps)"""
+    """GAE lambda (RLlib's default is 1.0: whole-game returns, high variance over games of ~100-200 steps between
+    bots and thousands in random play)"""
     ent_coef: float = 0.01
     """entropy bonus (old name: entropy_coeff)"""
     network: str = "card_heads"
