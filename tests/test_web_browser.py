@@ -787,8 +787,12 @@ def test_review_page(page, tmp_path):
         assert f"agreement {round(100 * rev['summary']['agreement'])}%" in page.inner_text("#agreement")
         explain = page.inner_text("#explain")
         assert "distance" in explain and "acceptance" in explain and "danger" in explain
+        # the review's own words too: the reference, its numbers, what "flagged" means (session 47)
+        assert "ppo\nthe reference agent" in explain and "more than 0.5 probability" in explain
         flagged = page.query_selector_all("#flagged .decision")
         assert len(flagged) == rev["summary"]["flagged"] > 0
+        hands = [f"hand {d['hand']} ({d['phase']}), action {d['index']}:" for d in rev["decisions"] if d["flagged"]]
+        assert [x.inner_text().split(" played")[0] for x in flagged] == hands  # placed in the game, not by index alone
         # "next decision of this seat" walks the seat's decisions in order
         index = [d["index"] for d in rev["decisions"] if d["index"] > 0]  # the page opens on action 0
         for want in index[:3]:
@@ -807,6 +811,16 @@ def test_review_page(page, tmp_path):
         assert review_box["x"] + review_box["width"] <= 1280  # the review fits a 1280 px window
         page.evaluate("document.querySelector('aside').scrollTop = 0")  # the decision at the top of the panel
         page.screenshot(path=str(IMG / "review.png"))
+        # a claim has no look-ahead table: the panel says where to look instead (it showed nothing: session 47)
+        claim = next(d for d in rev["decisions"] if any(o["name"] == "pass" for o in d["options"]))
+        page.keyboard.press("Home")
+        for _ in rev["decisions"]:
+            if f"action {claim['index']}:" in page.inner_text("#decision"):
+                break
+            page.click("#next-decision")
+        assert f"action {claim['index']}:" in page.inner_text("#decision")
+        assert "A claim: the look-ahead table is for discards" in page.inner_text("#claim-note")
+        assert page.query_selector("#lookahead") is None
     finally:
         server.stop()
 

@@ -624,7 +624,18 @@ async function startViewer(mode) {
     const s = review.summary;
     const box = $("review");
     const explain = el("dl", { class: "explain", id: "explain" });
-    for (const [term, text] of EXPLAIN) explain.append(el("dt", { text: term }), el("dd", { text }));
+    // the words of the review itself, beside the look-ahead's: "ppo", its probability and "flagged" were left
+    // unexplained (a player's walkthrough, session 47)
+    const th = review.thresholds;
+    const words = [
+      [review.agent, `the reference agent your decisions are compared with (meld8 review --agent; ppo is the shipped `
+        + "network, search the search agent, greedy and defensive the built-in bots)."],
+      ["probability / value", "how much the reference likes each option: a network's probability of playing it, or "
+        + "a search's mean value over its rollouts (minus the expected final placement: higher is better)."],
+      ["flagged", `a decision where the reference rates its own choice more than ${th.probability} probability (or `
+        + `${th.value} placements of value) above the move played.`],
+    ];
+    for (const [term, text] of [...words, ...EXPLAIN]) explain.append(el("dt", { text: term }), el("dd", { text }));
     box.append(el("h3", { text: `Review of ${names[review.seat]} (seat ${review.seat}) against ${review.agent}` }),
       el("p", { id: "agreement", text: `${s.decisions} decisions · agreement ${(100 * s.agreement).toFixed(0)}% · ${s.flagged} flagged` }),
       el("div", { class: "nav" },
@@ -633,7 +644,8 @@ async function startViewer(mode) {
       el("div", { id: "decision" }));
     const list = el("ol", { id: "flagged" });
     for (const d of review.decisions.filter((x) => x.flagged)) {
-      list.append(el("li", {}, el("span", { class: "decision flag", text: `action ${d.index}: played ${d.played.label ?? d.played.name}, ${review.agent}: ${d.reference.label ?? d.reference.name}`,
+      // the hand and the phase first, as the text review says them: "action 25" alone placed nothing (session 47)
+      list.append(el("li", {}, el("span", { class: "decision flag", text: `hand ${d.hand} (${d.phase}), action ${d.index}: played ${d.played.label ?? d.played.name}; ${review.agent} would ${d.reference.label ?? d.reference.name}`,
         onclick: () => { go(posOf.get(d.index)); reveal(true); } })));
     }
     box.append(el("h4", { text: "Flagged decisions" }), list, el("h4", { text: "What the numbers mean" }), explain);
@@ -732,6 +744,10 @@ function renderDecision(d, agent, names, seat) {
   if (valued && d.options.length && d.options[0].id !== d.reference.id) {
     box.append(el("p", { class: "note", text: `${agent} keeps its first choice unless another is clearly better on the same sampled `
       + "worlds (the margin rule), so its move need not be the top value." }));
+  }
+  if (!d.discards.length && d.options.some((o) => o.name === "pass")) {
+    box.append(el("p", { class: "note", id: "claim-note", text: "A claim: the look-ahead table is for discards. Step on "
+      + "(→) to see the hand after the call and the discard it leads to." }));
   }
   if (d.discards.length) {
     const opponents = d.discards[0].danger.map((_, j) => names[(seat + 1 + j) % names.length]);
