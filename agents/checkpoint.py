@@ -40,7 +40,7 @@ from meld8_env.config_io import is_int, short_repr
 from meld8_env.features import FEATURES_LAYOUT_VERSION, augmented_size
 from meld8_env.observation import OBS_LAYOUT_VERSION, obs_size
 from meld8_env.paths import nonempty_path
-from meld8_env.rules import RuleConfig
+from meld8_env.rules import MAX_ROUNDS, RuleConfig
 
 NETWORKS = ("separate", "shared", "card_heads")
 """The policy networks ``agents.networks`` builds (named here, where no torch import is needed)."""
@@ -134,15 +134,24 @@ def read_member(path: str | Path, name: str) -> bytes:
 def load_tensors(path: str | Path, name: str) -> Any:
     """A member saved with torch.save, read with ``weights_only=True`` (tensors and plain data only)."""
     import io
+    import warnings
 
     import torch
 
+    data = read_member(path, name)
     try:
-        return torch.load(io.BytesIO(read_member(path, name)), map_location="cpu", weights_only=True)
-    except CheckpointError:
-        raise
+        # torch warns in two lines of its own about a pickle protocol it did not write, before it refuses the file:
+        # the refusal below is the one line the user sees (red team, session 47)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+            return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # the weights-only unpickler refuses anything but tensors and plain data
-        why = " ".join(str(exc).split())[:200]
+        text = str(exc)
+        # torch's text advises weights_only=False, the unsafe load meld8 never makes: only its reason is shown
+        _, marker, reason = text.partition("WeightsUnpickler error:")
+        why = " ".join((reason.split("Check the documentation")[0] if marker else text).split())[:200]
+        if marker:
+            why = f"it holds pickled objects the weights-only reader refuses: {why}"
         raise CheckpointError(f"{path}: {name} is not a plain tensor file ({why})") from None
 
 
@@ -167,10 +176,12 @@ def checkpoint_file(path: str | Path) -> Path:
 
 
 TRUST_ADVICE = (
-    "Loading it would unpickle code stored in the file: add --trust-checkpoint to the command only if you trust its "
-    "author"
+    "Loading it would unpickle code stored in the file: only if you trust its author, add --trust-checkpoint on the "
+    "command line, or pass trust=True to load_agent"
 )
-"""What a foreign checkpoint's refusal advises (a loader the command's trust never reaches says otherwise)."""
+"""What a foreign checkpoint's refusal advises (a loader the command's trust never reaches says otherwise). Both
+switches: the refusal reaches Python callers of ``load_agent`` / ``opponents=`` too, who have no command line (a
+newcomer's walkthrough, session 47)."""
 
 
 def read_metadata(path: str | Path) -> dict[str, Any]:
@@ -212,6 +223,9 @@ def check_metadata(meta: object, where: str, fmt: str) -> dict[str, Any]:
         v = meta[key]
         if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
             raise CheckpointError(f"{where}: field {key!r} must be {kind.__name__}, got {short_repr(v)}")
+    if not 1 <= meta["rounds"] <= MAX_ROUNDS:  # no rule set has more (red team, session 47: 99 was taken)
+        raise CheckpointError(f"{where}: field 'rounds' must be 1..{MAX_ROUNDS} (a rule set's rounds), got "
+                              f"{short_repr(meta['rounds'], 40)}")  # fmt: skip
     arch = meta["net_arch"]
     if not arch or not all(is_int(h) and 1 <= h <= MAX_HIDDEN for h in arch):
         raise CheckpointError(

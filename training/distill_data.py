@@ -16,6 +16,8 @@ so held-out splits can be made by game.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -71,7 +73,17 @@ def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """(arrays, scalars) of one part, every field checked; DistillDataError names the first fault."""
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as z:
+        # opened without blocking and checked on the open file: a FIFO hung np.load forever (red team, session 47)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise DistillDataError(f"{path}: cannot open ({exc.strerror}): give a part file of distill generate") from None
+    f = os.fdopen(fd, "rb")
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        f.close()
+        raise DistillDataError(f"{path} {_not_regular(mode)}: give part files")
+    try:
+        with f, np.load(f, allow_pickle=False) as z:
             missing = [k for k in ARRAYS + SCALARS if k not in z.files and k not in OPTIONAL]
             if missing:
                 raise DistillDataError(f"{path}: not a distillation part, missing {', '.join(missing)}")
@@ -170,19 +182,44 @@ def _check_masks(path: Path, masks: np.ndarray, vals: np.ndarray) -> None:
 
 
 def files_of(inputs: Iterable[str | Path]) -> list[Path]:
-    """Every part named: a folder stands for its ``part_*.npz`` files."""
+    """Every part named: a folder stands for its ``part_*.npz`` files. Each must be a regular file, checked here
+    without opening it: a FIFO among a folder's parts hung the read, and one given by name was called "no such file
+    or folder" (red team, session 47)."""
     out: list[Path] = []
     for item in map(Path, inputs):
         if item.is_dir():
             found = sorted(item.glob("part_*.npz"))
             if not found:
                 raise DistillDataError(f"{item}: a folder with no part_*.npz files")
+            for part in found:
+                mode = _mode(part)
+                if mode is None or not stat.S_ISREG(mode):
+                    raise DistillDataError(f"{part} {_not_regular(mode)}: give part files")
             out += found
         elif item.is_file():
             out.append(item)
+        elif (mode := _mode(item)) is not None:
+            raise DistillDataError(f"{item} {_not_regular(mode)}: give part files or folders of them")
         else:
             raise DistillDataError(f"{item}: no such file or folder (give part files or folders of them)")
     return out
+
+
+def _mode(path: Path) -> int | None:
+    """The mode of what ``path`` names (a link: of what it points to); None where nothing is there."""
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return None
+
+
+def _not_regular(mode: int | None) -> str:
+    """Why a file of ``mode`` is no part file, in words."""
+    if mode is not None and stat.S_ISDIR(mode):
+        return "is a folder, not a part file (a folder given in --data stands for its part_*.npz files)"
+    if mode is None:
+        return "is a link to nothing, not a part file"
+    return "is not a regular file (a FIFO, device or socket)"
 
 
 def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict[str, object]]:

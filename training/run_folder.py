@@ -45,6 +45,24 @@ RUN_GLOBS = ("ckpt_*.zip", "policy_it*")
 #: such a folder, as a tournament is in a run's (it wrote its config.yaml and run.json beside the games: session 46)
 TOURNAMENT_OUTPUTS = ("games.jsonl", "results.json", "games.csv", "chart.png")
 
+FILE, FOLDER, SCRATCH = "file", "folder", "scratch"
+"""What a fixed name of a run folder must be where it exists: a regular file, a folder, or a scratch folder (a real
+folder, not a link: a run removes it with everything in it)."""
+#: the names both trainers write in a run folder, each with its kind and role (:func:`check_kinds`; each trainer adds
+#: its own). The ``.tmp`` names are :func:`write_atomic`'s scratch.
+SHARED_KINDS: dict[str, tuple[str, str]] = {
+    ".lock": (FILE, "the run's lock"),
+    "run.json": (FILE, "the run's backend"),
+    "config.yaml": (FILE, "the run's options"),
+    "config.prev.yaml": (FILE, "the options of the session before"),
+    "eval.jsonl": (FILE, "the evaluation log"),
+    "opponents.jsonl": (FILE, "the opponent log"),
+    "learning_curve.png": (FILE, "the learning curve"),
+    "tb": (FOLDER, "the TensorBoard logs"),
+    **{f"{name}.tmp": (FILE, f"the scratch copy of {name} being written")
+       for name in ("run.json", "config.yaml", "config.prev.yaml", "eval.jsonl", "opponents.jsonl")},
+}  # fmt: skip
+
 
 def run_markers(path: Path) -> list[str]:
     """The names in folder ``path`` that show it holds a training run, of either backend (empty: none); tournaments
@@ -174,18 +192,38 @@ class RunFolder:
         session's ``--set`` options took the config file's values unannounced, and rewrote the record of them)."""
         import yaml
 
-        self.path.mkdir(parents=True, exist_ok=True)
         old = self.path / "config.yaml"
-        before = _readable_config(old)
-        changed = [k for k in config if k in before and _differs(k, before[k], config[k])] if before else []
+        before = self.run_config()  # read before anything is written (check_run_folder refused it already)
+        self.path.mkdir(parents=True, exist_ok=True)
+        changed = [f"{k} {short_repr(before[k], 30)} -> {short_repr(config[k], 30)}" for k in config
+                   if k in before and _differs(k, before[k], config[k])]  # fmt: skip
+        # a key that is no option is a difference too: the file rewritten without it would lose it (red team, s47)
+        changed += [f"{short_repr(k, 30)} {short_repr(before[k], 30)} (no option) dropped" for k in before
+                    if k not in config]  # fmt: skip
         if changed:
-            shown = ", ".join(f"{k} {short_repr(before[k], 30)} -> {short_repr(config[k], 30)}" for k in changed[:6])
+            shown = ", ".join(changed[:6])
             more = f" and {len(changed) - 6} more" if len(changed) > 6 else ""
             say(f"resume: options differ from the run's config.yaml: {shown}{more} (the run goes on with the new "
                 f"values; the old file is kept as config.prev.yaml)")  # fmt: skip
             write_atomic(self.path / "config.prev.yaml", old.read_text())
         write_atomic(self.path / RUN_FILE, json.dumps({"backend": self.backend}) + "\n")
         write_atomic(old, yaml.safe_dump(config, sort_keys=False))
+
+    def run_config(self) -> dict[str, Any]:
+        """The options in the run's ``config.yaml`` ({} where there is none), read by the strict reader; a file it
+        cannot read is refused, never taken for no config: a resume then overwrote it without a notice or a
+        config.prev.yaml, and the run's record of its options was lost (red team, session 47)."""
+        from meld8_env.config_io import read_yaml_mapping
+
+        path = self.path / "config.yaml"
+        if not os.path.lexists(path):
+            return {}
+        try:
+            return read_yaml_mapping(path, "run config")
+        except ValueError as exc:
+            why = one_line(str(exc).removeprefix(f"{path}: "), 160)
+            raise RunFolderError(f"{path} is not a config meld8 wrote ({why}): restore it, or train into another "
+                                 "out") from None  # fmt: skip
 
     def append(self, name: str, row: dict[str, Any]) -> None:
         """One JSON line appended to ``name`` (``eval.jsonl``, ``metrics.jsonl``, ...), flushed."""
@@ -264,6 +302,44 @@ def read_regular(path: Path) -> bytes | None:
             raise RunFolderError(f"{path} is not a regular file (a folder, FIFO, socket or device): move it out of "
                                  f"{path.parent}")  # fmt: skip
         return f.read()
+
+
+def check_kinds(path: Path, kinds: dict[str, tuple[str, str]]) -> None:
+    """Each name of ``kinds`` (name -> (kind, role)) that exists in folder ``path`` is of its kind (:data:`FILE`,
+    :data:`FOLDER` or :data:`SCRATCH`); otherwise a RunFolderError naming it and what it should be. Called before
+    anything is written: a regular file named ``_saving`` failed at the first checkpoint with a raw "[Errno 17] File
+    exists" after config.yaml and eval.jsonl were rewritten (``rmtree(ignore_errors=True)`` quietly left it), a
+    folder named ``_eval.zip`` with "[Errno 21] Is a directory", and an empty folder named ``best.zip`` was named
+    the run's best evaluation (red team, session 47)."""
+    for name, (want, role) in kinds.items():
+        p = Path(path) / name
+        try:
+            st = os.lstat(p)
+            if not stat.S_ISLNK(st.st_mode) or want == SCRATCH:  # a link is judged by what it points to
+                mode = st.st_mode
+            else:
+                mode = os.stat(p).st_mode
+        except FileNotFoundError:
+            if os.path.lexists(p):
+                raise RunFolderError(f"{p} is a link to nothing, where meld8 keeps {role}: remove it or choose "
+                                     "another out") from None  # fmt: skip
+            continue
+        except OSError as exc:
+            raise RunFolderError(f"{p} cannot be examined ({exc.strerror}); fix or move it") from None
+        ok = stat.S_ISREG(mode) if want == FILE else stat.S_ISDIR(mode)
+        if not ok:
+            should = "a regular file" if want == FILE else "a folder"
+            raise RunFolderError(f"{p} is not {should} but {_kind(mode)}: meld8 keeps {role} there; move it out of "
+                                 f"{p.parent} or choose another out")  # fmt: skip
+
+
+def _kind(mode: int) -> str:
+    """What a file of ``mode`` is, in words."""
+    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a file"),
+                        (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+        if test(mode):
+            return words
+    return "a device"
 
 
 def finite_number(value: object) -> bool:
@@ -371,14 +447,18 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def check_run_folder(folder: Any, resume: bool, saved: bool, checkpoints: str, locked: bool = False) -> None:
+def check_run_folder(
+    folder: Any, resume: bool, saved: bool, checkpoints: str, locked: bool = False, kinds: dict | None = None
+) -> None:
     """``RunFolder.check``, and a way forward for a folder whose run never saved a checkpoint (``saved`` false):
     such a folder was refused as a fresh start ("continue it with resume=true") and as a resume ("no checkpoint"),
     a dead end (red team, session 37). It is refused with the advice to move it away, whatever it holds: nothing in
     it can be continued, and what it holds (a config.yaml written or edited by hand, logs, an evaluated best) is the
     user's to keep or delete, never this check's (a first version started afresh over run.json and config.yaml, and
     overwrote an edited config: review, session 37). ``checkpoints`` names what a resume continues from;
-    ``locked``: the caller holds the folder's lock (its own lock is not another run's)."""
+    ``locked``: the caller holds the folder's lock (its own lock is not another run's). A folder that may be
+    trained into must hold each fixed name as its kind (:func:`check_kinds`: :data:`SHARED_KINDS` and the trainer's
+    ``kinds``) and, for a resume, a ``config.yaml`` meld8 can read (:meth:`RunFolder.run_config`)."""
     if held := [name for name in TOURNAMENT_OUTPUTS if (Path(folder.path) / name).exists()]:
         raise RunFolderError(f"{folder.path} holds a tournament ({', '.join(held[:3])}): choose another output folder "
                              "(--out / out) for the training run")  # fmt: skip
@@ -388,6 +468,9 @@ def check_run_folder(folder: Any, resume: bool, saved: bool, checkpoints: str, l
         if resume and not saved:
             raise ValueError(f"resume: no checkpoint ({checkpoints}) in {folder.path}: no run has trained there; "
                              "start it without resume=true")  # fmt: skip
+        check_kinds(folder.path, {**SHARED_KINDS, **(kinds or {})})
+        if resume:
+            folder.run_config()
         return
     folder.check(resume=True)  # a run of the other backend: refused in its words, whatever resume says
     holder = None if locked else lock_holder(folder.path)

@@ -36,6 +36,8 @@ from meld8_env.rules import RuleConfig
 from meld8_env.safe_text import one_line
 from training.evaluation import evaluate
 from training.run_folder import (
+    FILE,
+    SCRATCH,
     OutputLock,
     RunFolder,
     RunFolderError,
@@ -75,7 +77,7 @@ class TrainConfig:
     n_steps: int = 64
     """steps per game per PPO update (rollout = n_envs * n_steps)"""
     batch_size: int = 4096
-    """minibatch size of each PPO gradient step"""
+    """minibatch size of each PPO gradient step (at most the rollout, n_envs * n_steps)"""
     n_epochs: int = 4
     """passes over each rollout per PPO update"""
     learning_rate: float = 3e-4
@@ -215,6 +217,13 @@ def check_ppo_options(cfg: TrainConfig) -> None:
     if cfg.target_kl is not None and (not math.isfinite(cfg.target_kl) or cfg.target_kl <= 0):
         raise ValueError(f"train option 'target_kl' must be a finite number > 0, or null for no limit, got "
                          f"{cfg.target_kl!r}")  # fmt: skip
+    rollout = cfg.n_envs * cfg.n_steps if is_int(cfg.n_envs) and is_int(cfg.n_steps) else None
+    if rollout is not None and is_int(cfg.batch_size) and cfg.batch_size > rollout:
+        # MaskablePPO slices minibatches from the rollout and silently takes all of it as one (red team, session 47:
+        # batch_size 100000 with a rollout of 512, and the default 4096 with any smaller rollout)
+        raise ValueError(f"train option 'batch_size' is {cfg.batch_size:,}, more than a rollout (n_envs * n_steps = "
+                         f"{cfg.n_envs:,} * {cfg.n_steps:,} = {rollout:,}): give batch_size at most {rollout:,}, or "
+                         "a larger n_envs or n_steps")  # fmt: skip
     for name in ("vf_warmup", "bc_decisions"):
         v = getattr(cfg, name)
         if not is_int(v) or v < 0:
@@ -263,6 +272,19 @@ def train(cfg: TrainConfig) -> Path:
 
 #: scratch names in a run folder (a killed run may leave them; the next run of the folder removes them)
 SAVING, EVAL_COPY = "_saving", "_eval.zip"
+#: the fixed names this trainer writes in a run folder besides ``training.run_folder.SHARED_KINDS``, each with its
+#: kind and role, checked before anything is written (red team, session 47); every ``ckpt_N.zip`` is a checkpoint too
+SB3_KINDS: dict[str, tuple[str, str]] = {
+    SAVING: (SCRATCH, "the scratch folder of a checkpoint being written"),
+    EVAL_COPY: (FILE, "the scratch copy of a policy being evaluated"),
+    "_best.tmp.zip": (FILE, "earlier versions' scratch copy of best.zip"),
+    "best.zip": (FILE, "the best evaluated checkpoint"),
+    "best.zip.old": (FILE, "the best checkpoint being replaced"),
+    "final.zip": (FILE, "the last checkpoint"),
+    "pretrain.json": (FILE, "the behaviour cloning's summary"),
+}
+MAX_STEPS = 2**62
+"""The most learner steps a checkpoint may count (SB3 keeps them in an int64, and adds a rollout to them)."""
 
 
 def _ckpt_step(path: Path) -> int | None:
@@ -302,12 +324,25 @@ def _check_folder(cfg: TrainConfig, rules: RuleConfig, folder: RunFolder, locked
     the folder holds a run this config must not touch, or a checkpoint its network does not fit."""
     from agents.checkpoint import check_compatible, read_metadata
 
-    check_run_folder(folder, cfg.resume, _has_saved(folder.path), "ckpt_*.zip or final.zip", locked)
+    out = folder.path
+    names = {p.name: (FILE, "a checkpoint") for p in out.glob("ckpt_*.zip") if _ckpt_step(p) is not None}
+    check_run_folder(folder, cfg.resume, _has_saved(out), "ckpt_*.zip or final.zip", locked, {**SB3_KINDS, **names})
     if not cfg.resume:
         return None
-    last = _resume_point(folder.path)
+    last = _resume_point(out)
     saved = read_metadata(last)
     check_compatible(saved, rules, str(last))
+    try:
+        steps = _saved_steps(last, saved)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; restore it, or move it out of {out}") from None
+    # a session stops within one rollout (at most MAX_ROLLOUT steps, whatever its n_envs and n_steps) past its total;
+    # a count far beyond this one's trained nothing, said "trained" and was written back (red team, session 47: 2**61)
+    if steps > cfg.total_timesteps + MAX_ROLLOUT:
+        raise ValueError(f"resume: {last} counts {steps:,} learner steps, far beyond total_timesteps "
+                         f"{cfg.total_timesteps:,} (a run stops within a rollout, at most {MAX_ROLLOUT:,} steps, past "
+                         f"it): restore the file or move it out of {out}, or give total_timesteps above {steps:,} if "
+                         "the run did train that far")  # fmt: skip
     if (saved["network"], list(saved["net_arch"]), saved["features"]) != (cfg.network, cfg.net_arch, cfg.features):
         raise ValueError(f"resume: {last} holds a {saved['network']} {saved['net_arch']} network; the config asks "
                          f"for {cfg.network} {cfg.net_arch} (features={cfg.features})")  # fmt: skip
@@ -321,7 +356,9 @@ def _resume_point(out: Path) -> Path:
     """What a resume continues from: the newest ``ckpt_*.zip``, or ``final.zip`` where it is further on. A finished
     run whose ``checkpoint_every`` exceeds its steps holds only final.zip, and one whose total is no multiple of
     it went on past its last ckpt: resuming from that dropped the steps (and evaluations) after it. final.zip is
-    written by the same save as a checkpoint: the weights, Adam's state and the step count a resume restores."""
+    written by the same save as a checkpoint: the weights, Adam's state and the step count a resume restores.
+    A final.zip behind the newest ckpt (a later session stopped by Ctrl-C) is passed over (:func:`_note_passed_over`
+    says so); a step count that is none is refused."""
     from agents.checkpoint import CheckpointError, read_metadata
 
     ckpts = _checkpoints(out)
@@ -330,13 +367,43 @@ def _resume_point(out: Path) -> Path:
         return ckpts[-1]
     if not ckpts:
         return final
+    newest = ckpts[-1]
     try:
-        steps = read_metadata(final).get("num_timesteps")
-    except CheckpointError as exc:
-        raise ValueError(f"resume: {one_line(str(exc), 200)}; move {final.name} out of {out} to continue from "
-                         f"{ckpts[-1].name}") from None  # fmt: skip
+        # a count that is no step count was taken for "behind", and final.zip was overwritten unannounced (red team,
+        # session 47: "abc", -5)
+        steps = _saved_steps(final, read_metadata(final))
+    except (CheckpointError, ValueError) as exc:
+        why = one_line(str(exc), 240).removeprefix("resume: ")
+        raise ValueError(f"resume: {why}; restore it, or move {final.name} out of {out} to continue from "
+                         f"{newest.name}") from None  # fmt: skip
     # >=: ckpt_N is saved before the last update of N steps, final.zip after it (review, session 37)
-    return final if is_int(steps) and steps >= _ckpt_step(ckpts[-1]) else ckpts[-1]
+    return final if steps >= _ckpt_step(newest) else newest
+
+
+def _note_passed_over(out: Path, resume_from: Path) -> None:
+    """Say so where a resume goes on from a ckpt past final.zip, which the run then overwrites: it was silent, and
+    a tampered count looked the same (red team, session 47). Called after every check (a refusal stays one line)."""
+    from agents.checkpoint import read_metadata
+
+    final = out / "final.zip"
+    if resume_from != final and final.is_file():  # its count was checked by _resume_point
+        steps = read_metadata(final)["num_timesteps"]
+        say(f"resume: {final} ({steps:,} learner steps) is behind {resume_from.name}: going on from "
+            f"{resume_from.name}; {final.name} is replaced when the run ends")  # fmt: skip
+
+
+def _saved_steps(path: Path, meta: dict[str, Any]) -> int:
+    """The ``num_timesteps`` of checkpoint ``path`` (metadata ``meta``): an integer 0..MAX_STEPS - 1, and N for a
+    ``ckpt_N.zip`` (its name is the count it was saved at); ValueError naming the file otherwise."""
+    steps = meta.get("num_timesteps")
+    if not is_int(steps) or not 0 <= steps < MAX_STEPS:
+        raise ValueError(f"resume: {path}: 'num_timesteps' must be an integer 0..2**62 - 1 (the learner steps it "
+                         f"was saved at), got {short_repr(steps, 40)}; not a checkpoint meld8 wrote")  # fmt: skip
+    named = _ckpt_step(path)
+    if named is not None and steps != named:
+        raise ValueError(f"resume: {path}: 'num_timesteps' is {steps:,}, but meld8 names a checkpoint by the steps it "
+                         f"was saved at ({named:,}): not a checkpoint meld8 wrote")  # fmt: skip
+    return steps
 
 
 def init_checkpoint(cfg: TrainConfig, rules: RuleConfig) -> Path:
@@ -512,9 +579,7 @@ def _train(
     # network this config builds: a resume that fails must leave the run as it was (red team, session 35: an edited
     # policy.pth failed in load_state_dict after config.yaml had been rewritten)
     if resume_from is not None:
-        steps = read_metadata(resume_from).get("num_timesteps")
-        if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps < 2**62:
-            raise ValueError(f"{resume_from}: 'num_timesteps' must be an integer >= 0, got {str(steps)[:40]}")
+        steps = _saved_steps(resume_from, read_metadata(resume_from))
         _check_policy_weights(resume_from, rules)
         resumed = load_tensors(resume_from, "policy.pth"), load_tensors(resume_from, "policy.optimizer.pth"), steps
         folder.check_eval_log(rules.num_players)  # the best so far, the curve and the last line are read from it
@@ -540,9 +605,16 @@ def _train(
     elif init is not None:
         _load_init(model, init)
     # every check passed: from here on the folder is written
-    shutil.rmtree(out / SAVING, ignore_errors=True)  # scratch of a killed run (we hold the folder's lock)
+    try:  # scratch of a killed run (we hold the folder's lock); it is a folder (checked), removed before anything
+        if (out / SAVING).exists():  # is written: ignore_errors left a file there to fail the first save (s47)
+            shutil.rmtree(out / SAVING)
+    except OSError as exc:
+        raise RunFolderError(f"{out / SAVING}: cannot remove this scratch folder of a killed run ({exc.strerror}): "
+                             f"remove it, or choose another out") from None  # fmt: skip
     for name in (EVAL_COPY, "_best.tmp.zip"):  # (_best.tmp.zip: earlier versions' scratch name)
         (out / name).unlink(missing_ok=True)
+    if resume_from is not None:
+        _note_passed_over(out, resume_from)
     folder.start(dataclasses.asdict(cfg))
     if resumed is not None:  # rows a killed run logged after its last checkpoint: those steps run again
         start = resumed[2]
