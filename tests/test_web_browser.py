@@ -639,7 +639,10 @@ def test_a_phone_plays_a_short_game_to_its_end_with_every_score_in_view(browser)
         _no_overflow(page)
         assert "you finished" in page.inner_text("#gameend-box h2")
         # this seed ends with greedy and defensive on 32,000: the page says why defensive is placed first
-        tie = "defensive and greedy tied on 32,000 points: placed in seat order from the first dealer, defensive (R40)."
+        tie = (
+            "defensive and greedy tied on 32,000 points: defensive ahead of greedy (seat order from the first "
+            "dealer, defensive; R40)."
+        )
         assert page.inner_text("#gameend-box p.tie") == tie
     finally:
         server.stop()

@@ -293,10 +293,13 @@ function gameEndView(s, names, extra = []) {
   const place = me >= 0 ? ` · you finished ${ordinal(g.placements[me])}` : "";
   // equal raw scores: say how they were placed (R40), or the order looks arbitrary
   const ties = [...new Set(g.raw_scores)].map((v) => seats.filter((x) => g.raw_scores[x] === v)).filter((t) => t.length > 1);
-  const how = s.placement_tie === "share" ? "they share the placement points of their places"
-    : s.chiicha !== null && s.chiicha !== undefined ? `placed in seat order from the first dealer, ${names[s.chiicha]}` : null;
-  const tied = how === null ? [] : ties.map((t) => el("p", { class: "tie",
-    text: `${t.map((x) => names[x]).join(" and ")} tied on ${fmt(g.raw_scores[t[0]])} points: ${how} (R40).` }));
+  // who ranks higher is said, not only the rule: "in seat order from the first dealer, defensive" named a seat
+  // outside the tie and left the order to the table (a player's walkthrough, session 47)
+  const how = (t) => s.placement_tie === "share" ? "they share the placement points of their places (R40)"
+    : s.chiicha !== null && s.chiicha !== undefined
+      ? `${t.map((x) => names[x]).join(" ahead of ")} (seat order from the first dealer, ${names[s.chiicha]}; R40)` : null;
+  const tied = ties.filter((t) => how(t) !== null).map((t) => el("p", { class: "tie",
+    text: `${t.map((x) => names[x]).join(" and ")} tied on ${fmt(g.raw_scores[t[0]])} points: ${how(t)}.` }));
   return el("section", { id: "gameend-box" }, el("h2", { text: `Game over${place}` }), t, ...tied, ...extra);
 }
 
