@@ -51,8 +51,10 @@ def _write(folder: Path, lines: list[dict]) -> None:
 
 
 def _state(folder: Path) -> dict[str, str]:
-    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else "folder"
-            for f in sorted(folder.iterdir())}  # fmt: skip
+    return {
+        str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest() if f.is_file() else "folder"
+        for f in sorted(folder.rglob("*"))
+    }  # a cmd: bot's log under bots/ too (review, session 47)
 
 
 def _refused(folder: Path, match: str, **kw) -> None:
@@ -110,7 +112,7 @@ def test_a_fault_is_accepted_only_on_an_outside_bots_seat_and_once_a_game(played
     assert AGENTS[game["seats"][0]] == "greedy"
     game["faults"] = [{"seat": 0, "kind": "timeout", "detail": "no answer in 5 s"}]
     _write(folder, lines)
-    _refused(folder, r"line 2: board \d: game 0 records a fault of seat 0, whose agent 'greedy' is no cmd: bot")
+    _refused(folder, r"line 2: board \d: game 0 records a fault of seat 0, whose agent 'greedy' does not play through")
 
     bot = f"cmd:{sys.executable} examples/bots/python_bot.py"
     out = tmp_path / "bots"
@@ -127,6 +129,23 @@ def test_a_fault_is_accepted_only_on_an_outside_bots_seat_and_once_a_game(played
     lines[1]["games"][0]["faults"] = [fault]  # a bot's own fault cannot be re-created, only who could have faulted
     _write(out, lines)
     assert run(_cfg(out, agents=[bot, "greedy", "random"], boards=1, resume=True))["boards"] == 1
+
+
+def test_a_plug_in_agent_that_plays_through_the_seat_protocol_may_fault(tmp_path):
+    """Not only cmd: bots: any agent with ``plays_streams`` records faults, and a resume of its log is no forgery
+    (review, session 47: such a log was refused)."""
+    bot = f"cmd:{sys.executable} examples/bots/python_bot.py"
+    out = tmp_path / "plug"
+    run(_cfg(out, agents=[bot, "greedy", "random"], boards=1))
+    lines = _lines(out)
+    seat = lines[1]["games"][0]["seats"].index(0)
+    lines[1]["games"][0]["faults"] = [{"seat": seat, "kind": "timeout", "detail": "no answer in 5 s"}]
+    _write(out, lines)
+    from training.tournament_log import board_entry_error
+
+    header = _cfg(out, agents=["plug.in:Bot", "greedy", "random"], boards=1)
+    assert "does not play through" in board_entry_error(lines[1], header, 6)
+    assert board_entry_error(lines[1], header, 6, streaming={"plug.in:Bot"}) is None
 
 
 def test_the_viewers_show_the_whole_lines_of_a_log_torn_by_a_crash(played, tmp_path):

@@ -92,16 +92,21 @@ def run(cfg: TournamentConfig) -> dict:
             raise TournamentError(f"{path} is not writable: make it writable or choose another --out")
     _check_folder_use(cfg, out)
     # fail fast with a clear error, the seat-protocol bots last: starting one writes its log under OUT/bots, which
-    # must not happen when another agent's name is wrong
+    # must not happen when another agent's name is wrong, nor when the log a resume continues is refused
+    streaming = {spec for spec in cfg.agents if spec.startswith("cmd:")}  # the agents that may fault
+    checked = None
     for spec in sorted(dict.fromkeys(cfg.agents), key=lambda s: s.startswith("cmd:")):
+        if spec.startswith("cmd:") and cfg.resume and checked is None:
+            checked = _resume_check(cfg, out, streaming)
         agent = load_agent(spec, cfg.rules, trust=cfg.trust_checkpoints, bots=cfg.bot_options())
+        if getattr(agent, "plays_streams", False):
+            streaming.add(spec)
         if hasattr(agent, "close"):
             agent.close()
         if wants_records(agent):  # refused before the output folder is touched, not at its first decision
             raise TournamentError(records_refusal(spec, "a tournament"))
-    # a resumed log is checked whole before the lock is taken: a refused resume leaves nothing behind, not even the
-    # lock (red team, session 47: a log whose third line was edited gained a .lock)
-    checked = _checked_log(cfg, out / LOG) if cfg.resume else None
+    if cfg.resume and checked is None:
+        checked = _resume_check(cfg, out, streaming)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # the command line checks this first (meld8_env.paths.output_path); run() is public
@@ -109,24 +114,32 @@ def run(cfg: TournamentConfig) -> dict:
         raise TournamentError(f"--out {out}: cannot create the folder ({why}); give one you can write to") from None
     with OutputLock(out):
         try:
-            return _run_locked(cfg, out, checked)
+            return _run_locked(cfg, out, checked, streaming)
         except KeyboardInterrupt:  # Ctrl-C: the one line says what was kept and how to go on (as training's does)
             raise KeyboardInterrupt(_interrupted(cfg, out / LOG)) from None
 
 
-def _log_stamp(log: Path) -> tuple[int, int, int] | None:
-    """What tells whether a log changed between two looks (None: no log, or an empty one)."""
+def _log_stamp(log: Path) -> tuple[int, ...] | None:
+    """What tells whether a log changed between two looks (None: no log, or an empty one); the change time too, so
+    a rewrite of the same size within one tick of a coarse clock is seen."""
     try:
         st = log.stat()
     except OSError:
         return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns) if st.st_size else None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st.st_size else None
 
 
-def _checked_log(cfg: TournamentConfig, log: Path) -> tuple[tuple, tuple[list[dict], int, bool]] | None:
-    """(the log's stamp, :func:`read_log` of it) for a resume, or None when there is no log to read."""
-    stamp = _log_stamp(log)
-    return None if stamp is None else (stamp, read_log(log, cfg))
+def _resume_check(cfg: TournamentConfig, out: Path, streaming: set[str]) -> tuple | None:
+    """(the log's stamp, :func:`read_log` of it) for a resume, read before the folder's lock is taken and before a
+    ``cmd:`` bot writes its log, so a refused resume leaves nothing behind (red team, session 47: a log whose third
+    line was edited gained a .lock); None when there is no log to read. A folder another run holds is refused
+    first, without reading its log (which may take a while, and which that run is still writing)."""
+    if holder := run_folder.lock_holder(out):
+        raise TournamentError(
+            f"{out} is in use by {holder}; wait for it to finish or choose another output folder (--out / out)"
+        )  # OutputLock's words: the same refusal, found earlier
+    stamp = _log_stamp(out / LOG)
+    return None if stamp is None else (stamp, read_log(out / LOG, cfg, streaming))
 
 
 def _interrupted(cfg: TournamentConfig, log: Path) -> str:
@@ -217,9 +230,11 @@ def _tasks(
         yield chunk, [board_seed(cfg.seed, x) for x in chunk], seats
 
 
-def _run_locked(cfg: TournamentConfig, out: Path, checked: tuple | None = None) -> dict:
-    """The tournament under the folder's lock; ``checked``: :func:`_checked_log` as read before the lock, used
-    when the log has not changed since (else it is read again)."""
+def _run_locked(
+    cfg: TournamentConfig, out: Path, checked: tuple | None = None, streaming: set[str] | None = None
+) -> dict:
+    """The tournament under the folder's lock; ``checked``: :func:`_resume_check` as read before the lock, used
+    when the log has not changed since (else it is read again); ``streaming``: the agents that may fault."""
     log = out / LOG
     header = cfg.log_header()
     done: list[dict] = []
@@ -228,7 +243,7 @@ def _run_locked(cfg: TournamentConfig, out: Path, checked: tuple | None = None) 
         if not cfg.resume:
             raise TournamentError(f"{log} exists: add --resume to continue it, or choose another --out")
         stamp = _log_stamp(log)
-        done, valid, has_header = checked[1] if checked and checked[0] == stamp else read_log(log, cfg)
+        done, valid, has_header = checked[1] if checked and checked[0] == stamp else read_log(log, cfg, streaming)
         with open(log, "r+b") as f:
             f.truncate(valid)
         beyond = sum(1 for e in done if e["board"] >= cfg.boards)

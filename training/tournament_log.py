@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -49,8 +50,12 @@ def _actions_ok(text: object) -> bool:
     return max(raw, default=0) < 64
 
 
-def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> str | None:
-    """Why a logged line is not a board entry of this tournament, or None."""
+def board_entry_error(
+    obj: object, cfg: TournamentConfig, n_seatings: int, streaming: Collection[str] | None = None
+) -> str | None:
+    """Why a logged line is not a board entry of this tournament, or None. ``streaming``: the agent specs that play
+    through the seat protocol and so may fault (default: the ``cmd:`` bots; a plug-in with ``plays_streams`` too,
+    when the caller has loaded the agents)."""
     if not isinstance(obj, dict) or obj.get("type") != "board":
         return "not a board entry"
     board, games = obj.get("board"), obj.get("games")
@@ -88,15 +93,17 @@ def board_entry_error(obj: object, cfg: TournamentConfig, n_seatings: int) -> st
             for f in faults
         ):  # fmt: skip
             return f"board {board}: a game record has malformed faults"
-        # a seat faults once a game (the fallback plays the rest), and only an outside bot can: a fault forged on a
-        # built-in agent's seat was counted and reported (red team, session 47). What a bot's fault says cannot be
-        # re-created from the actions; who could have faulted can be checked.
+        # a seat faults once a game (the fallback plays the rest), and only an agent that plays through the seat
+        # protocol can: a fault forged on a built-in agent's seat was counted and reported (red team, session 47).
+        # What a bot's fault says cannot be re-created from the actions; who could have faulted can be checked.
         seats = [f["seat"] for f in faults]
         if len(set(seats)) != len(seats):
             return f"board {board}: game {k} records two faults of one seat (a seat faults once a game)"
-        if bad := [s for s in seats if not cfg.agents[g["seats"][s]].startswith(SEAT_PREFIX)]:
+        may = (lambda spec: spec.startswith(SEAT_PREFIX)) if streaming is None else streaming.__contains__
+        if bad := [s for s in seats if not may(cfg.agents[g["seats"][s]])]:
             return (f"board {board}: game {k} records a fault of seat {bad[0]}, whose agent "
-                    f"{cfg.agents[g['seats'][bad[0]]][:80]!r} is no cmd: bot (only an outside bot faults)")  # fmt: skip
+                    f"{cfg.agents[g['seats'][bad[0]]][:80]!r} does not play through the seat protocol (only such an "
+                    "agent, a cmd: bot, faults)")  # fmt: skip
     return None
 
 
@@ -141,8 +148,11 @@ def first_line_check(path: Path, cfg: TournamentConfig) -> None:
     header_check(obj, cfg.header(), f"{path}: line 1", cfg.rules.to_dict())
 
 
-def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
-    """(logged boards, byte length of the valid part, whether that part holds the header).
+def read_log(
+    path: Path, cfg: TournamentConfig, streaming: Collection[str] | None = None
+) -> tuple[list[dict], int, bool]:
+    """(logged boards, byte length of the valid part, whether that part holds the header); ``streaming``: as
+    :func:`board_entry_error` takes it.
 
     A torn last line (a crash during a write: no newline, or not JSON) is reported and dropped, and so
     is a torn header. Anything else that is not this tournament's header followed by distinct board
@@ -184,7 +194,7 @@ def read_log(path: Path, cfg: TournamentConfig) -> tuple[list[dict], int, bool]:
             header_check(obj, header, where, cfg.rules.to_dict())
             has_header = True
         else:
-            err = board_entry_error(obj, cfg, n_seatings)
+            err = board_entry_error(obj, cfg, n_seatings, streaming)
             if err:
                 raise TournamentError(f"{where}: {err}; refusing to resume (fix or move the file)")
             board = obj["board"]
