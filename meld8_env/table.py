@@ -9,7 +9,8 @@ play through a :class:`Table`; none of them steps agents or derives events on it
   takes effect from each slot's next game.
 - ``act(actions)`` fills ``actions[i]`` (int64, shape (B,)) for every game whose acting seat has an
   agent: one ``act_batch(obs (n, D), masks (n, 64))`` call per agent over all its rows; an answer that is not
-  an action id, or (default rules) not legal, raises :class:`AgentError` naming the agent. An agent whose
+  an action id raises, naming the agent, and so does ``step`` for one the engine refuses as illegal
+  (:class:`AgentError`; the caller's own illegal action stays ``IllegalActionError``). An agent whose
   class sets ``wants_infoset = True`` (a search agent) gets ``act_batch(obs, masks, infosets=[...])``:
   the acting seat's :class:`~meld8_env.infoset.InfoSet` of each row, never the true record.
 - ``step(actions)`` steps the vector. Agents that play through the seat protocol (``plays_streams``:
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from meld8_env.actions import NUM_ACTIONS
+from meld8_env.actions import NUM_ACTIONS, IllegalActionError
 from meld8_env.agent import plays_streams, wants_infoset
 from meld8_env.infoset import infoset
 from meld8_env.outcomes import game_outcomes, hand_outcomes
@@ -48,7 +49,7 @@ def agent_actions(agent: Any, got: object, n: int) -> np.ndarray:
     """An in-process agent's ``act_batch`` answer for ``n`` rows as (n,) int64 action ids, or ValueError in one
     line naming the agent: its answer is input from outside, and float ids were truncated, strings parsed and
     short arrays broadcast into a numpy error that named no agent (red team, session 33). Whether each id is
-    legal is the engine's check, at the step."""
+    legal is the engine's check, at the step (:meth:`Table.step` names the agent of an illegal one)."""
     a = np.asarray(got) if isinstance(got, np.ndarray | list | tuple) else None
     name = agent_name(agent)
     if a is None or a.shape != (n,) or a.dtype.kind not in "iu":
@@ -156,28 +157,30 @@ class Table:
                 raise AgentError(
                     f"agent {agent_name(agent)!r} failed at a decision: {type(exc).__name__}: {exc}"
                 ) from exc
-            acts = agent_actions(agent, got, len(rows))
-            if not v.rules.penalty_mode:  # (penalty rules play an illegal action, as the rules say)
-                self._check_legal(agent, rows, acts)
-            actions[rows] = acts
+            actions[rows] = agent_actions(agent, got, len(rows))
         for agent, rows in streams:
             keys = self.stream_key[rows, seat_now[rows]]
             actions[rows] = agent.act_streams(keys, v.observation[rows], v.action_mask[rows])
 
-    def _check_legal(self, agent: Any, rows: np.ndarray, acts: np.ndarray) -> None:
-        """Refuse an in-process agent's illegal action naming the agent and its seat: the engine's own refusal, at
-        the step, named only "seat 1", so a user's opponent class that broke the rules surfaced from the user's own
-        ``env.step()`` as if the user had played it (a newcomer's walkthrough, session 47)."""
+    def _named(self, exc: IllegalActionError, acts: np.ndarray) -> Exception:
+        """The engine's refusal of an illegal action, naming the in-process agent that chose it (AgentError), or
+        ``exc`` itself where the action was the caller's own: it named only "seat 1", so a user's opponent class that
+        broke the rules surfaced from the user's own ``env.step()`` as if the user had played it (a newcomer's
+        walkthrough, session 47). Found only once the step refused, so legal play pays nothing for it."""
         v = self.vec
-        ok = v.action_mask[rows, acts]
-        if ok.all():
-            return
-        j = int(np.flatnonzero(~ok)[0])
-        i = int(rows[j])
-        why = v.engine.illegal_message(i, int(acts[j]), who=f"seat {int(v.current_seat[i])} of game {i}")
-        raise AgentError(
-            f"agent {agent_name(agent)!r} chose an {why}; fix its act_batch (pick an action its mask allows)"
-        )
+        seats = v.current_seat.astype(np.int64)
+        bad = (acts >= 0) & (seats >= 0)
+        rows = np.flatnonzero(bad)
+        bad[rows] = ~v.action_mask[rows, acts[rows]].astype(bool)  # the vector refuses before any game moves
+        if not bad.any():
+            return exc
+        i = int(np.flatnonzero(bad)[0])  # the game the engine names first
+        k = int(self.seat_agent[i, seats[i]])
+        if k < 0:
+            return exc
+        why = v.engine.illegal_message(i, int(acts[i]), who=f"seat {int(seats[i])} of game {i}")
+        return AgentError(f"agent {agent_name(self.agents[k])!r} chose an {why}; fix its act_batch (pick an action "
+                          "its mask allows)")  # fmt: skip
 
     def step(self, actions: np.ndarray) -> None:
         """Step the vector; derive and deliver the seat streams; end the streams of games that ended."""
@@ -185,7 +188,10 @@ class Table:
         rows = np.flatnonzero((self.stream_key >= 0).any(axis=1)) if self._next_key else np.zeros(0, np.int64)
         acts = np.asarray(actions)
         before = v.engine.snapshot(rows) if rows.size else None
-        v.step(actions)
+        try:
+            v.step(actions)
+        except IllegalActionError as exc:
+            raise self._named(exc, np.asarray(acts, np.int64)) from None
         self.ended_faults = {}
         ended = v.ended_index
         if rows.size:
