@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from meld8_env.actions import NUM_ACTIONS, PASS, RON, TSUMO
+from training.run_folder import NotRegularFile, kind_words, open_regular
 
 ARRAYS = ("obs", "masks", "actions", "values", "game", "returns")
 SCALARS = ("spec", "seed", "first", "games")
@@ -72,16 +73,12 @@ def save_part(
 def read_part(path: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """(arrays, scalars) of one part, every field checked; DistillDataError names the first fault."""
     path = Path(path)
-    try:
-        # opened without blocking and checked on the open file: a FIFO hung np.load forever (red team, session 47)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:  # a FIFO hung np.load forever (red team, session 47)
+        f = open_regular(path)
+    except NotRegularFile as exc:
+        raise DistillDataError(f"{path} {_not_regular(exc.mode)}: give part files") from None
     except OSError as exc:
         raise DistillDataError(f"{path}: cannot open ({exc.strerror}): give a part file of distill generate") from None
-    f = os.fdopen(fd, "rb")
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        f.close()
-        raise DistillDataError(f"{path} {_not_regular(mode)}: give part files")
     try:
         with f, np.load(f, allow_pickle=False) as z:
             missing = [k for k in ARRAYS + SCALARS if k not in z.files and k not in OPTIONAL]
@@ -219,7 +216,7 @@ def _not_regular(mode: int | None) -> str:
         return "is a folder, not a part file (a folder given in --data stands for its part_*.npz files)"
     if mode is None:
         return "is a link to nothing, not a part file"
-    return "is not a regular file (a FIFO, device or socket)"
+    return f"is not a regular file but {kind_words(mode)}"
 
 
 def load_data(inputs: Iterable[str | Path]) -> tuple[dict[str, np.ndarray], dict[str, object]]:

@@ -30,7 +30,7 @@ import signal
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from meld8_env.config_io import is_int, short_repr
 from meld8_env.safe_text import one_line
@@ -288,19 +288,39 @@ class RunFolder:
         write_atomic(path, text)
 
 
+class NotRegularFile(OSError):
+    """What :func:`open_regular` names is there but no regular file; ``mode`` is its ``st_mode``."""
+
+    def __init__(self, path: Path, mode: int) -> None:
+        super().__init__(f"{path} is {kind_words(mode)}, not a regular file")
+        self.mode = mode
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` open for reading, opened without blocking and checked on the open file: a FIFO named eval.jsonl hung
+    a resume (red team, session 35), one among distill's parts the read (session 47). NotRegularFile when it is no
+    regular file; ``os.open``'s OSError (FileNotFoundError, ...) when it cannot be opened."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    f = os.fdopen(fd, "rb")
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        f.close()
+        raise NotRegularFile(path, mode)
+    return f
+
+
 def read_regular(path: Path) -> bytes | None:
-    """The bytes of ``path`` (None when it is not there); RunFolderError when it is there but no regular file. Opened
-    without blocking and checked on the open file: a FIFO named eval.jsonl hung a resume (red team, session 35)."""
+    """The bytes of ``path`` (None when it is not there); RunFolderError when it is there but no regular file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        f = open_regular(path)
     except FileNotFoundError:
         return None
+    except NotRegularFile as exc:
+        raise RunFolderError(f"{path} is not a regular file but {kind_words(exc.mode)}: move it out of "
+                             f"{path.parent}") from None  # fmt: skip
     except OSError as exc:
         raise RunFolderError(f"{path} cannot be read ({exc.strerror}); fix or move it") from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RunFolderError(f"{path} is not a regular file (a folder, FIFO, socket or device): move it out of "
-                                 f"{path.parent}")  # fmt: skip
+    with f:
         return f.read()
 
 
@@ -329,12 +349,12 @@ def check_kinds(path: Path, kinds: dict[str, tuple[str, str]]) -> None:
         ok = stat.S_ISREG(mode) if want == FILE else stat.S_ISDIR(mode)
         if not ok:
             should = "a regular file" if want == FILE else "a folder"
-            raise RunFolderError(f"{p} is not {should} but {_kind(mode)}: meld8 keeps {role} there; move it out of "
-                                 f"{p.parent} or choose another out")  # fmt: skip
+            raise RunFolderError(f"{p} is not {should} but {kind_words(mode)}: meld8 keeps {role} there; move it out "
+                                 f"of {p.parent} or choose another out")  # fmt: skip
 
 
-def _kind(mode: int) -> str:
-    """What a file of ``mode`` is, in words."""
+def kind_words(mode: int) -> str:
+    """What a file of ``mode`` (``st_mode``) is, in words: "a folder", "a FIFO", ..."""
     for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a file"),
                         (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
         if test(mode):
