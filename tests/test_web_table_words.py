@@ -316,3 +316,20 @@ def test_a_result_says_why_a_yaku_has_fewer_han_than_the_table_and_its_rounds_mi
                 else:
                     assert "R32" not in words
     assert lowered >= 3 and len({rules.min_han(x) for x in rounds}) == 2  # both minimums of the default rules
+
+
+def test_a_drawn_hand_cites_the_rules_that_draw_and_replay_it():
+    """It cited R39 (payments) for the draw and the replay; R14 draws the hand, R8 replays the round (a player's
+    walkthrough, session 47)."""
+    g = LiveGame(["greedy", "defensive"], seat=0, seed=10)
+    told = []
+    try:
+        while not g.over:
+            st = g.state()
+            told += [x for x in st["log"] if "exhausted" in x and x not in told]
+            g.play(_policy(st["request"]), st["seq"])
+        draws = sum(r["kind"] == "draw" for r in g.state()["results"])
+    finally:
+        g.close()
+    assert draws >= 1 and told
+    assert all(x.endswith("the wall is exhausted: the hand is drawn (R14) and the round replayed (R8)") for x in told)

@@ -287,7 +287,7 @@ class SeatView:
         docs/rules.md's 2, and Value Triplet 2 as one yaku of 2 (a player's walkthrough, session 47)."""
         name = yaku_name(yaku)
         base = YAKU_HAN.get(yaku)
-        if base is not None and han < base:  # R32: a called meld or the Joker, never both
+        if base is not None and han < base:  # R32: a called meld or the Joker (they do not stack: one reason is named)
             return f"{name}: {base}, less 1 for {'the called meld' if ev['meld'] else 'the Joker'} (R32)"
         each = self._rules.value_triplet_han if self._rules is not None else 0
         if yaku == "value_triplet" and each and han > each and han % each == 0:

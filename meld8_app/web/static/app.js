@@ -636,7 +636,8 @@ async function startViewer(mode) {
       ["probability / value", "how much the reference likes each option: a network's probability of playing it, or "
         + "a search's mean value over its rollouts (minus the expected final placement: higher is better)."],
       ["flagged", `a decision where the reference rates its own choice more than ${th.probability} probability (or `
-        + `${th.value} placements of value) above the move played.`],
+        + `${th.value} placements of value) above the move played; a bot, which rates nothing, flags every decision `
+        + "where it would play otherwise."],
     ];
     for (const [term, text] of [...words, ...EXPLAIN]) explain.append(el("dt", { text: term }), el("dd", { text }));
     box.append(el("h3", { text: `Review of ${names[review.seat]} (seat ${review.seat}) against ${review.agent}` }),
