@@ -361,6 +361,26 @@ def test_ctrl_c_in_generate_is_one_line_keeping_the_parts(tmp_path, capsys, monk
     )
 
 
+@pytest.mark.parametrize("saved", [False, True])
+def test_ctrl_c_in_train_says_whether_its_checkpoint_was_written(tmp_path, capsys, monkeypatch, saved):
+    """A Ctrl-C after the student was saved said "no checkpoint was written" beside the file (session 46's walk)."""
+    import training.distill as distill
+
+    out = tmp_path / "net.zip"
+
+    def interrupted(*args, **kwargs):
+        if saved:
+            out.write_bytes(b"the student")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(distill, "train_checkpoint", interrupted)
+    with pytest.raises(SystemExit) as exc:
+        distill.main(["train", "--data", str(tmp_path), "--out", str(out)])
+    said = f"{out} was written before the interrupt and is kept" if saved else f"no checkpoint was written to {out}"
+    assert exc.value.code == 130
+    assert capsys.readouterr().err == f"python -m training.distill train: interrupted: {said}\n"
+
+
 def test_init_takes_the_shipped_networks_by_name():
     from agents.registry import shipped_baseline
     from meld8_env.agent_spec import shipped_model

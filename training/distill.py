@@ -851,7 +851,11 @@ def main(argv: list[str] | None = None) -> None:
         kept = {
             "generate": f"the part files written so far are kept in {args.out}: rerun the same command to go on",
             "iterate": f"the rounds' files written so far are kept in {args.out}: rerun the same command to go on",
-            "train": f"no checkpoint was written to {args.out}",
+            # --out is refused when it exists, so one there now was written by this run, before the Ctrl-C: it was
+            # said to be missing (session 46)
+            "train": f"{args.out} was written before the interrupt and is kept"
+            if args.cmd == "train" and Path(args.out).is_file()
+            else f"no checkpoint was written to {args.out}",
         }[args.cmd]
         _fail(args.cmd, f"interrupted: {kept}", 130)
 
