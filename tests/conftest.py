@@ -23,3 +23,21 @@ def backend(request):
     hands.set_backend(request.param)
     yield request.param
     hands.set_backend(previous)
+
+
+class Hung(Exception):
+    """Raised by :func:`alarm`: a read that blocks (not an OSError, which ``meld8`` would report as one line)."""
+
+
+@pytest.fixture
+def alarm():
+    """Turns a read that blocks into :class:`Hung` after a few seconds (without a fix the test fails, not hangs)."""
+
+    def hung(*_):
+        raise Hung("a read blocked")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, 20)
+    yield
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, old)

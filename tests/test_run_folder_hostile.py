@@ -7,7 +7,6 @@ import json
 import os
 import pickle
 import shutil
-import signal
 import warnings
 import zipfile
 from pathlib import Path
@@ -23,24 +22,6 @@ pytest.importorskip("sb3_contrib")
 TINY = {"total_timesteps": 64, "n_envs": 8, "n_steps": 8, "batch_size": 64, "n_epochs": 1, "eval_every": 64,
         "eval_boards": 1, "checkpoint_every": 64, "net_arch": [32], "network": "separate", "features": False,
         "opponents": ["random", "random"], "eval_opponents": ["random", "random"], "progress": False}  # fmt: skip
-
-
-class Hung(Exception):
-    """Raised by the alarm: a read that blocks."""
-
-
-@pytest.fixture
-def alarm():
-    """A read that blocks fails the test after a few seconds instead of hanging it."""
-
-    def hung(*_):
-        raise Hung("a read blocked")
-
-    old = signal.signal(signal.SIGALRM, hung)
-    signal.setitimer(signal.ITIMER_REAL, 20)
-    yield
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture(scope="module")

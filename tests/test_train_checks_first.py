@@ -8,7 +8,6 @@ import io
 import json
 import os
 import shutil
-import signal
 import zipfile
 from pathlib import Path
 
@@ -22,10 +21,6 @@ TINY = {"total_timesteps": 64, "n_envs": 8, "n_steps": 8, "batch_size": 64, "n_e
         "eval_boards": 1, "checkpoint_every": 64, "net_arch": [32], "critic": "oracle", "critic_arch": [16],
         "bc_decisions": 0, "vf_warmup": 0, "opponents": ["greedy", "random"], "eval_opponents": ["greedy", "random"],
         "progress": False}  # fmt: skip
-
-
-class Hung(Exception):
-    """Raised by the alarm: a read that blocks (not an OSError, which ``meld8`` would report as one line)."""
 
 
 @pytest.fixture(scope="module")
@@ -162,20 +157,6 @@ def test_a_hand_edited_eval_log_refuses_the_resume_before_training(tiny, tmp_pat
     err = _resume(tiny[0], run, capsys)
     assert f"{log}: line 1" in err and says in err, err
     assert _snapshot(run) == before
-
-
-@pytest.fixture
-def alarm():
-    """Turns a read that blocks into :class:`Hung` after a few seconds (without a fix the test fails, not hangs)."""
-
-    def hung(*_):
-        raise Hung("a read blocked")
-
-    old = signal.signal(signal.SIGALRM, hung)
-    signal.setitimer(signal.ITIMER_REAL, 20)
-    yield
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, old)
 
 
 @pytest.mark.parametrize("name", ["eval.jsonl", "run.json"])

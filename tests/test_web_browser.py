@@ -453,21 +453,26 @@ def test_space_keeps_its_meaning_away_from_the_cards_and_actions(page):
         server.stop()
 
 
+def _play_to_the_tsumo(page) -> None:
+    """Play TSUMO_SEED as _move does, closing each result, up to the decision where Tsumo is offered."""
+    page.wait_for_selector("body[data-seq]")
+    for _ in range(60):
+        if _body(page, "view") == "result":
+            seen = _body(page, "seen")
+            page.click("#result-continue")
+            page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
+        elif page.query_selector('#controls button[data-action-id="52"]'):
+            return
+        else:
+            _move(page)
+
+
 def test_with_tsumo_offered_focus_is_on_tsumo_and_space_does_not_discard(page):
     """Tsumo offered: Enter threw the winning hand away (focus on the first card); it now declares the win."""
     server = _live(TSUMO_SEED)
     try:
         page.goto(server.url)
-        page.wait_for_selector("body[data-seq]")
-        for _ in range(60):
-            if _body(page, "view") == "result":
-                seen = _body(page, "seen")
-                page.click("#result-continue")
-                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
-            elif page.query_selector('#controls button[data-action-id="52"]'):
-                break
-            else:
-                _move(page)
+        _play_to_the_tsumo(page)
         assert page.query_selector('#controls button[data-action-id="52"]'), "the seed's Tsumo"
         assert _focused(page) == "tsumo"
         seq, hand = _body(page, "seq"), _hand(page)
@@ -488,16 +493,7 @@ def test_a_tsumo_on_offer_is_said_at_the_table_and_a_discard_declining_it_asks_t
     server = _live(TSUMO_SEED)
     try:
         page.goto(server.url)
-        page.wait_for_selector("body[data-seq]")
-        for _ in range(60):
-            if _body(page, "view") == "result":
-                seen = _body(page, "seen")
-                page.click("#result-continue")
-                page.wait_for_function(f"document.body.dataset.seen !== '{seen}'")
-            elif page.query_selector('#controls button[data-action-id="52"]'):
-                break
-            else:
-                _move(page)
+        _play_to_the_tsumo(page)
         assert "your hand wins" in page.inner_text("#tsumo-offer")
         seq, hand = _body(page, "seq"), _hand(page)
         card = page.locator("#hand button.card:enabled >> nth=0")
