@@ -69,7 +69,7 @@ class OutputLock(run_folder.OutputLock):
 def run(cfg: TournamentConfig) -> dict:
     """Play (or resume) the tournament and write its outputs; returns results.json's content."""
     from agents.registry import load_agent
-    from meld8_env.agent import records_refusal, wants_records
+    from meld8_env.agent import plays_streams, records_refusal, wants_records
 
     if cfg.boards < 1:
         raise TournamentError(f"boards must be >= 1, got {cfg.boards}")
@@ -93,20 +93,25 @@ def run(cfg: TournamentConfig) -> dict:
     _check_folder_use(cfg, out)
     # fail fast with a clear error, the seat-protocol bots last: starting one writes its log under OUT/bots, which
     # must not happen when another agent's name is wrong, nor when the log a resume continues is refused
-    streaming = {spec for spec in cfg.agents if spec.startswith("cmd:")}  # the agents that may fault
-    checked = None
-    for spec in sorted(dict.fromkeys(cfg.agents), key=lambda s: s.startswith("cmd:")):
-        if spec.startswith("cmd:") and cfg.resume and checked is None:
-            checked = _resume_check(cfg, out, streaming)
+    specs = list(dict.fromkeys(cfg.agents))
+    bots = [spec for spec in specs if spec.startswith("cmd:")]
+    streaming = set(bots)  # the agents that may fault: the outside bots, and a plug-in that plays the protocol
+
+    def load_check(spec: str) -> None:
         agent = load_agent(spec, cfg.rules, trust=cfg.trust_checkpoints, bots=cfg.bot_options())
-        if getattr(agent, "plays_streams", False):
+        if plays_streams(agent):
             streaming.add(spec)
         if hasattr(agent, "close"):
             agent.close()
         if wants_records(agent):  # refused before the output folder is touched, not at its first decision
             raise TournamentError(records_refusal(spec, "a tournament"))
-    if cfg.resume and checked is None:
-        checked = _resume_check(cfg, out, streaming)
+
+    for spec in specs:
+        if spec not in bots:
+            load_check(spec)
+    checked = _resume_check(cfg, out, streaming) if cfg.resume else None  # before any bot writes its log
+    for spec in bots:
+        load_check(spec)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # the command line checks this first (meld8_env.paths.output_path); run() is public
