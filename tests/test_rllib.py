@@ -278,6 +278,39 @@ def test_a_second_run_into_the_same_folder_and_a_corrupted_league_state_are_one_
         train(RllibConfig.load(None, [f"out={tmp_path}", "progress=false", "resume=true"]))
 
 
+@pytest.mark.parametrize(
+    "name, make, says",
+    [
+        ("checkpoint.tmp", "link", "is not a folder but a symbolic link"),  # RLlib's files went where it pointed
+        ("policy_it3", "link", "is not a folder but a symbolic link"),  # a resume's export of iteration 3 wrote there
+        ("best.tmp", "file", "is not a folder but a file"),  # failed after the iteration had trained
+        ("metrics.jsonl", "folder", "is not a regular file but a folder"),
+        ("checkpoint.old", "link", "is not a folder but a symbolic link"),
+        ("best", "file", "is not a folder but a file"),
+    ],
+)
+def test_a_fixed_name_of_the_wrong_kind_is_refused_before_anything_is_written(tmp_path, name, make, says):
+    """Session 48: the SB3 trainer checked the kind of each name it writes (session 47), the RLlib one did not."""
+    from training.rllib_train import RllibConfig, train
+
+    out, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    if make == "link":
+        (out / name).symlink_to(elsewhere)
+    elif make == "file":
+        (out / name).write_text("x\n")
+    else:
+        (out / name).mkdir()
+    (out / "checkpoint").mkdir()  # a run to resume: most of these names alone mark a run that never saved
+    (out / "checkpoint" / "league.json").write_text('{"iteration": 2}')
+    (out / "run.json").write_text('{"backend": "rllib"}')
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(ValueError, match=f"^{out / name} {says}: meld8 keeps .* move it out of"):
+        train(RllibConfig.load(None, [f"out={out}", "progress=false", "resume=true"]))
+    assert sorted(p.name for p in out.iterdir()) == before and not any(elsewhere.iterdir())
+
+
 def test_reset_with_a_seed_plays_the_game_of_that_seed_as_every_other_face():
     """Seeds audit, session 35: reset(seed=42) played the game seeded by a draw from default_rng(42), not game 42
     as Meld8Vector, the PettingZoo env and the Gymnasium faces do."""

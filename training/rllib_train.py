@@ -49,6 +49,9 @@ from meld8_env.rules import RuleConfig
 from training.evaluation import evaluate
 from training.ray_setup import quiet_loggers, quiet_ray
 from training.run_folder import (
+    FILE,
+    FOLDER,
+    SCRATCH,
     OutputLock,
     RunFolder,
     RunFolderError,
@@ -343,7 +346,7 @@ def _check_folder(
     holds another run, a league state meld8 did not write, or a checkpoint the options do not fit
     (``locked``: the caller holds the folder's lock)."""
     saved = _latest_checkpoint(folder.path)
-    check_run_folder(folder, cfg.resume, saved is not None, f"{CHECKPOINT}/", locked)
+    check_run_folder(folder, cfg.resume, saved is not None, f"{CHECKPOINT}/", locked, rllib_kinds(folder.path))
     league = {"iteration": 0, "filled": 0, "next_slot": 0, "best": None, "timesteps": 0, "evaluated": -1}
     if saved is None:
         return None, league
@@ -583,6 +586,27 @@ def _save(algo, out: Path, league: dict[str, Any]) -> None:
     algo.save(str(tmp.resolve()))
     (tmp / LEAGUE_STATE).write_text(json.dumps(league))
     swap_in(tmp, out / CHECKPOINT)
+
+
+def rllib_kinds(out: Path) -> dict[str, tuple[str, str]]:
+    """The fixed names this trainer writes in run folder ``out`` besides ``training.run_folder.SHARED_KINDS``, each
+    with its kind and role, checked before anything is written (as the SB3 trainer's ``SB3_KINDS``): a link named
+    ``checkpoint.tmp`` or ``policy_it3`` took RLlib's files into the folder it pointed to, a file named ``best.tmp``
+    failed after the iteration had trained (session 48). Every ``policy_it<N>`` already there is an exported policy
+    (a later export of iteration N writes into it)."""
+    kinds = {
+        CHECKPOINT: (FOLDER, "the run's checkpoint"),
+        f"{CHECKPOINT}.tmp": (SCRATCH, "the scratch folder of a checkpoint being written"),
+        f"{CHECKPOINT}.old": (SCRATCH, "the checkpoint being replaced"),
+        "best": (FOLDER, "the best evaluated policy"),
+        "best.tmp": (SCRATCH, "the scratch copy of the best policy being written"),
+        "best.old": (SCRATCH, "the best policy being replaced"),
+        "metrics.jsonl": (FILE, "the learner's metrics log"),
+        "metrics.jsonl.tmp": (FILE, "the scratch copy of metrics.jsonl being written"),
+    }
+    for p in sorted(Path(out).glob("policy_it*")) if Path(out).is_dir() else []:
+        kinds[p.name] = (SCRATCH, f"the policy exported at iteration {p.name.removeprefix('policy_it')}")
+    return kinds
 
 
 def _latest_checkpoint(out: Path) -> Path | None:
