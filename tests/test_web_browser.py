@@ -513,6 +513,42 @@ def test_a_tsumo_on_offer_is_said_at_the_table_and_a_discard_declining_it_asks_t
         server.stop()
 
 
+RON_SEED = 8  # default rules, greedy and defensive: discarding the first card you may, greedy's 4♦ wins your hand
+
+
+def test_a_ron_on_offer_is_said_at_the_table_with_focus_on_ron_and_enter_takes_it(page):
+    """An opponent's discard that completes your hand: the claim box says it wins your hand, focus is on Ron (before
+    Tsumo and Pass: Enter once passed a Ron, session 47) and Enter declares the win."""
+    server = _live(RON_SEED)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("#hand button.card:enabled")
+        for _ in range(10):  # discard the first card you may (pass any other claim) until the Ron is offered
+            if page.query_selector('#controls button[data-action-id="53"]'):
+                break
+            assert _body(page, "view") == "table" and not page.query_selector("#controls button.win")
+            seq = _body(page, "seq")
+            if page.query_selector('#controls button[data-name="pass"]'):
+                page.click('#controls button[data-name="pass"]')
+            else:
+                page.locator("#hand button.card:enabled >> nth=0").click()
+            page.wait_for_function(f"document.body.dataset.seq !== '{seq}'")
+        assert page.query_selector('#controls button[data-action-id="53"]'), "the seed's Ron offer"
+        offer = page.query_selector("#center .claim-box.win-offer")  # said at the table, not only by the button
+        assert offer and re.fullmatch(
+            r"greedy discards\s*4\s*♦\s*— it wins your hand: Ron \(r\) or pass \(x\)\?", offer.inner_text()
+        )
+        assert page.query_selector('.pond .card.claim[data-card="4d"]')  # the winning discard marked on the table
+        assert _focused(page) == "ron"  # the Ron button, not Pass
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#result-view")
+        assert page.inner_text("#win").endswith("you win by Ron on greedy's 4♦")
+        assert page.query_selector(".seat.winner .card.wincard")
+        assert _body(page, "results") == "1" and "you Ron on greedy" in page.inner_text("#history")
+    finally:
+        server.stop()
+
+
 def test_a_log_line_keeps_its_number(page):
     """The log shows the last 40 lines; they were numbered from 1 each time, so a line's number changed."""
     server = _live(JOKER_SEED)
@@ -567,7 +603,68 @@ def test_at_1280x800_your_hand_stays_in_the_window_at_the_game_end(browser, tmp_
         assert page.evaluate("scrollY") == 0 and hand["y"] + hand["height"] <= 800, hand
         assert "review your decisions" in page.inner_text("#gameend-box")  # all of it still there, scrolled to
         page.set_viewport_size({"width": 1280, "height": 1000})  # a taller window: the whole panel again
-        page.wait_for_function("(b => b.scrollHeight <= b.clientHeight)(document.querySelector('#gameend-box'))")
+        page.wait_for_function(  # nothing in it scrolls (the panel, its notes)
+            "[...document.querySelectorAll('#gameend-box, .gameend-notes')]"
+            ".every(n => n.scrollHeight <= n.clientHeight)"
+        )
+    finally:
+        server.stop()
+        ctx.close()
+    assert errors == [], errors
+
+
+THREE_WAY_TIE_SEED = 110  # SHORT rules, greedy and defensive, played as _move does: all three end on 30,000
+
+
+def _shown(page, selector: str) -> bool:
+    """Every element the selector finds lies inside the window and inside the visible part of each box around it
+    that scrolls (a button scrolled away inside its panel is not shown, whatever its place on the page)."""
+    return page.evaluate(
+        """(sel => [...document.querySelectorAll(sel)].every(t => {
+          const r = t.getBoundingClientRect();
+          let top = 0, bottom = window.innerHeight, left = 0, right = window.innerWidth;
+          for (let n = t.parentElement; n && n !== document.body; n = n.parentElement) {
+            const st = getComputedStyle(n);
+            if (st.overflowX === "visible" && st.overflowY === "visible") continue;
+            const c = n.getBoundingClientRect();
+            top = Math.max(top, c.top); bottom = Math.min(bottom, c.bottom);
+            left = Math.max(left, c.left); right = Math.min(right, c.right);
+          }
+          return r.height > 0 && r.top >= top - 0.5 && r.bottom <= bottom + 0.5 && r.left >= left - 0.5
+            && r.right <= right + 0.5;
+        }))"""
+        + f"({json.dumps(selector)})"
+    )
+
+
+def test_at_1280x800_a_tied_game_end_keeps_its_scores_and_buttons_in_view(browser, tmp_path):
+    """The longest game-end panel (a three-way tie said in words, the saved game's long paths) at 1280x800: the whole
+    score table and every button stay in view while the rest scrolls inside the panel, read to its end."""
+    ctx, page, errors = _page(browser, 1280, 800)
+    folder = tmp_path / "a-rather-long-folder-name-for-the-saved-games" / "of-this-player"
+    server = _live(THREE_WAY_TIE_SEED, _short(), replay_dir=folder)
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("body[data-seq]")
+        _play_on(page)
+        assert _body(page, "view") == "game-end"
+        tie = (
+            "defensive and you and greedy tied on 30,000 points: defensive ahead of you ahead of greedy (seat order "
+            "from the first dealer, defensive; R40)."
+        )
+        assert page.inner_text("#gameend-box p.tie") == tie
+        assert len(page.query_selector_all("#gameend-box button")) >= 1
+        assert page.evaluate("scrollY") == 0
+        assert _shown(page, "#gameend") and _shown(page, "#gameend-box button") and _shown(page, "#gameend-box p.tie")
+        # read the panel to its end (the commands to paste): the scores and the buttons stay where they are
+        page.evaluate("[...document.querySelectorAll('#gameend-box, #gameend-box *')].forEach(n => n.scrollTop = 1e6)")
+        assert _shown(page, "#gameend-box p.saved:last-of-type")
+        assert _shown(page, "#gameend") and _shown(page, "#gameend-box button")
+        hand = page.locator(".seat.pos-me .hand-row").bounding_box()
+        assert page.evaluate("scrollY") == 0 and hand["y"] + hand["height"] <= 800, hand
+        seq = _body(page, "seq")
+        page.click("#new-game-center")  # the panel's own button starts the next game
+        page.wait_for_function(f"document.body.dataset.view !== 'game-end' || document.body.dataset.seq !== '{seq}'")
     finally:
         server.stop()
         ctx.close()
@@ -763,6 +860,56 @@ def test_viewer_steps_through_a_tournament_game_and_stops_on_each_result(page, t
         assert len(page.query_selector_all("#history li")) == len(marks)
     finally:
         server.stop()
+
+
+def test_viewer_step_buttons_on_a_phone_are_in_view_without_scrolling(browser, tmp_path):
+    """At 390x844 the viewer's step buttons sat below the table (a long scroll after each step): they stay in the
+    window, on top of nothing they hide for good (the page's end scrolls clear of them), and a tap steps."""
+    from meld8_app.cli.view import viewer_data
+    from meld8_app.web.app import create_app
+
+    _, data = viewer_data(str(_tournament_log(tmp_path)), 2)
+    last = len(data["frames"]) - 1
+    server = Server(create_app("view", replay=data))
+    ctx, page, errors = _page(browser, 390, 844)
+    nav = ["#prev-hand", "#prev", "#next", "#next-hand", "#next-result"]
+
+    def in_view() -> None:
+        assert page.evaluate("scrollY") == 0
+        for sel in nav:
+            box = page.locator(sel).bounding_box()
+            assert (
+                0 <= box["x"] and box["x"] + box["width"] <= 390 and 0 <= box["y"] and box["y"] + box["height"] <= 844
+            )
+            on_top = f"(b => document.elementFromPoint({box['x'] + box['width'] / 2}, {box['y'] + box['height'] / 2})"
+            assert page.evaluate(on_top + f".closest('button') === b)(document.querySelector('{sel}'))"), sel
+
+    try:
+        page.goto(server.url)
+        page.wait_for_selector("body[data-frame='0']")
+        in_view()
+        page.click("#next-result")  # a result frame: the tallest table (the result panel in its middle)
+        page.wait_for_function("document.body.dataset.view === 'result'")
+        frame = int(_body(page, "frame"))
+        in_view()
+        page.click("#next")
+        page.wait_for_selector(f"body[data-frame='{frame + 1}']")
+        page.click("#prev")
+        page.wait_for_selector(f"body[data-frame='{frame}']")
+        assert page.evaluate("scrollY") == 0  # the taps stepped without the page scrolling to the buttons
+        page.keyboard.press("End")
+        page.wait_for_selector(f"body[data-frame='{last}']")
+        in_view()
+        # the page's end (the keys' line) scrolls clear of the buttons
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        keys = page.locator("#keys").bounding_box()
+        assert keys["y"] + keys["height"] <= min(page.locator(s).bounding_box()["y"] for s in nav) + 0.5
+        page.click("#prev")
+        page.wait_for_selector(f"body[data-frame='{last - 1}']")
+    finally:
+        server.stop()
+        ctx.close()
+    assert errors == [], errors
 
 
 def _review_server(tmp_path: Path, agent: str):

@@ -277,7 +277,11 @@ function ledger(res, s, names, last) {
   return t;
 }
 
-function gameEndView(s, names, extra = []) {
+// The game-end panel: its title with the buttons, the final scores, then the notes (how a tie was placed, the saved
+// game's commands to paste). Where the panel is short of room (1280x800: a tie in words and long paths) only the notes
+// scroll: the scores and the buttons stay in view (scrolling the whole panel took the table's top out of view, and
+// with less room its New game button).
+function gameEndView(s, names, { buttons = [], notes = [] } = {}) {
   const g = s.game_end;
   const t = el("table", { id: "gameend" },
     el("caption", { text: "Final score = score after the last hand + placement points (R40)" }),
@@ -300,7 +304,9 @@ function gameEndView(s, names, extra = []) {
       ? `${t.map((x) => names[x]).join(" ahead of ")} (seat order from the first dealer, ${names[s.chiicha]}; R40)` : null;
   const tied = ties.filter((t) => how(t) !== null).map((t) => el("p", { class: "tie",
     text: `${t.map((x) => names[x]).join(" and ")} tied on ${fmt(g.raw_scores[t[0]])} points: ${how(t)}.` }));
-  return el("section", { id: "gameend-box" }, el("h2", { text: `Game over${place}` }), t, ...tied, ...extra);
+  const head = el("div", { class: "gameend-head" }, el("h2", { text: `Game over${place}` }), ...buttons);
+  const more = [...tied, ...notes];
+  return el("section", { id: "gameend-box" }, head, t, more.length ? el("div", { class: "gameend-notes" }, ...more) : null);
 }
 
 const ordinal = (n) => `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n] ?? "th"}`; // places 1-3 (R40)
@@ -330,6 +336,8 @@ function renderLog(lines, said, cut = 0) {
 
 // A result or the game-end panel in the middle of the table must not push your own hand below the window (1280x800
 // with two rows of discards): where the felt fills the window, the panel gets the height left and scrolls inside.
+// The game-end panel scrolls its notes only, and is never cut shorter than its title, buttons, scores and a line of
+// notes: with less room than that the page scrolls instead of hiding the scores.
 function fitCenter() {
   const panel = document.querySelector("#center > #result-view, #center > #gameend-box");
   if (!panel) return;
@@ -337,7 +345,10 @@ function fitCenter() {
   if (!window.matchMedia("(min-width: 641px)").matches) return; // a phone: the page scrolls, the table is stacked
   const pad = parseFloat(getComputedStyle(document.querySelector("main")).paddingBottom) || 0;
   const over = $("table").getBoundingClientRect().bottom + window.scrollY + pad - window.innerHeight;
-  if (over > 0.5) panel.style.maxHeight = `${Math.max(panel.offsetHeight - over, 160)}px`;
+  const notes = panel.querySelector(".gameend-notes");
+  const least = panel.id !== "gameend-box" ? 160
+    : panel.offsetHeight - (notes ? notes.offsetHeight - Math.min(notes.scrollHeight, 48) : 0);
+  if (over > 0.5) panel.style.maxHeight = `${Math.max(panel.offsetHeight - over, least)}px`;
 }
 window.addEventListener("resize", fitCenter);
 
@@ -481,12 +492,12 @@ function startPlay() {
         : more > 0 ? `Next result ▸ (${more} more; click or any key)` : "Continue ▸ (click or any key)";
       center.push(resultView(result, state, names, { last, onContinue: dismiss, continueText: text }));
     } else if (state.game_end) {
-      const extra = [el("button", { class: "continue", id: "new-game-center", text: "New game (n)", onclick: newGame })];
+      const buttons = [el("button", { class: "continue", id: "new-game-center", text: "New game (n)", onclick: newGame })];
       ending = state.results.at(-1) ?? null; // the table stays as the last hand ended: its winner's cards shown
-      if (state.replay_file) extra.push(el("p", { class: "saved", text: `saved: ${state.replay_file}` }),
+      const notes = !state.replay_file ? [] : [el("p", { class: "saved", text: `saved: ${state.replay_file}` }),
         el("p", { class: "saved", text: `watch it: meld8 view ${state.replay_file}` }),
-        el("p", { class: "saved", text: `review your decisions: meld8 review ${state.replay_file} --seat ${state.seat}` }));
-      center.push(gameEndView(state, names, extra));
+        el("p", { class: "saved", text: `review your decisions: meld8 review ${state.replay_file} --seat ${state.seat}` })];
+      center.push(gameEndView(state, names, { buttons, notes }));
     } else if (state.request && state.request.phase === "claim") {
       const r = state.request;
       // a Ron offer said what a Pon offer says: only the side panel's button told it was a win (a player's
