@@ -491,7 +491,12 @@ class SearchAgent(Agent):
             net_act[ask], net_probs[ask] = self._net.decide(obs[ask], masks[ask])
         if disc.size:
             rows, cards, dist, accept, _ = discard_table(
-                d["hand"][disc], d["melds"][disc, 0], d["unseen"][disc], discard_masks(masks[disc]), all_acceptance=True
+                d["hand"][disc],
+                d["melds"][disc, 0],
+                d["unseen"][disc],
+                discard_masks(masks[disc]),
+                all_acceptance=True,
+                one_pass=True,
             )
             P = self.rules.num_players
             total = np.zeros(len(rows), np.int64)

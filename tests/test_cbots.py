@@ -585,6 +585,25 @@ def test_one_pass_table_near_winning_equals_per_discard():
     assert check_discard_table(0, 0, cases) >= 40_000
 
 
+@pytest.mark.parametrize("cases", ["real and random", "near winning"])
+def test_discard_table_one_pass_gives_the_per_discard_table(cases):
+    """``features.discard_table(..., one_pass=True)`` (the search's candidates and the networks' features, session
+    48) is the per-discard table exactly, arrays and dtypes, batched and row by row, with every count or only the
+    tie-breaking ones. (Under ``MELD8_BACKEND=python`` the flag is not read: the per-discard path runs.)"""
+    from meld8_env.features import discard_table
+
+    args = discard_cases(150, seed=48) if cases == "real and random" else near_win_cases(600, seed=49)
+    for every in (False, True):
+        for sl in [slice(None)] + [slice(i, i + 1) for i in range(0, len(args[0]), 37)]:
+            part = tuple(x[sl] for x in args)
+            want = discard_table(*part, all_acceptance=every)
+            got = discard_table(*part, all_acceptance=every, one_pass=True)
+            for name, w, g in zip(("rows", "cards", "dist", "accept", "best"), want, got):
+                assert w.dtype == g.dtype and np.array_equal(w, g), (
+                    f"{name} differs (all_acceptance={every}): {mask_str(int(part[0][0]))} ..."
+                )
+
+
 @pytest.mark.slow
 def test_one_pass_table_near_winning_equals_per_discard_200k():
     assert check_discard_table(0, 0, near_win_cases(200_000, seed=44)) >= 1_000_000
