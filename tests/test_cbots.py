@@ -598,7 +598,7 @@ def test_discard_table_one_pass_gives_the_per_discard_table(cases):
             part = tuple(x[sl] for x in args)
             want = discard_table(*part, all_acceptance=every)
             got = discard_table(*part, all_acceptance=every, one_pass=True)
-            for name, w, g in zip(("rows", "cards", "dist", "accept", "best"), want, got):
+            for name, w, g in zip(("rows", "cards", "dist", "accept", "best"), want, got, strict=True):
                 assert w.dtype == g.dtype and np.array_equal(w, g), (
                     f"{name} differs (all_acceptance={every}): {mask_str(int(part[0][0]))} ..."
                 )
