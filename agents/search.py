@@ -124,9 +124,11 @@ from meld8_env.actions import DISCARD_MAX, NUM_ACTIONS, PASS, RON, TSUMO
 from meld8_env.agent import Agent, reseed_in_place
 from meld8_env.cardmask import discard_masks
 from meld8_env.codes import Phase, Result
+from meld8_env.config_io import short_repr
 from meld8_env.engine.fast import STATE_DTYPE
 from meld8_env.engine.records import put_records, refresh, take_records
 from meld8_env.features import danger, discard_table
+from meld8_env.infoset import InfoSet
 from meld8_env.observation import decode
 from meld8_env.placement import shipped_table
 from meld8_env.policies import EXTERNAL_CODE, POLICY
@@ -258,6 +260,15 @@ def screens(opts: dict[str, object]) -> bool:
 
 
 def check_options(opts: dict[str, object]) -> dict[str, object]:
+    # SearchAgent(**options) bypasses parse_options: an unknown key was ignored, worlds=2.5 or '8' taken, and None,
+    # nan or inf failed in int() without naming the option (red team, session 48b)
+    for key, value in opts.items():
+        if key not in OPTIONS:
+            raise ValueError(f"search option {str(key)[:40]!r}: unknown: use one of {', '.join(OPTIONS)}")
+        if OPTIONS[key][0] is int and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+            raise TypeError(f"search option {key}={str(value)[:40]!r}: give an integer, got {type(value).__name__}")
+        if OPTIONS[key][0] is str and not isinstance(value, str):
+            raise TypeError(f"search option {key}={str(value)[:40]!r}: give a string, got {type(value).__name__}")
     full = {k: spec[1] for k, spec in OPTIONS.items()} | opts
     for key in ("worlds", "cands", "stages"):
         if not 1 <= int(full[key]) <= 4096:
@@ -315,8 +326,8 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
         )
     if int(full["stages"]) > int(full["worlds"]):
         raise ValueError(
-            f"search option stages={full['stages']}: each stage rolls out at least one world, so at most "
-            f"worlds={full['worlds']}"
+            f"search option stages={full['stages']}{'' if 'stages' in opts else ' (the default)'}: each stage rolls "
+            f"out at least one world, so at most worlds={full['worlds']}"
         )
     for key in ("final", "split"):
         if key in opts and int(full["stages"]) == 1:
@@ -353,6 +364,19 @@ def check_options(opts: dict[str, object]) -> dict[str, object]:
     return full
 
 
+def is_cheating(opts: dict[str, object]) -> bool:
+    """Whether a search with these (full) options is a CHEATING diagnostic that reads the true records
+    (``cheat=1..4``, ``ron=truth|status``)."""
+    return bool(opts["cheat"]) or opts["ron"] in ("truth", "status")
+
+
+def cheats(options: str) -> bool:
+    """Whether ``search:OPTIONS`` is a CHEATING diagnostic, from its options alone (no network is loaded): a face
+    that never hands out the true records refuses it before it reads anything (``meld8 review``). A bad option is
+    the ValueError :func:`load_search` raises."""
+    return is_cheating(check_options(parse_options(options)))
+
+
 class SearchAgent(Agent):
     name = "search"
     wants_infoset = True
@@ -361,7 +385,7 @@ class SearchAgent(Agent):
         super().__init__(rules, seed)
         self.opts = check_options(dict(options))
         # the CHEATING diagnostics read the true records (cheat=1..4, ron=truth|status); named apart in results
-        self.cheating = bool(self.opts["cheat"]) or self.opts["ron"] in ("truth", "status")
+        self.cheating = is_cheating(self.opts)
         if self.cheating:
             self.name = "search-CHEAT"
             self.wants_records = True  # meld8_env.agent.Agent.wants_records
@@ -400,6 +424,11 @@ class SearchAgent(Agent):
             # a command's --trust-checkpoint never reaches a search's networks: do not suggest it
             why = str(exc).replace(f". {TRUST_ADVICE}", ": a search option loads only meld8's own checkpoints")
             raise ValueError(f"search option {key}={self.opts[key]}: {why}") from None
+        except OSError as exc:  # a path the system refuses (File name too long) came out of pathlib (session 48b)
+            raise ValueError(
+                f"search option {key}={str(self.opts[key])[:80]}: cannot read the checkpoint "
+                f"({exc.strerror or type(exc).__name__}): give the path of a checkpoint .zip"
+            ) from None
 
     # -- the agent protocol ---------------------------------------------------------------------------
     def act_batch(
@@ -411,8 +440,7 @@ class SearchAgent(Agent):
             return self._act_batch(obs, masks, infosets, records)
 
     def _act_batch(self, obs: np.ndarray, masks: np.ndarray, infosets: list | None, records: np.ndarray | None):
-        obs = np.asarray(obs)
-        masks = np.asarray(masks).astype(bool)
+        obs, masks = self._batch(obs, masks, records)
         n = len(masks)
         if self.cheating and records is None:
             raise ValueError(
@@ -425,6 +453,7 @@ class SearchAgent(Agent):
             return self._defensive.act_batch(obs, masks)
         if infosets is None:
             infosets = [sb.infoset_of(records[i], int(records[i]["acting"]), self.rules) for i in range(n)]
+        self._check_infosets(masks, infosets)
         out, cands, net_act = self._candidates(obs, masks, infosets)
         todo = [i for i in range(n) if out[i] < 0]
         self.last_values = [{} for _ in range(n)]
@@ -453,6 +482,76 @@ class SearchAgent(Agent):
                 self.last_values[i] = per_action_values(vals)
         return out
 
+    def _batch(self, obs, masks, records) -> tuple[np.ndarray, np.ndarray]:
+        """(obs, bool masks) of one ``act_batch`` call, or one ValueError: the shapes, masks of 0 / 1 with a legal
+        action in every row, and the true records (diagnostics) one live engine record per row. Checked once a
+        call, where the batch comes in (red team, session 48: a 1-d row, a short mask, a row with nothing legal
+        or a bare record failed with IndexError / AxisError deep inside, and a mask of 0.5 or -1 was read as
+        legal here but as illegal by the bots)."""
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        if obs.ndim != 2 or masks.shape != (len(obs), NUM_ACTIONS):
+            raise ValueError(
+                f"search: act_batch takes observations (B, D) and masks (B, {NUM_ACTIONS}) for the same B rows, got "
+                f"shapes {obs.shape} and {masks.shape}"
+            )
+        if masks.dtype != bool:
+            if masks.dtype.kind not in "uif" or not ((masks == 0) | (masks == 1)).all():
+                raise ValueError(
+                    f"search: masks hold 0 or 1 per action (bool), got {masks.dtype} values beside 0 and 1"
+                )
+            masks = masks.astype(bool)
+        empty = np.flatnonzero(~masks.any(axis=1))
+        if empty.size:
+            raise ValueError(
+                f"search: masks row {int(empty[0])} has no legal action (a finished game, or a seat that is not asked "
+                "to act): ask the agent only for the seat that acts"
+            )
+        if records is not None:
+            if not isinstance(records, np.ndarray) or records.dtype != STATE_DTYPE or records.shape != (len(masks),):
+                got = (
+                    f"{records.dtype} of shape {records.shape}"
+                    if isinstance(records, np.ndarray)
+                    else type(records).__name__
+                )
+                raise ValueError(
+                    f"search: records must be a 1-d array of {len(masks)} engine records (STATE_DTYPE), one per row, "
+                    f"got {got}"
+                )
+            over = np.flatnonzero(records["phase"] == int(Phase.OVER))
+            if over.size:
+                raise ValueError(f"search: records row {int(over[0])} is a finished game: no seat acts in it")
+        return obs, masks
+
+    def _check_infosets(self, masks: np.ndarray, infosets) -> None:
+        """One ValueError (TypeError for what is no InfoSet) unless ``infosets`` holds, for each row, the information
+        set of the seat that acts there: its legal actions are the row's mask. An infoset of another seat, state or
+        rule set failed deep inside the sampler or the rollouts (red team, session 48); the rest of it is checked
+        where the worlds are sampled (``InfoSet.check``)."""
+        try:
+            k = len(infosets)
+        except TypeError:
+            raise TypeError(
+                f"search: infosets must be a list of InfoSet, one per row, got {short_repr(infosets)}"
+            ) from None
+        if k != len(masks):
+            raise ValueError(f"search: {k} infosets for {len(masks)} rows: give one per row")
+        legal = np.packbits(masks, axis=1, bitorder="little").view("<u8")[:, 0].tolist()
+        for i, (info, want) in enumerate(zip(infosets, legal, strict=True)):
+            if not isinstance(info, InfoSet):
+                raise TypeError(
+                    f"search: infosets[{i}] is not an InfoSet (meld8_env.infoset.infoset), got {short_repr(info)}"
+                )
+            if info.num_players != self.rules.num_players:
+                raise ValueError(
+                    f"search: infosets[{i}] is of a {info.num_players}-player game, the agent plays "
+                    f"{self.rules.num_players}-player rules"
+                )
+            if info.legal != want:
+                raise ValueError(
+                    f"search: infosets[{i}] is not the acting seat's information set of row {i}: its legal actions "
+                    f"({info.legal:#x}) are not the row's mask ({want:#x})"
+                )
+
     def hint_values(self, obs: np.ndarray, mask: np.ndarray, infoset, record: np.ndarray | None = None) -> dict:
         """Per-action mean leaf values of one decision (the review's hint): {action: (value, weight)} (with
         ``menu``, each action's continuation that the verdict read)."""
@@ -470,6 +569,12 @@ class SearchAgent(Agent):
         forward pass gives both its ranking and its move."""
         n = len(masks)
         d = decode(obs, self.rules)
+        for i, (hand, info) in enumerate(zip(d["hand"].tolist(), infosets, strict=True)):
+            if hand != info.hand:  # another seat's or state's row failed inside discard_table (red team, session 48)
+                raise ValueError(
+                    f"search: obs row {i} is not the decision of infosets[{i}]: its hand ({hand:#x}) is not the "
+                    f"infoset's ({info.hand:#x})"
+                )
         rnd = obs[:, _round_slice(self.rules)].argmax(axis=1)
         late = self._late(rnd) & (int(self.opts["win_rounds"]) > 0)
         out = np.full(n, -1, np.int64)
@@ -948,4 +1053,6 @@ def _round_slice(rules: RuleConfig) -> slice:
 
 def load_search(options: str, rules: RuleConfig, seed: int) -> SearchAgent:
     """The agent of spec ``search`` / ``search:k=v,...`` (ValueError in one line on a bad option)."""
+    if not isinstance(options, str):  # an int raised AttributeError from the parser (session 48b)
+        raise TypeError(f"search options must be a string (k=v,k=v), got {type(options).__name__}")
     return SearchAgent(rules=rules, seed=seed, **parse_options(options))

@@ -23,7 +23,9 @@ Methods:
   the C evaluator ``meld8_env.hands.waits_batch``).
   If no proposal has the status, the first proposal is kept (the world then misses its drawn status;
   :data:`LAST_STATS` counts these). Weights are 1: the sequential rejection draws each later opponent
-  from what earlier ones left, a small bias we accept rather than estimate.
+  from what earlier ones left, a small bias we accept rather than estimate. An opponent holding a drawn card
+  (8 cards with its meld: it drew, or it just called; another seat's infoset, never the acting seat's) gets
+  the status on the other 7 and one more uniform card from the pool (in ``"learned"`` too).
 
 - ``"learned"``: the two-level status part as in ``"two_level"`` (the same table and kind of draw), then, for the
   worlds where an opponent j is ready, hands whose *wait sets* follow the per-card wait model
@@ -95,6 +97,7 @@ from meld8_env.wait_model import wait_probs
 
 __all__ = [
     "LAST_STATS",
+    "MAX_WORLDS",
     "METHODS",
     "discard_order",
     "passed_cards",
@@ -118,6 +121,8 @@ METHODS = ("uniform", "two_level", "learned")
 WALL_BUCKETS, DISCARD_BUCKETS = 8, 4
 TABLE_FILE = "belief_table.json"
 LAST_STATS: dict[str, int] = {"worlds": 0, "status_missed": 0}
+MAX_WORLDS = 65536
+"""The most worlds one call samples (the C core's own limit, which keeps its buffers far from overflow)."""
 
 
 def status_key(info: InfoSet, j: int) -> tuple[int, int, int]:
@@ -359,7 +364,8 @@ def sample_worlds(
     no_pass: bool = False,
     last_discard: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` engine records consistent with ``info`` and their weights (module docstring)."""
+    """``n`` (1..:data:`MAX_WORLDS`) engine records consistent with ``info`` and their weights (module docstring);
+    a hand-built or edited ``info`` is checked first (``InfoSet.check``), and it must be of ``rules``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     if not isinstance(info, InfoSet):
@@ -369,8 +375,10 @@ def sample_worlds(
     last_discard = check_flag(last_discard, "last_discard")
     if info.phase == Phase.OVER:
         raise ValueError("the game is over: there is no hidden card left to sample")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:  # 2.5, '3': from deep inside before
-        raise ValueError(f"n must be an integer >= 1 (worlds), got {str(n)[:40]!r}")
+    # 2.5, '3': from deep inside before; above MAX_WORLDS the C core refused in its own words while its numpy twin
+    # (another generator, a flag, learned) went on until memory ran out (red team, session 48)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_WORLDS:
+        raise ValueError(f"n must be an integer >= 1 and at most {MAX_WORLDS} (worlds), got {str(n)[:40]!r}")
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
     if isinstance(tries, bool) or not isinstance(tries, (int, np.integer)) or not 1 <= tries <= 4096:
@@ -380,6 +388,17 @@ def sample_worlds(
     rules = _default_rules(info.num_players) if rules is None else RuleConfig.load(rules)
     if rules.num_players != info.num_players:
         raise ValueError(f"rules seat {rules.num_players} players, the infoset {info.num_players}")
+    # an infoset of other rules with as many seats gave worlds that play by neither (red team, session 48)
+    if info.dead_wall != rules.wall_limit:
+        raise ValueError(
+            f"the infoset is not of these rules: its dead wall holds {info.dead_wall} cards, the rules' wall_limit "
+            f"keeps {rules.wall_limit}"
+        )
+    if info.round >= rules.rounds:
+        raise ValueError(
+            f"the infoset is not of these rules: it is in round {info.round}, the rules play rounds "
+            f"0..{rules.rounds - 1}"
+        )
     P = info.num_players
     opps = [j for j in range(P) if j != info.seat]
     if use_core(info, method, rng, no_pass, last_discard):
@@ -445,6 +464,14 @@ def _sample_core(info: InfoSet, n: int, rng: np.random.Generator, method: str, t
 M64 = (1 << 64) - 1
 
 
+def _deal(pool: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cards at ``idx`` (n, h) of each row of ``pool`` (n, U) as masks (n,), and the pool without them."""
+    chosen = np.take_along_axis(pool, idx, axis=1)
+    keep = np.ones(pool.shape, bool)
+    np.put_along_axis(keep, idx, False, axis=1)
+    return np.bitwise_or.reduce(BITS[chosen.astype(np.int64)], axis=1), pool[keep].reshape(len(pool), -1)
+
+
 def _sample_numpy(
     info: InfoSet, n: int, rng: np.random.Generator, method: str, tries: int, no_pass: bool, last_discard: bool
 ) -> tuple:
@@ -459,6 +486,10 @@ def _sample_numpy(
         h = info.hidden[j]
         if h == 0:
             continue
+        # an opponent holding a drawn card (it drew, or it just called: 8 cards with its meld) failed in the waits'
+        # size check (red team, session 48): its status is its hand's before that card, one more uniform card
+        extra = int(method != "uniform" and h + int(info.melds[j]).bit_count() == HAND_SIZE + 1)
+        h -= extra
         if method == "uniform":
             idx = _choose(rng, pool, n, 1, h)[:, 0, :]
         else:
@@ -493,10 +524,9 @@ def _sample_numpy(
                     idx[todo[~got]] = cand[~got, 0]
                     missed += int((~got).sum())
                 todo = todo[~got]
-        chosen = np.take_along_axis(pool, idx, axis=1)
-        hands[:, j] = np.bitwise_or.reduce(BITS[chosen.astype(np.int64)], axis=1)
-        keep = np.ones(pool.shape, bool)
-        np.put_along_axis(keep, idx, False, axis=1)
-        pool = pool[keep].reshape(n, -1)
+        hands[:, j], pool = _deal(pool, idx)
+        if extra:
+            got, pool = _deal(pool, _choose(rng, pool, n, 1, 1)[:, 0, :])
+            hands[:, j] |= got
     wall = rng.permuted(pool, axis=1)  # the rest, in a random draw order
     return hands, wall, missed

@@ -25,6 +25,13 @@ def spec_options(text: str, agent: str, keys: Collection[str]) -> dict[str, str]
         raise ValueError(f"{agent} options {text[:80]!r}: an empty option (a stray ',' or '+'): give key=value parts")
     for part in parts:
         key, eq, value = part.partition("=")
+        last = next(reversed(out), None)
+        if not eq and last is not None and (out[last].startswith("ppo:") or "/" in out[last] or "\\" in out[last]):
+            # 'prior=ppo:/m/a+b.zip' said "option 'b.zip': use key=value with key one of ..." (red team, session 48)
+            raise ValueError(
+                f"{agent} option {last}={out[last][:80]} is followed by {part[:40]!r}, which has no '=': a ',' or '+' "
+                "separates the options, so a value (a checkpoint path) cannot hold one: rename or move the file"
+            )
         if not eq or key not in keys:
             raise ValueError(
                 f"{agent} option {part[:80]!r}: use key=value with key one of {', '.join(keys)} (e.g. {agent}:"

@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
             "--agent: a seat-protocol bot (cmd:) cannot be the reference: review asks the reference about each "
             "decision of a finished game; give a built-in agent or a checkpoint (greedy, ppo, ppo:PATH.zip, search)"
         )
+    if args.agent is not None:
+        refuse_cheating(args.agent)
     if not args.json and not args.text:
         require_web()
         check_server(args)
@@ -70,3 +72,22 @@ def run(args: argparse.Namespace) -> int:
     app = lambda **guard: create_app("review", replay=data, review=rev, **guard)  # noqa: E731
     serve(app, args.host, args.port, not args.no_browser, **server_limits(args))
     return 0
+
+
+def refuse_cheating(spec: str) -> None:
+    """ValueError, in the words ``meld8 tournament`` uses, when ``spec`` is a CHEATING search diagnostic
+    (``search:cheat=1``, ``ron=truth|status``): a review never hands out the true records, and such a reference
+    was refused only at its first decision, after the replay was read and re-simulated, in words about
+    ``act_batch`` (red team, session 48). Read from the options alone: no network is loaded twice."""
+    name, colon, options = spec.partition(":")
+    if name != "search" or not colon:
+        return
+    from agents.search import cheats
+    from meld8_env.agent import records_refusal
+
+    try:
+        cheating = cheats(options)
+    except ValueError:
+        return  # a bad option: loading the agent names it in its own words
+    if cheating:
+        raise ValueError(records_refusal(spec, "a review"))
