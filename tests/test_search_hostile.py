@@ -100,6 +100,18 @@ def test_an_edited_infoset_is_one_line_naming_the_field(draw, edit):
     one_line(exc)
 
 
+def test_a_wall_longer_than_the_deal_leaves_is_refused(recs):
+    """An opponent's cards moved to the wall early in a hand (the pool's size kept): OverflowError 'Python integer -5
+    out of bounds for uint8' from the record template."""
+    r = next(r for r in recs if int(r["phase"]) == Phase.DRAW and int(r["wall_end"]) - int(r["wall_pos"]) >= 26)
+    info = infoset(r, int(r["acting"]), RULES)
+    j = info.opponents[0]
+    bad = dataclasses.replace(info, hidden=_seat(info.hidden, j, 0), wall_left=info.wall_left + info.hidden[j])
+    with pytest.raises(ValueError, match="wall_left \\+ dead_wall are .*, but a 3-player deal leaves 32") as exc:
+        sample_worlds(bad, 4, np.random.default_rng(0))
+    one_line(exc)
+
+
 def test_an_infoset_of_other_rules_with_as_many_seats_is_refused(draw):
     """A dead wall or a round the rules do not have: worlds that play by neither (read silently before)."""
     _, info = draw
